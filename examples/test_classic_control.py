@@ -1,0 +1,44 @@
+"""Golden trajectories of Gymnasium's classic-control envs."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+
+def test_cartpole_random_policy(record_trajectory):
+    env = record_trajectory(gym.make("CartPole-v1"))
+    env.action_space.seed(0)
+    obs, info = env.reset(seed=0)
+    for _ in range(300):
+        obs, reward, terminated, truncated, info = env.step(env.action_space.sample())
+        if terminated or truncated:
+            obs, info = env.reset()
+
+
+def test_mountain_car_pushes_right(record_trajectory):
+    env = record_trajectory(gym.make("MountainCar-v0"))
+    env.reset(seed=3)
+    for _ in range(200):
+        _, _, terminated, truncated, _ = env.step(2)
+        if terminated or truncated:
+            break
+
+
+@pytest.mark.goldens(rtol={"obs": 1e-5})
+def test_pendulum_sine_torque(record_trajectory):
+    env = record_trajectory(gym.make("Pendulum-v1"))
+    env.reset(seed=7)
+    for t in range(200):
+        torque = np.array([2.0 * np.sin(t / 10.0)], dtype=np.float32)
+        env.step(torque)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_acrobot_seeds(record_trajectory, seed):
+    env = record_trajectory(gym.make("Acrobot-v1"))
+    env.action_space.seed(seed)
+    env.reset(seed=seed)
+    for _ in range(100):
+        env.step(env.action_space.sample())

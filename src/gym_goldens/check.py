@@ -1,0 +1,183 @@
+"""The check workflow of one test: record, then compare or update.
+
+:class:`TrajectoryChecks` is what the ``record_trajectory`` fixture hands out:
+it wraps each env in :class:`~gym_goldens.recorder.RecordTrajectory` under the
+test's temporary folder and, after the test body passed, compares every
+recording with its golden, or writes it as the golden under
+``--update-goldens``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final, Literal
+
+from gym_goldens.settings import GoldensSettings
+from gym_goldens.store import golden_dir_for
+from gym_goldens.tolerance import Tolerance, ToleranceSpec
+
+if TYPE_CHECKING:
+    import gymnasium as gym
+
+    from gym_goldens.recorder import RecordTrajectory
+
+__all__ = ["CheckResult", "TrajectoryChecks"]
+
+Status = Literal["passed", "failed", "missing", "created", "updated", "unchanged"]
+_MARKER_KEYS: Final = frozenset({"rtol", "atol", "ignore"})
+
+
+@dataclasses.dataclass(frozen=True)
+class CheckResult:
+    """The outcome for one recording of a test.
+
+    Attributes:
+        name: The recording's name in the test.
+        golden_dir: Its golden folder.
+        status: What happened to it.
+        message: The failure text, for ``failed`` and ``missing``.
+    """
+
+    name: str
+    golden_dir: Path
+    status: Status
+    message: str | None = None
+
+
+@dataclasses.dataclass
+class _Recording:
+    name: str
+    env: RecordTrajectory[Any, Any]
+    tolerance: Tolerance
+
+
+class TrajectoryChecks:
+    """The recordings of one test and their checks.
+
+    Args:
+        settings: The session's settings.
+        nodeid: The test's node id.
+        output_dir: Where the recordings are written (the test's tmp_path).
+        marker_kwargs: The arguments of the test's ``goldens`` marker.
+    """
+
+    def __init__(
+        self,
+        settings: GoldensSettings,
+        nodeid: str,
+        output_dir: Path,
+        marker_kwargs: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.settings = settings
+        self.nodeid = nodeid
+        self.output_dir = output_dir
+        self._recordings: list[_Recording] = []
+        marker_kwargs = dict(marker_kwargs or {})
+        unknown = set(marker_kwargs) - _MARKER_KEYS
+        if unknown:
+            raise TypeError(
+                f"@pytest.mark.goldens got unknown arguments {sorted(unknown)}; "
+                f"it takes {sorted(_MARKER_KEYS)}"
+            )
+        base = Tolerance(rtol=settings.rtol, atol=settings.atol)
+        self._tolerance = base.refine(**marker_kwargs)
+
+    def record(
+        self,
+        env: gym.Env[Any, Any],
+        name: str | None = None,
+        *,
+        rtol: ToleranceSpec | None = None,
+        atol: ToleranceSpec | None = None,
+        ignore: Iterable[str] = (),
+    ) -> RecordTrajectory[Any, Any]:
+        """Wrap ``env`` so that its trajectory is recorded and checked."""
+        import gymnasium as gym
+
+        from gym_goldens.recorder import RecordTrajectory
+
+        if not isinstance(env, gym.Env):
+            raise TypeError(
+                f"record_trajectory expects a gymnasium.Env, got {type(env).__name__}; "
+                'pass the env itself, for example record_trajectory(gym.make("CartPole-v1"))'
+            )
+        if name is not None and (not isinstance(name, str) or not name.strip()):
+            raise ValueError(f"record_trajectory name must be a non-empty string, got {name!r}")
+        tolerance = self._tolerance.refine(rtol=rtol, atol=atol, ignore=ignore)
+        unique = self._unique_name(name or _default_name(env))
+        wrapped: RecordTrajectory[Any, Any] = RecordTrajectory(env, self.output_dir / _dir_name(unique))
+        self._recordings.append(_Recording(unique, wrapped, tolerance))
+        return wrapped
+
+    def check(self) -> list[CheckResult]:
+        """Compare every recording with its golden, or update the golden."""
+        return [self._check_one(recording) for recording in self._recordings]
+
+    def close(self) -> None:
+        """Close every wrapped env (fixture teardown)."""
+        errors: list[BaseException] = []
+        for recording in self._recordings:
+            try:
+                recording.env.close()
+            except Exception as exc:  # noqa: BLE001 - close the others, then report the first
+                errors.append(exc)
+        if errors:
+            raise errors[0]
+
+    def _check_one(self, recording: _Recording) -> CheckResult:
+        from gym_goldens.diff import compare
+        from gym_goldens.errors import GoldenFormatError
+        from gym_goldens.reader import episode_files
+        from gym_goldens.report import format_comparison, format_missing, format_unreadable
+        from gym_goldens.store import update_golden
+
+        recording.env.flush()
+        actual_dir = recording.env.output_dir
+        golden_dir = golden_dir_for(self.settings.goldens_dir, self.nodeid, recording.name)
+        display = self.settings.display
+        if recording.env.episode_count == 0:
+            return CheckResult(
+                recording.name,
+                golden_dir,
+                "failed",
+                f"nothing recorded: the env recorded as {recording.name!r} was never reset; "
+                "call env.reset(seed=...) before stepping it",
+            )
+        if self.settings.update:
+            update = update_golden(actual_dir, golden_dir)
+            return CheckResult(recording.name, golden_dir, update.status)
+        if not golden_dir.is_dir() or not episode_files(golden_dir):
+            message = format_missing(golden_dir, actual_dir, nodeid=self.nodeid, display=display)
+            return CheckResult(recording.name, golden_dir, "missing", message)
+        try:
+            comparison = compare(golden_dir, actual_dir, recording.tolerance)
+        except GoldenFormatError as error:
+            message = format_unreadable(error, nodeid=self.nodeid, actual_dir=actual_dir, display=display)
+            return CheckResult(recording.name, golden_dir, "failed", message)
+        if comparison.equal:
+            return CheckResult(recording.name, golden_dir, "passed")
+        message = format_comparison(comparison, nodeid=self.nodeid, display=display)
+        return CheckResult(recording.name, golden_dir, "failed", message)
+
+    def _unique_name(self, name: str) -> str:
+        taken = {recording.name for recording in self._recordings}
+        candidate, number = name, 2
+        while candidate in taken:
+            candidate = f"{name}-{number}"
+            number += 1
+        return candidate
+
+
+def _default_name(env: gym.Env[Any, Any]) -> str:
+    spec = env.spec
+    if spec is not None and spec.id:
+        return spec.id
+    return type(env.unwrapped).__name__
+
+
+def _dir_name(name: str) -> str:
+    from gym_goldens.store import safe_segment
+
+    return safe_segment(name)

@@ -1,0 +1,440 @@
+"""Comparing a recording with its golden, within tolerance.
+
+The comparison streams: episode files are paired by index and read line by
+line, so memory stays flat however long the rollout. Lines that are the same
+bytes are equal without being parsed, and files that are the same bytes are
+not even split into lines. Only lines that differ are parsed and compared
+field by field with :class:`~gym_goldens.tolerance.Tolerance`; for the first
+differing record of each episode every differing field is listed.
+
+Example:
+    >>> import gymnasium as gym, tempfile
+    >>> from gym_goldens import RecordTrajectory, compare
+    >>> def record(path):
+    ...     env = RecordTrajectory(gym.make("CartPole-v1"), path)
+    ...     env.action_space.seed(0)
+    ...     _ = env.reset(seed=0)
+    ...     for _ in range(20):
+    ...         _ = env.step(env.action_space.sample())
+    ...     env.close()
+    >>> golden, actual = tempfile.mkdtemp(), tempfile.mkdtemp()
+    >>> record(golden); record(actual)
+    >>> compare(golden, actual).equal
+    True
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import math
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Final, Literal
+
+from gym_goldens.errors import GoldenFormatError
+from gym_goldens.header import INFORMATIONAL_FIELDS
+from gym_goldens.reader import episode_files, iter_lines, parse_record
+from gym_goldens.tolerance import Tolerance, _Node
+
+__all__ = ["Comparison", "Difference", "Divergence", "EpisodeComparison", "compare", "format_path"]
+
+DifferenceKind = Literal["value", "type", "length", "missing", "extra"]
+
+_INF: Final = math.inf
+_MAX_DIFFERENCES: Final = 20
+_CHUNK: Final = 1 << 20
+_EXACT: Final = Tolerance(rtol=0.0, atol=0.0)
+_NOT_COMPARED: Final = INFORMATIONAL_FIELDS | {"event", "format", "version"}
+
+
+@dataclasses.dataclass(frozen=True)
+class Difference:
+    """One field that differs.
+
+    Attributes:
+        path: Where, such as ``("obs", 2)`` or ``("info", "x_velocity")``.
+        kind: ``value`` (out of tolerance), ``type`` (a change of type),
+            ``length`` (a list of another length: golden and actual hold the
+            lengths), ``missing`` (in the golden only) or ``extra`` (in the
+            actual recording only).
+        golden: The golden's value.
+        actual: The actual value.
+        rtol: The relative tolerance that applied, for floats.
+        atol: The absolute tolerance that applied, for floats.
+    """
+
+    path: tuple[str | int, ...]
+    kind: DifferenceKind
+    golden: Any
+    actual: Any
+    rtol: float | None = None
+    atol: float | None = None
+
+    @property
+    def field(self) -> str:
+        """The path as text: ``obs[2]``, ``info.x_velocity``."""
+        return format_path(self.path)
+
+    @property
+    def allowed(self) -> float | None:
+        """The largest difference the tolerance allowed here, for floats."""
+        if self.rtol is None or self.atol is None or not isinstance(self.golden, float):
+            return None
+        return self.atol + self.rtol * abs(self.golden)
+
+
+@dataclasses.dataclass(frozen=True)
+class Divergence:
+    """The first record of an episode that differs.
+
+    Attributes:
+        event: ``reset`` or ``step``.
+        t: The step number (None for the reset record).
+        golden_line: Its line in the golden file (None when missing there).
+        actual_line: Its line in the actual file (None when missing there).
+        differences: The fields that differ, at most 20; empty when the
+            record is missing on one side (see ``golden_line``/``actual_line``).
+    """
+
+    event: str
+    t: int | None
+    golden_line: int | None
+    actual_line: int | None
+    differences: tuple[Difference, ...]
+
+
+@dataclasses.dataclass(frozen=True)
+class EpisodeComparison:
+    """The comparison of one episode file pair.
+
+    Attributes:
+        index: The episode number.
+        golden_path: The golden file (None when the golden has fewer episodes).
+        actual_path: The actual file (None when the actual has fewer episodes).
+        golden_steps: Steps in the golden episode (None when not counted
+            because the files were identical).
+        actual_steps: Steps in the actual episode (likewise).
+        differing_records: Records that differ or have no counterpart.
+        first: The first differing record, or None.
+        header_differences: Differences of the compared header fields.
+        golden_header: The golden's header record, when it was read.
+        actual_header: The actual header record, when it was read.
+    """
+
+    index: int
+    golden_path: Path | None
+    actual_path: Path | None
+    golden_steps: int | None = None
+    actual_steps: int | None = None
+    differing_records: int = 0
+    first: Divergence | None = None
+    header_differences: tuple[Difference, ...] = ()
+    golden_header: dict[str, Any] | None = None
+    actual_header: dict[str, Any] | None = None
+
+    @property
+    def equal(self) -> bool:
+        """Whether the episode matches within tolerance."""
+        return (
+            self.golden_path is not None
+            and self.actual_path is not None
+            and self.first is None
+            and not self.header_differences
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class Comparison:
+    """The result of :func:`compare`.
+
+    Attributes:
+        golden: The golden folder or file.
+        actual: The actual folder or file.
+        tolerance: The tolerance used.
+        episodes: One entry per episode index present on either side.
+    """
+
+    golden: Path
+    actual: Path
+    tolerance: Tolerance
+    episodes: tuple[EpisodeComparison, ...]
+
+    @property
+    def equal(self) -> bool:
+        """Whether every episode matches."""
+        return all(episode.equal for episode in self.episodes)
+
+    def __bool__(self) -> bool:
+        return self.equal
+
+    @property
+    def differing(self) -> list[EpisodeComparison]:
+        """The episodes that do not match."""
+        return [episode for episode in self.episodes if not episode.equal]
+
+
+def compare(
+    golden: str | Path, actual: str | Path, tolerance: Tolerance | None = None
+) -> Comparison:
+    """Compare a recording with its golden.
+
+    Args:
+        golden: A recording folder or an episode file.
+        actual: A recording folder or an episode file, of the same kind.
+        tolerance: Float tolerances and ignored fields; the defaults if None.
+
+    Returns:
+        The comparison; ``comparison.equal`` is the verdict.
+
+    Raises:
+        GoldenFormatError: A file cannot be read or holds a bad record. The
+            message names the file and line.
+    """
+    tolerance = tolerance or Tolerance()
+    golden_path, actual_path = Path(golden), Path(actual)
+    golden_files = _files(golden_path)
+    actual_files = _files(actual_path)
+    root = tolerance.tree()
+    episodes = tuple(
+        _compare_episode(index, g, a, root)
+        for index, (g, a) in enumerate(itertools.zip_longest(golden_files, actual_files))
+    )
+    return Comparison(golden_path, actual_path, tolerance, episodes)
+
+
+def format_path(path: tuple[str | int, ...]) -> str:
+    """Write a field path as text.
+
+    Example:
+        >>> format_path(("info", "joints", 2, "angle"))
+        'info.joints[2].angle'
+    """
+    text = ""
+    for segment in path:
+        if isinstance(segment, int):
+            text += f"[{segment}]"
+        else:
+            text += f".{segment}" if text else str(segment)
+    return text
+
+
+def _files(path: Path) -> list[Path]:
+    if path.is_dir():
+        return episode_files(path)
+    if path.is_file():
+        return [path]
+    raise GoldenFormatError(path, "no such file or folder")
+
+
+def _compare_episode(
+    index: int, golden: Path | None, actual: Path | None, root: _Node
+) -> EpisodeComparison:
+    if golden is None or actual is None:
+        present = golden or actual
+        assert present is not None
+        steps = _count_steps(present)
+        return EpisodeComparison(
+            index,
+            golden,
+            actual,
+            golden_steps=steps if golden else 0,
+            actual_steps=steps if actual else 0,
+            differing_records=steps + 1,
+        )
+    if _same_bytes(golden, actual):
+        return EpisodeComparison(index, golden, actual)
+    return _compare_lines(index, golden, actual, root)
+
+
+def _compare_lines(index: int, golden: Path, actual: Path, root: _Node) -> EpisodeComparison:
+    golden_lines, actual_lines = iter_lines(golden), iter_lines(actual)
+    golden_header, golden_next = _read_header(golden, golden_lines)
+    actual_header, actual_next = _read_header(actual, actual_lines)
+    header_differences: tuple[Difference, ...] = ()
+    if golden_header is not None and actual_header is not None:
+        header_differences = _header_differences(golden_header, actual_header)
+
+    records = differing = 0
+    first: Divergence | None = None
+    golden_rest = itertools.chain(golden_next, golden_lines)
+    actual_rest = itertools.chain(actual_next, actual_lines)
+    for (golden_number, golden_raw), (actual_number, actual_raw) in zip(golden_rest, actual_rest):
+        records += 1
+        if golden_raw == actual_raw:
+            continue
+        golden_record = parse_record(golden_raw, golden, golden_number)
+        actual_record = parse_record(actual_raw, actual, actual_number)
+        if _equal(golden_record, actual_record, root):
+            continue
+        differing += 1
+        if first is None:
+            found: list[Difference] = []
+            _explain(golden_record, actual_record, root, (), found)
+            first = Divergence(
+                event=str(golden_record.get("event")),
+                t=golden_record.get("t"),
+                golden_line=golden_number,
+                actual_line=actual_number,
+                differences=tuple(found),
+            )
+
+    golden_extra = _drain(golden_rest)
+    actual_extra = _drain(actual_rest)
+    if first is None and (golden_extra or actual_extra):
+        # The record after the last common one is where the lengths part.
+        first = Divergence(
+            event="step",
+            t=max(records - 1, 0) + 1,
+            golden_line=golden_extra[0] if golden_extra else None,
+            actual_line=actual_extra[0] if actual_extra else None,
+            differences=(),
+        )
+    return EpisodeComparison(
+        index,
+        golden,
+        actual,
+        golden_steps=max(records + len(golden_extra) - 1, 0),
+        actual_steps=max(records + len(actual_extra) - 1, 0),
+        differing_records=differing + len(golden_extra) + len(actual_extra),
+        first=first,
+        header_differences=header_differences,
+        golden_header=golden_header,
+        actual_header=actual_header,
+    )
+
+
+def _read_header(
+    path: Path, lines: Iterator[tuple[int, bytes]]
+) -> tuple[dict[str, Any] | None, list[tuple[int, bytes]]]:
+    """Take the header off the front of ``lines``; return what else was read."""
+    for number, raw in lines:
+        record = parse_record(raw, path, number)
+        if record["event"] == "header":
+            return record, []
+        return None, [(number, raw)]
+    return None, []
+
+
+def _header_differences(golden: dict[str, Any], actual: dict[str, Any]) -> tuple[Difference, ...]:
+    golden_compared = {k: v for k, v in golden.items() if k not in _NOT_COMPARED}
+    actual_compared = {k: v for k, v in actual.items() if k not in _NOT_COMPARED}
+    found: list[Difference] = []
+    _explain(golden_compared, actual_compared, _EXACT.tree(), (), found)
+    return tuple(found)
+
+
+def _drain(lines: Iterator[tuple[int, bytes]]) -> list[int]:
+    return [number for number, _ in lines]
+
+
+def _count_steps(path: Path) -> int:
+    count = 0
+    for _, raw in iter_lines(path):
+        if b'"event":"step"' in raw:
+            count += 1
+    return count
+
+
+def _same_bytes(first: Path, second: Path) -> bool:
+    try:
+        if first.stat().st_size != second.stat().st_size:
+            return False
+        with open(first, "rb") as one, open(second, "rb") as two:
+            while True:
+                chunk = one.read(_CHUNK)
+                if chunk != two.read(_CHUNK):
+                    return False
+                if not chunk:
+                    return True
+    except OSError:
+        return False
+
+
+def _float_matches(golden: float, actual: float, node: _Node) -> bool:
+    if golden == actual:
+        return True
+    difference = abs(actual - golden)
+    if difference <= node.atol + node.rtol * abs(golden):
+        return difference != _INF
+    return golden != golden and actual != actual  # NaN matches NaN
+
+
+def _equal(golden: Any, actual: Any, node: _Node) -> bool:
+    """Whether two parsed values match; the hot loop of every comparison."""
+    if node.ignored:
+        return True
+    kind = type(golden)
+    if kind is not type(actual):
+        return False
+    if kind is float:
+        return _float_matches(golden, actual, node)
+    if kind is list:
+        if len(golden) != len(actual):
+            return False
+        if node.leaf:
+            for g, a in zip(golden, actual):
+                if g != a and not _equal(g, a, node):
+                    return False
+            return True
+        for i, (g, a) in enumerate(zip(golden, actual)):
+            if g != a and not _equal(g, a, node.child(i)):
+                return False
+        return True
+    if kind is dict:
+        if node.leaf:
+            if golden.keys() != actual.keys():
+                return False
+            for key, g in golden.items():
+                a = actual[key]
+                if g != a and not _equal(g, a, node):
+                    return False
+            return True
+        for key in golden.keys() | actual.keys():
+            child = node.child(key)
+            if child.ignored:
+                continue
+            if key not in golden or key not in actual:
+                return False
+            g, a = golden[key], actual[key]
+            if g != a and not _equal(g, a, child):
+                return False
+        return True
+    return bool(golden == actual)
+
+
+def _explain(
+    golden: Any,
+    actual: Any,
+    node: _Node,
+    path: tuple[str | int, ...],
+    found: list[Difference],
+) -> None:
+    """Append the differences between two values; agrees with :func:`_equal`."""
+    if node.ignored or len(found) >= _MAX_DIFFERENCES:
+        return
+    kind = type(golden)
+    if kind is not type(actual):
+        found.append(Difference(path, "type", golden, actual))
+    elif kind is float:
+        if not _float_matches(golden, actual, node):
+            found.append(Difference(path, "value", golden, actual, node.rtol, node.atol))
+    elif kind is list:
+        if len(golden) != len(actual):
+            found.append(Difference(path, "length", len(golden), len(actual)))
+            return
+        for i, (g, a) in enumerate(zip(golden, actual)):
+            _explain(g, a, node.child(i), (*path, i), found)
+    elif kind is dict:
+        for key in [*golden, *(k for k in actual if k not in golden)]:
+            child = node.child(key)
+            if child.ignored or len(found) >= _MAX_DIFFERENCES:
+                continue
+            if key not in actual:
+                found.append(Difference((*path, key), "missing", golden[key], None))
+            elif key not in golden:
+                found.append(Difference((*path, key), "extra", None, actual[key]))
+            else:
+                _explain(golden[key], actual[key], child, (*path, key), found)
+    elif golden != actual:
+        found.append(Difference(path, "value", golden, actual))

@@ -1,0 +1,43 @@
+"""Exceptions raised by gym-goldens.
+
+Every error derives from :class:`GoldensError` and from the builtin that fits
+it best, so callers can catch either. Messages say what was expected, what was
+found, and how to fix it.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "GoldenFormatError",
+    "GoldensError",
+    "GoldensWarning",
+    "UnsupportedFormatVersionError",
+]
+
+
+class GoldensError(Exception):
+    """Base class of every error raised by gym-goldens."""
+
+
+class GoldenFormatError(GoldensError, ValueError):
+    """A recording or golden file cannot be read.
+
+    Attributes:
+        path: The file that could not be read.
+        line: The 1-based line number of the problem, if it is tied to one line.
+    """
+
+    def __init__(self, path: object, reason: str, *, line: int | None = None) -> None:
+        self.path = str(path)
+        self.line = line
+        self.reason = reason
+        where = self.path if line is None else f"{self.path}:{line}"
+        super().__init__(f"{where}: {reason}")
+
+
+class UnsupportedFormatVersionError(GoldenFormatError):
+    """A file was written by a newer, incompatible version of the format."""
+
+
+class GoldensWarning(UserWarning):
+    """A value was recorded in a lossy way (for example, an unsupported type)."""

@@ -1,0 +1,237 @@
+"""Reading recordings and goldens back.
+
+A *recording* is a folder of episode files (``episode_00000.jsonl``, ...) or a
+single episode file. Files may be gzip-compressed (``.jsonl.gz``). Files in the
+original format, without a header record, still read.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import gzip
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Final
+
+from gym_goldens.codec import decode_line
+from gym_goldens.errors import GoldenFormatError, UnsupportedFormatVersionError
+from gym_goldens.header import FORMAT_NAME, FORMAT_VERSION
+
+__all__ = ["Episode", "Recording", "episode_files", "iter_lines", "read_recording"]
+
+_EPISODE_NAME: Final = re.compile(r"^episode_(\d+)\.jsonl(\.gz)?$")
+_MAX_LINE_BYTES: Final = 64 * 1024 * 1024
+_READ_CHUNK: Final = 1 << 20
+_EVENTS: Final = frozenset({"header", "reset", "step"})
+_SUPPORTED_MAJOR: Final = int(FORMAT_VERSION.split(".")[0])
+
+
+def episode_files(path: str | Path) -> list[Path]:
+    """The episode files of a recording folder, in episode order.
+
+    Raises:
+        GoldenFormatError: Two files claim the same episode, or an episode
+            file is not a regular file.
+    """
+    folder = Path(path)
+    found: dict[int, Path] = {}
+    for entry in folder.iterdir():
+        match = _EPISODE_NAME.match(entry.name)
+        if match is None:
+            continue
+        index = int(match.group(1))
+        if index in found:
+            raise GoldenFormatError(
+                entry, f"episode {index} is also stored as {found[index].name}; keep one of them"
+            )
+        if not entry.is_file():
+            raise GoldenFormatError(entry, "expected an episode file, found a folder or other entry")
+        found[index] = entry
+    return [found[i] for i in sorted(found)]
+
+
+def iter_lines(path: str | Path) -> Iterator[tuple[int, bytes]]:
+    """Yield ``(line_number, line)`` for the non-empty lines of a file.
+
+    Line endings (LF or CRLF) are removed, a UTF-8 byte-order mark is skipped,
+    and a line longer than 64 MiB is refused before it is held in memory.
+
+    Raises:
+        GoldenFormatError: The file cannot be read or a line is too long.
+    """
+    file_path = Path(path)
+    try:
+        handle = gzip.open(file_path, "rb") if file_path.name.endswith(".gz") else open(file_path, "rb")  # noqa: SIM115
+    except OSError as exc:
+        raise GoldenFormatError(file_path, f"cannot open ({exc.strerror or exc})") from None
+    with handle:
+        number = 0
+        try:
+            while True:
+                raw = handle.readline(_MAX_LINE_BYTES + 1)
+                if not raw:
+                    return
+                number += 1
+                if len(raw) > _MAX_LINE_BYTES:
+                    raise GoldenFormatError(
+                        file_path, "line is longer than 64 MiB; this is not a recording", line=number
+                    )
+                if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                    raw = raw[3:]
+                raw = raw.rstrip(b"\r\n")
+                if raw:
+                    yield number, raw
+        except (OSError, EOFError, gzip.BadGzipFile) as exc:
+            raise GoldenFormatError(file_path, f"cannot read ({exc})", line=number or None) from None
+
+
+def parse_record(raw: bytes, path: Path, line: int) -> dict[str, Any]:
+    """Parse and check one record line.
+
+    Raises:
+        GoldenFormatError: Invalid JSON, or not a record of a known event.
+    """
+    try:
+        value = decode_line(raw, path=path, line=line)
+    except RecursionError:
+        raise GoldenFormatError(path, "JSON nested too deeply", line=line) from None
+    if not isinstance(value, dict):
+        raise GoldenFormatError(
+            path, f"expected a JSON object (a record), found {type(value).__name__}", line=line
+        )
+    event = value.get("event")
+    if event not in _EVENTS:
+        raise GoldenFormatError(
+            path, f'expected "event" to be "header", "reset" or "step", found {event!r}', line=line
+        )
+    if event == "step" and not isinstance(value.get("t"), int):
+        raise GoldenFormatError(path, 'a step record needs an integer "t"', line=line)
+    if event == "header":
+        check_header(value, path, line)
+    return value
+
+
+def check_header(header: dict[str, Any], path: Path, line: int) -> None:
+    """Refuse a header from another format or a newer major version."""
+    if header.get("format") != FORMAT_NAME:
+        raise GoldenFormatError(
+            path, f"expected format {FORMAT_NAME!r}, found {header.get('format')!r}", line=line
+        )
+    version = header.get("version")
+    try:
+        major = int(str(version).split(".")[0])
+    except ValueError:
+        raise GoldenFormatError(path, f"unreadable format version {version!r}", line=line) from None
+    if major > _SUPPORTED_MAJOR:
+        raise UnsupportedFormatVersionError(
+            path,
+            f"format version {version} is newer than this gym-goldens reads ({FORMAT_VERSION}); "
+            "upgrade pytest-gym-goldens",
+            line=line,
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class Episode:
+    """One episode file, read in full.
+
+    Attributes:
+        index: The episode number.
+        path: The file.
+        header: The header record, or None for files without one.
+        records: The reset and step records, in order.
+    """
+
+    index: int
+    path: Path
+    header: dict[str, Any] | None
+    records: list[dict[str, Any]]
+
+    @property
+    def steps(self) -> list[dict[str, Any]]:
+        """The step records."""
+        return [record for record in self.records if record["event"] == "step"]
+
+    @property
+    def complete(self) -> bool:
+        """Whether the episode ended (its last step terminated or truncated)."""
+        last = self.records[-1] if self.records else None
+        return bool(last and last["event"] == "step" and (last.get("terminated") or last.get("truncated")))
+
+    @property
+    def total_reward(self) -> float:
+        """The sum of the scalar rewards of the episode's steps."""
+        total = 0.0
+        for record in self.steps:
+            reward = record.get("reward")
+            if isinstance(reward, (int, float)) and not isinstance(reward, bool):
+                total += reward
+        return total
+
+
+@dataclasses.dataclass(frozen=True)
+class Recording:
+    """A recording: its episodes, read on demand.
+
+    Attributes:
+        path: The folder or single episode file.
+        files: The episode files, in order.
+    """
+
+    path: Path
+    files: list[Path]
+
+    def __len__(self) -> int:
+        return len(self.files)
+
+    def __iter__(self) -> Iterator[Episode]:
+        for index, path in enumerate(self.files):
+            yield read_episode(path, index=index)
+
+    def __getitem__(self, index: int) -> Episode:
+        return read_episode(self.files[index], index=index)
+
+
+def read_recording(path: str | Path) -> Recording:
+    """Open a recording folder or a single episode file.
+
+    Example:
+        >>> import gymnasium as gym, tempfile
+        >>> from gym_goldens import RecordTrajectory
+        >>> out = tempfile.mkdtemp()
+        >>> env = RecordTrajectory(gym.make("FrozenLake-v1"), out)
+        >>> _ = env.reset(seed=0); _ = env.step(1); env.close()
+        >>> episode = read_recording(out)[0]
+        >>> [record["event"] for record in episode.records]
+        ['reset', 'step']
+
+    Raises:
+        GoldenFormatError: The path does not exist or holds no episode files.
+    """
+    target = Path(path)
+    if target.is_file():
+        return Recording(target, [target])
+    if not target.is_dir():
+        raise GoldenFormatError(target, "no such file or folder")
+    return Recording(target, episode_files(target))
+
+
+def read_episode(path: str | Path, *, index: int = 0) -> Episode:
+    """Read one episode file in full.
+
+    Raises:
+        GoldenFormatError: The file cannot be read or holds a bad record.
+    """
+    file_path = Path(path)
+    header: dict[str, Any] | None = None
+    records: list[dict[str, Any]] = []
+    for number, raw in iter_lines(file_path):
+        record = parse_record(raw, file_path, number)
+        if record["event"] == "header":
+            if header is not None or records:
+                raise GoldenFormatError(file_path, "a header record must come first", line=number)
+            header = record
+        else:
+            records.append(record)
+    return Episode(index, file_path, header, records)

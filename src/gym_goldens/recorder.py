@@ -1,0 +1,200 @@
+"""The recording wrapper: one JSONL file per episode.
+
+Each episode file holds a ``header`` record, a ``reset`` record and one
+``step`` record per step; see ``docs/FORMAT.md``. Lines are buffered in memory
+during an episode and written when it ends (terminated or truncated), on the
+next ``reset()``, on ``close()`` and when the env raises, so the wrapper adds
+little to the step loop. ``flush_every=N`` also writes every N steps, for
+durability against a crash of the whole process mid-episode.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import IO, Any, Generic, SupportsFloat, TypeVar
+
+import gymnasium as gym
+import orjson
+
+from gym_goldens.codec import DEFAULT_MAX_ARRAY_SIZE, Encoder
+from gym_goldens.header import FORMAT_NAME, FORMAT_VERSION, describe_env
+
+__all__ = ["RecordTrajectory", "episode_filename"]
+
+ObsType = TypeVar("ObsType")
+ActType = TypeVar("ActType")
+
+
+def episode_filename(index: int) -> str:
+    """The file name of episode ``index``: ``episode_00000.jsonl`` and so on."""
+    return f"episode_{index:05d}.jsonl"
+
+
+class RecordTrajectory(
+    gym.Wrapper[ObsType, ActType, ObsType, ActType],
+    gym.utils.RecordConstructorArgs,
+    Generic[ObsType, ActType],
+):
+    """Record every reset and step of an env as JSON lines, one file per episode.
+
+    Args:
+        env: The env to record.
+        output_dir: Folder for the episode files; created if missing.
+        max_array_size: Arrays with more elements are stored as a summary
+            (dtype, shape, digest, statistics); None stores every array in full.
+        flush_every: Also write the buffered lines every this many steps.
+            None (the default) writes at episode end, reset, close and on error.
+
+    Example:
+        >>> import gymnasium as gym, tempfile
+        >>> out = tempfile.mkdtemp()
+        >>> env = RecordTrajectory(gym.make("CartPole-v1"), out)
+        >>> _ = env.reset(seed=0)
+        >>> _ = env.step(0)
+        >>> env.close()
+        >>> sorted(p.name for p in Path(out).iterdir())
+        ['episode_00000.jsonl']
+    """
+
+    def __init__(
+        self,
+        env: gym.Env[ObsType, ActType],
+        output_dir: str | os.PathLike[str],
+        *,
+        max_array_size: int | None = DEFAULT_MAX_ARRAY_SIZE,
+        flush_every: int | None = None,
+    ) -> None:
+        if not isinstance(env, gym.Env):
+            raise TypeError(
+                f"RecordTrajectory expects a gymnasium.Env, got {type(env).__name__}; "
+                'wrap the result of gym.make(...), for example RecordTrajectory(gym.make("CartPole-v1"), dir)'
+            )
+        if flush_every is not None and flush_every < 1:
+            raise ValueError(f"flush_every must be None or a positive int, got {flush_every!r}")
+        gym.utils.RecordConstructorArgs.__init__(
+            self, output_dir=str(output_dir), max_array_size=max_array_size, flush_every=flush_every
+        )
+        gym.Wrapper.__init__(self, env)
+        self.output_dir = Path(output_dir)
+        self.output_dir.mkdir(parents=True, exist_ok=True)
+        self.flush_every = flush_every
+        self.episode_count = 0
+        self._encoder = Encoder(max_array_size=max_array_size)
+        self._static_header: dict[str, Any] | None = None
+        self._lines: list[bytes] = []
+        self._file: IO[bytes] | None = None
+        self._path: Path | None = None
+        self._file_started = False
+        self._t = 0
+
+    @property
+    def episode_paths(self) -> list[Path]:
+        """The files written so far, in episode order."""
+        return [self.output_dir / episode_filename(i) for i in range(self.episode_count)]
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[ObsType, dict[str, Any]]:
+        """Reset the env and start a new episode file."""
+        self._end_episode()
+        self._path = self.output_dir / episode_filename(self.episode_count)
+        self.episode_count += 1
+        self._t = 0
+        self._file_started = False
+        self._lines = [self._header(seed, options)]
+        try:
+            obs, info = self.env.reset(seed=seed, options=options)
+        except BaseException:
+            self._end_episode()
+            raise
+        self._lines.append(
+            self._encoder.encode(
+                {"event": "reset", "episode": self.episode_count - 1, "obs": obs, "info": info}
+            )
+        )
+        return obs, info
+
+    def step(self, action: ActType) -> tuple[ObsType, SupportsFloat, bool, bool, dict[str, Any]]:
+        """Step the env and record the step."""
+        if self._path is None:
+            raise gym.error.ResetNeeded(
+                "RecordTrajectory: call reset() before step(); a recording starts at reset"
+            )
+        try:
+            result = self.env.step(action)
+        except BaseException:
+            self._end_episode()
+            raise
+        obs, reward, terminated, truncated, info = result
+        self._t += 1
+        self._lines.append(
+            self._encoder.encode(
+                {
+                    "event": "step",
+                    "t": self._t,
+                    "action": action,
+                    "obs": obs,
+                    "reward": reward,
+                    "terminated": bool(terminated),
+                    "truncated": bool(truncated),
+                    "info": info,
+                }
+            )
+        )
+        if terminated or truncated:
+            self._close_file()
+        elif self.flush_every is not None and len(self._lines) >= self.flush_every:
+            self._write_buffer()
+        return result
+
+    def flush(self) -> None:
+        """Write what is buffered and close the current file; recording goes on."""
+        self._close_file()
+
+    def close(self) -> None:
+        """Write what is buffered, close the file, then close the env."""
+        try:
+            self._end_episode()
+        finally:
+            super().close()
+
+    def _header(self, seed: int | None, options: dict[str, Any] | None) -> bytes:
+        if self._static_header is None:
+            static = describe_env(self.env)
+            self._static_header = {
+                key: orjson.Fragment(self._encoder.encode(value)) for key, value in static.items()
+            }
+        return self._encoder.encode(
+            {
+                "event": "header",
+                "format": FORMAT_NAME,
+                "version": FORMAT_VERSION,
+                "reset": {"seed": seed, "options": options},
+                **self._static_header,
+            }
+        )
+
+    def _end_episode(self) -> None:
+        self._close_file()
+        self._path = None
+
+    def _write_buffer(self) -> None:
+        if not self._lines or self._path is None:
+            return
+        if self._file is None:
+            # The first write of an episode creates the file; later ones, after
+            # a flush or past the end of the episode, append to it.
+            mode = "ab" if self._file_started else "wb"
+            self._file = open(self._path, mode)  # noqa: SIM115 - closed in _close_file
+        lines, self._lines = self._lines, []
+        self._file.write(b"\n".join(lines) + b"\n")
+        self._file_started = True
+
+    def _close_file(self) -> None:
+        try:
+            self._write_buffer()
+        finally:
+            if self._file is not None:
+                self._file.close()
+                self._file = None
