@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from gym_goldens.codec import ArraySummary
-from gym_goldens.diff import Comparison, Difference, EpisodeComparison, format_path
+if TYPE_CHECKING:
+    # Not at run time: the plugin imports this module at start-up (for
+    # SummaryReport), and these pull in numpy and gymnasium.
+    from gym_goldens.codec import ArraySummary
+    from gym_goldens.diff import Comparison, Difference, EpisodeComparison
 
 __all__ = [
     "SummaryReport",
@@ -138,6 +141,8 @@ def _describe_counts(episode: EpisodeComparison) -> str:
 
 
 def _describe_difference(difference: Difference) -> str:
+    from gym_goldens.codec import ArraySummary
+
     golden, actual = difference.golden, difference.actual
     if difference.kind == "type":
         return (
@@ -177,6 +182,8 @@ def _describe_arrays(golden: ArraySummary, actual: ArraySummary) -> str:
 
 
 def _describe_header_difference(difference: Difference) -> str:
+    from gym_goldens.diff import format_path
+
     field = format_path(difference.path)
     return f"{field}: golden {_value(difference.golden)}, actual {_value(difference.actual)}"
 
