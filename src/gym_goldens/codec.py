@@ -153,6 +153,15 @@ class Encoder:
             return self._encode_careful(record)
         return line
 
+    @property
+    def fast_limit(self) -> float:
+        """Lines longer than this take the careful path (they may hold a large array)."""
+        return self._fast_limit
+
+    def encode_careful(self, record: Mapping[str, Any]) -> bytes:
+        """Encode one record by walking its values: what :meth:`encode` falls back to."""
+        return self._encode_careful(record)
+
     def to_jsonable(self, value: Any, path: str = "") -> Any:
         """Convert ``value`` to what orjson writes losslessly, tagging the rest."""
         kind = type(value)

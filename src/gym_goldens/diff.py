@@ -269,8 +269,10 @@ def _compare_lines(index: int, golden: Path, actual: Path, root: _Node) -> Episo
             continue
         differing += 1
         if first is None:
-            found: list[Difference] = []
-            _explain(golden_record, actual_record, root, (), found)
+            # DeepDiff lists the differing paths, once per episode.
+            from gym_goldens.explain import explain
+
+            found = explain(golden_record, actual_record, root)
             first = Divergence(
                 event=str(golden_record.get("event")),
                 t=golden_record.get("t"),

@@ -1,29 +1,45 @@
 """The recording wrapper: one JSONL file per episode.
 
 Each episode file holds a ``header`` record, a ``reset`` record and one
-``step`` record per step; see ``docs/FORMAT.md``. Lines are buffered in memory
-during an episode and written when it ends (terminated or truncated), on the
-next ``reset()``, on ``close()`` and when the env raises, so the wrapper adds
-little to the step loop. ``flush_every=N`` also writes every N steps, for
-durability against a crash of the whole process mid-episode.
+``step`` record per step; see ``docs/FORMAT.md``.
+
+Flush policy: lines are buffered in memory during an episode and the episode
+file is written in one go when the episode ends (terminated or truncated), on
+the next ``reset()``, on ``flush()`` and ``close()``, and when the env raises.
+A completed episode is therefore handed to the operating system before the
+next one starts: if the process then dies (even by a segfault or SIGKILL),
+every completed episode is on disk and only the episode in progress is lost.
+``flush_every=N`` also writes the buffer every N lines, for per-step
+durability of long episodes at the cost of a write every N steps; after a
+crash the last episode file then ends early, and the reader reports it as
+incomplete (see :attr:`gym_goldens.reader.Episode.complete`).
+
+The step loop does as little as it can: one dict, one ``orjson.dumps`` (the
+careful encoder only when that line may be lossy) and a list append; the
+header, which does not change between episodes, is encoded once.
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import IO, Any, Generic, SupportsFloat, TypeVar
+from typing import Any, Final, Generic, SupportsFloat, TypeVar
 
 import gymnasium as gym
 import orjson
 
-from gym_goldens.codec import DEFAULT_MAX_ARRAY_SIZE, Encoder
+# The codec's own dumps options: the step loop inlines Encoder.encode.
+from gym_goldens.codec import _DUMPS_OPTIONS, DEFAULT_MAX_ARRAY_SIZE, Encoder
 from gym_goldens.header import FORMAT_NAME, FORMAT_VERSION, describe_env
 
 __all__ = ["RecordTrajectory", "episode_filename"]
 
 ObsType = TypeVar("ObsType")
 ActType = TypeVar("ActType")
+
+_DUMPS: Final = orjson.dumps
+_NEW_FILE: Final = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0)
+_APPEND: Final = os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_CLOEXEC", 0)
 
 
 def episode_filename(index: int) -> str:
@@ -43,8 +59,10 @@ class RecordTrajectory(
         output_dir: Folder for the episode files; created if missing.
         max_array_size: Arrays with more elements are stored as a summary
             (dtype, shape, digest, statistics); None stores every array in full.
-        flush_every: Also write the buffered lines every this many steps.
-            None (the default) writes at episode end, reset, close and on error.
+        flush_every: Also write the buffered lines every this many lines
+            (steps), for durability of long episodes against a crash of the
+            process. None (the default) writes each episode file once, at
+            episode end, reset, flush, close and on error.
 
     Example:
         >>> import gymnasium as gym, tempfile
@@ -81,10 +99,15 @@ class RecordTrajectory(
         self.flush_every = flush_every
         self.episode_count = 0
         self._encoder = Encoder(max_array_size=max_array_size)
+        self._careful = self._encoder.encode_careful
+        self._fast_limit = self._encoder.fast_limit
+        self._flush_limit = flush_every if flush_every is not None else float("inf")
         self._static_header: dict[str, Any] | None = None
+        self._reset_fragments: dict[int | None, orjson.Fragment] = {}
         self._lines: list[bytes] = []
-        self._file: IO[bytes] | None = None
-        self._path: Path | None = None
+        self._fd: int | None = None
+        # A str, not a Path: joining Paths costs microseconds at every reset.
+        self._path: str | None = None
         self._file_started = False
         self._t = 0
 
@@ -98,7 +121,7 @@ class RecordTrajectory(
     ) -> tuple[ObsType, dict[str, Any]]:
         """Reset the env and start a new episode file."""
         self._end_episode()
-        self._path = self.output_dir / episode_filename(self.episode_count)
+        self._path = os.path.join(self.output_dir, episode_filename(self.episode_count))
         self.episode_count += 1
         self._t = 0
         self._file_started = False
@@ -127,24 +150,30 @@ class RecordTrajectory(
             self._end_episode()
             raise
         obs, reward, terminated, truncated, info = result
-        self._t += 1
-        self._lines.append(
-            self._encoder.encode(
-                {
-                    "event": "step",
-                    "t": self._t,
-                    "action": action,
-                    "obs": obs,
-                    "reward": reward,
-                    "terminated": bool(terminated),
-                    "truncated": bool(truncated),
-                    "info": info,
-                }
-            )
-        )
+        self._t = t = self._t + 1
+        record = {
+            "event": "step",
+            "t": t,
+            "action": action,
+            "obs": obs,
+            "reward": reward,
+            "terminated": bool(terminated),
+            "truncated": bool(truncated),
+            "info": info,
+        }
+        # Encoder.encode, inlined: this runs at every step of every recording.
+        try:
+            line = _DUMPS(record, option=_DUMPS_OPTIONS)
+        except orjson.JSONEncodeError:
+            line = self._careful(record)
+        else:
+            if b"null" in line or b'"$' in line or len(line) > self._fast_limit:
+                line = self._careful(record)
+        lines = self._lines
+        lines.append(line)
         if terminated or truncated:
             self._close_file()
-        elif self.flush_every is not None and len(self._lines) >= self.flush_every:
+        elif len(lines) >= self._flush_limit:
             self._write_buffer()
         return result
 
@@ -163,17 +192,28 @@ class RecordTrajectory(
         if self._static_header is None:
             static = describe_env(self.env)
             self._static_header = {
-                key: orjson.Fragment(self._encoder.encode(value)) for key, value in static.items()
-            }
-        return self._encoder.encode(
-            {
                 "event": "header",
                 "format": FORMAT_NAME,
                 "version": FORMAT_VERSION,
-                "reset": {"seed": seed, "options": options},
-                **self._static_header,
+                **{key: orjson.Fragment(self._encoder.encode(value)) for key, value in static.items()},
             }
+        # Every value is a string or already encoded, so one dumps gives the
+        # same bytes as the careful path, without walking the header again.
+        return _DUMPS(
+            {**self._static_header, "reset": self._reset_fragment(seed, options)},
+            option=_DUMPS_OPTIONS,
         )
+
+    def _reset_fragment(self, seed: int | None, options: dict[str, Any] | None) -> orjson.Fragment:
+        if options is not None or not (seed is None or type(seed) is int):
+            return orjson.Fragment(self._encoder.encode({"seed": seed, "options": options}))
+        # Mostly reset() or reset(seed=n): cache those, a few at most.
+        fragment = self._reset_fragments.get(seed)
+        if fragment is None:
+            fragment = orjson.Fragment(self._encoder.encode({"seed": seed, "options": None}))
+            if len(self._reset_fragments) < 64:
+                self._reset_fragments[seed] = fragment
+        return fragment
 
     def _end_episode(self) -> None:
         self._close_file()
@@ -182,19 +222,23 @@ class RecordTrajectory(
     def _write_buffer(self) -> None:
         if not self._lines or self._path is None:
             return
-        if self._file is None:
+        if self._fd is None:
             # The first write of an episode creates the file; later ones, after
-            # a flush or past the end of the episode, append to it.
-            mode = "ab" if self._file_started else "wb"
-            self._file = open(self._path, mode)  # noqa: SIM115 - closed in _close_file
+            # a flush or past the end of the episode, append to it. os-level
+            # calls: a file object costs more than the write itself here.
+            flags = _APPEND if self._file_started else _NEW_FILE
+            self._fd = os.open(self._path, flags, 0o666)
         lines, self._lines = self._lines, []
-        self._file.write(b"\n".join(lines) + b"\n")
+        lines.append(b"")
+        data = memoryview(b"\n".join(lines))
+        while data:
+            data = data[os.write(self._fd, data) :]
         self._file_started = True
 
     def _close_file(self) -> None:
         try:
             self._write_buffer()
         finally:
-            if self._file is not None:
-                self._file.close()
-                self._file = None
+            if self._fd is not None:
+                fd, self._fd = self._fd, None
+                os.close(fd)
