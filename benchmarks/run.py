@@ -6,8 +6,11 @@ Run from the repository root::
     python benchmarks/run.py --quick    # smaller sizes, for a smoke test
 
 Every figure is a median of repeated runs, and every verdict is a ratio of two
-figures measured in the same run, so a busy machine slows both sides alike.
-The script prints one table; it does not fail when a target is missed.
+figures measured in the same run, interleaved, so a busy machine slows both
+sides alike. Times are CPU times (user + system) of the process that does the
+work, not wall-clock times, so that other processes on a shared machine count
+as little as possible. Peak memory is the peak resident set (VmHWM) of a fresh
+process. The script prints one table; it does not fail when a target is missed.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import gc
 import json
 import os
 import platform
+import resource
 import shutil
 import statistics
 import subprocess
@@ -127,16 +131,16 @@ def _seed_jsonable(value: Any) -> Any:
 
 
 def _rollout(env: gym.Env[Any, Any], actions: list[Any]) -> float:
-    """Seconds for the whole rollout, resets and ``close()`` included."""
+    """CPU seconds for the whole rollout, resets and ``close()`` included."""
     env.reset(seed=0)
     gc.collect()
-    start = time.perf_counter()
+    start = time.process_time()
     for action in actions:
         _, _, terminated, truncated, _ = env.step(action)
         if terminated or truncated:
             env.reset()
     env.close()
-    return time.perf_counter() - start
+    return time.process_time() - start
 
 
 def bench_recording(env_id: str, steps: int, repeats: int, work: Path) -> list[Row]:
@@ -157,7 +161,7 @@ def bench_recording(env_id: str, steps: int, repeats: int, work: Path) -> list[R
     ratio = per_step["recorded"] / per_step["bare"]
     seed_ratio = per_step["seed"] / per_step["bare"]
     figures = (
-        f"bare {per_step['bare']:.2f} us/step, recorded {per_step['recorded']:.2f}, "
+        f"bare {per_step['bare']:.2f} us/step (CPU), recorded {per_step['recorded']:.2f}, "
         f"seed's way {per_step['seed']:.2f} ({seed_ratio:.2f}x); "
         f"{steps:,} steps, {steps / max(episodes, 1):.0f} steps/episode"
     )
@@ -223,14 +227,16 @@ def _parse_only(golden: Path, actual: Path) -> int:
     return count
 
 
-def _timed(function: Callable[[], Any], repeats: int) -> float:
-    times = []
+def _timed(functions: list[Callable[[], Any]], repeats: int) -> list[float]:
+    """Median CPU seconds of each function, run in turns."""
+    times: list[list[float]] = [[] for _ in functions]
     for _ in range(repeats):
-        gc.collect()
-        start = time.perf_counter()
-        function()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+        for function, spent in zip(functions, times):
+            gc.collect()
+            start = time.process_time()
+            function()
+            spent.append(time.process_time() - start)
+    return [statistics.median(spent) for spent in times]
 
 
 def _records(path: Path) -> Iterator[list[dict[str, Any]]]:
@@ -247,8 +253,7 @@ def bench_compare(steps: int, deepdiff_episodes: int, repeats: int, work: Path) 
     tolerance = Tolerance()
     result = compare(golden, actual, tolerance)
     assert result.equal, "the noisy copy should match within tolerance"
-    ours = _timed(lambda: compare(golden, actual, tolerance), repeats)
-    parse = _timed(lambda: _parse_only(golden, actual), repeats)
+    ours, parse = _timed([lambda: compare(golden, actual, tolerance), lambda: _parse_only(golden, actual)], repeats)
 
     # DeepDiff over the same parsed records, episode by episode, on the first
     # episodes only (it is too slow for all of them), then scaled to all.
@@ -261,7 +266,7 @@ def bench_compare(steps: int, deepdiff_episodes: int, repeats: int, work: Path) 
             found = DeepDiff(g, a, math_epsilon=1e-6)
             assert not found, found
 
-    deepdiff_sample = _timed(run_deepdiff, 1)
+    (deepdiff_sample,) = _timed([run_deepdiff], 1)
     deepdiff_total = deepdiff_sample * total_records / sample_records
     rate = total_records / ours
     return [
@@ -293,11 +298,14 @@ def _parse_iter(path: Path) -> Iterator[bytes]:
 
 _MEMORY_SCRIPT = textwrap.dedent(
     """
-    import resource, sys
+    import re, sys
+    from pathlib import Path
     from gym_goldens import compare
     result = compare(sys.argv[1], sys.argv[2])
     assert result.equal
-    print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+    # VmHWM: the peak resident set of this process (ru_maxrss may carry the
+    # parent's peak across exec).
+    print(re.search(r"VmHWM:\\s+(\\d+) kB", Path("/proc/self/status").read_text()).group(1))
     """
 )
 
@@ -309,7 +317,7 @@ def _peak_rss_mib(golden: Path, actual: Path) -> float:
         capture_output=True,
         text=True,
     ).stdout
-    return int(output.split()[-1]) / 1024  # ru_maxrss is in KiB on Linux
+    return int(output.split()[-1]) / 1024
 
 
 def bench_memory(small_steps: int, large_steps: int, work: Path) -> list[Row]:
@@ -346,21 +354,23 @@ def bench_startup(runs: int, work: Path) -> list[Row]:
         tests = "\n".join(f"def test_{i}():\n    assert {i} == {i}\n" for i in range(10))
         (suite / f"test_module_{module}.py").write_text(tests)
     command = [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"]
-    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "0"}
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
     times: dict[str, list[float]] = {"with": [], "without": []}
     for run in range(runs + 1):
         for name, extra in [("with", []), ("without", ["-p", "no:gym_goldens"])]:
-            start = time.perf_counter()
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
             subprocess.run([*command, *extra], cwd=suite, check=True, capture_output=True, env=env)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
             if run:  # the first round warms the file cache and the bytecode
-                times[name].append(time.perf_counter() - start)
+                spent = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+                times[name].append(spent)
     with_plugin = statistics.median(times["with"]) * 1e3
     without = statistics.median(times["without"]) * 1e3
     ratio = with_plugin / without
     return [
         Row(
             "pytest start-up",
-            f"--collect-only -q of 200 tests: {with_plugin:.0f} ms with the plugin, "
+            f"--collect-only -q of 200 tests: {with_plugin:.0f} ms CPU with the plugin, "
             f"{without:.0f} ms with -p no:gym_goldens (medians of {runs})",
             f"{ratio:.3f}",
             "<= 1.05",

@@ -32,6 +32,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final, Literal
 
+import orjson
+
 from gym_goldens.errors import GoldenFormatError
 from gym_goldens.header import INFORMATIONAL_FIELDS
 from gym_goldens.reader import episode_files, iter_lines, parse_record
@@ -118,8 +120,8 @@ class EpisodeComparison:
         differing_records: Records that differ or have no counterpart.
         first: The first differing record, or None.
         header_differences: Differences of the compared header fields.
-        golden_header: The golden's header record, when it was read.
-        actual_header: The actual header record, when it was read.
+        golden_header: The golden's header record, when the episode differs.
+        actual_header: The actual header record, when the episode differs.
     """
 
     index: int
@@ -252,19 +254,44 @@ def _compare_lines(index: int, golden: Path, actual: Path, root: _Node) -> Episo
     golden_header, golden_next = _read_header(golden, golden_lines)
     actual_header, actual_next = _read_header(actual, actual_lines)
     header_differences: tuple[Difference, ...] = ()
-    if golden_header is not None and actual_header is not None:
+    if golden_header is not None and actual_header is not None and golden_header != actual_header:
         header_differences = _header_differences(golden_header, actual_header)
 
     records = differing = 0
     first: Divergence | None = None
     golden_rest = itertools.chain(golden_next, golden_lines)
     actual_rest = itertools.chain(actual_next, actual_lines)
-    for (golden_number, golden_raw), (actual_number, actual_raw) in zip(golden_rest, actual_rest):
+    # zip_longest, not zip: zip would drop the first line of the longer file.
+    pairs = itertools.zip_longest(golden_rest, actual_rest)
+    golden_item: tuple[int, bytes] | None = None
+    actual_item: tuple[int, bytes] | None = None
+    loads = orjson.loads
+    for golden_item, actual_item in pairs:
+        if golden_item is None or actual_item is None:
+            break
         records += 1
+        golden_number, golden_raw = golden_item
+        actual_number, actual_raw = actual_item
         if golden_raw == actual_raw:
             continue
-        golden_record = parse_record(golden_raw, golden, golden_number)
-        actual_record = parse_record(actual_raw, actual, actual_number)
+        # parse_record, inlined for the common case: a step record without
+        # tags is what parse_record would return. Anything else, including
+        # invalid JSON, goes through parse_record for its checks and messages.
+        try:
+            golden_record = loads(golden_raw)
+            actual_record = loads(actual_raw)
+            # Subscripting with a str fails for anything but a dict.
+            fast = (
+                golden_record["event"] == "step" == actual_record["event"]
+                and type(golden_record["t"]) is int is type(actual_record["t"])
+                and b'"$' not in golden_raw
+                and b'"$' not in actual_raw
+            )
+        except (orjson.JSONDecodeError, TypeError, KeyError, IndexError):
+            fast = False
+        if not fast:
+            golden_record = parse_record(golden_raw, golden, golden_number)
+            actual_record = parse_record(actual_raw, actual, actual_number)
         if _equal(golden_record, actual_record, root):
             continue
         differing += 1
@@ -280,29 +307,38 @@ def _compare_lines(index: int, golden: Path, actual: Path, root: _Node) -> Episo
                 actual_line=actual_number,
                 differences=tuple(found),
             )
+    else:
+        golden_item = actual_item = None
 
-    golden_extra = _drain(golden_rest)
-    actual_extra = _drain(actual_rest)
+    # One side ran out: the other's item is its first record without a counterpart.
+    golden_extra = actual_extra = 0
+    if golden_item is not None:
+        golden_extra = 1 + sum(1 for _ in pairs)
+    elif actual_item is not None:
+        actual_extra = 1 + sum(1 for _ in pairs)
     if first is None and (golden_extra or actual_extra):
         # The record after the last common one is where the lengths part.
         first = Divergence(
             event="step",
             t=max(records - 1, 0) + 1,
-            golden_line=golden_extra[0] if golden_extra else None,
-            actual_line=actual_extra[0] if actual_extra else None,
+            golden_line=golden_item[0] if golden_item is not None else None,
+            actual_line=actual_item[0] if actual_item is not None else None,
             differences=(),
         )
+    differs = first is not None or bool(header_differences)
     return EpisodeComparison(
         index,
         golden,
         actual,
-        golden_steps=max(records + len(golden_extra) - 1, 0),
-        actual_steps=max(records + len(actual_extra) - 1, 0),
-        differing_records=differing + len(golden_extra) + len(actual_extra),
+        golden_steps=max(records + golden_extra - 1, 0),
+        actual_steps=max(records + actual_extra - 1, 0),
+        differing_records=differing + golden_extra + actual_extra,
         first=first,
         header_differences=header_differences,
-        golden_header=golden_header,
-        actual_header=actual_header,
+        # Headers are kept for the report of differing episodes only, so that
+        # memory does not grow with the number of matching episodes.
+        golden_header=golden_header if differs else None,
+        actual_header=actual_header if differs else None,
     )
 
 
@@ -324,10 +360,6 @@ def _header_differences(golden: dict[str, Any], actual: dict[str, Any]) -> tuple
     found: list[Difference] = []
     _explain(golden_compared, actual_compared, _EXACT.tree(), (), found)
     return tuple(found)
-
-
-def _drain(lines: Iterator[tuple[int, bytes]]) -> list[int]:
-    return [number for number, _ in lines]
 
 
 def _count_steps(path: Path) -> int:
@@ -363,7 +395,11 @@ def _float_matches(golden: float, actual: float, node: _Node) -> bool:
 
 
 def _equal(golden: Any, actual: Any, node: _Node) -> bool:
-    """Whether two parsed values match; the hot loop of every comparison."""
+    """Whether two parsed values match; the hot loop of every comparison.
+
+    ``==`` is no shortcut for containers: ``[0] == [0.0]`` and ``[1] ==
+    [True]`` in Python, yet a change of type is a difference.
+    """
     if node.ignored:
         return True
     kind = type(golden)
@@ -375,34 +411,53 @@ def _equal(golden: Any, actual: Any, node: _Node) -> bool:
         if len(golden) != len(actual):
             return False
         if node.leaf:
-            for g, a in zip(golden, actual):
-                if g != a and not _equal(g, a, node):
-                    return False
-            return True
+            return _items_equal(zip(golden, actual), node)
         for i, (g, a) in enumerate(zip(golden, actual)):
-            if g != a and not _equal(g, a, node.child(i)):
+            if not _equal(g, a, node.child(i)):
                 return False
         return True
     if kind is dict:
         if node.leaf:
             if golden.keys() != actual.keys():
                 return False
-            for key, g in golden.items():
-                a = actual[key]
-                if g != a and not _equal(g, a, node):
-                    return False
-            return True
+            return _items_equal(zip(golden.values(), map(actual.__getitem__, golden)), node)
         for key in golden.keys() | actual.keys():
             child = node.child(key)
             if child.ignored:
                 continue
             if key not in golden or key not in actual:
                 return False
-            g, a = golden[key], actual[key]
-            if g != a and not _equal(g, a, child):
+            if not _equal(golden[key], actual[key], child):
                 return False
         return True
     return bool(golden == actual)
+
+
+def _items_equal(pairs: Iterator[tuple[Any, Any]], node: _Node) -> bool:
+    """:func:`_equal` for the items of a container under a leaf node.
+
+    Floats are checked inline, as in :func:`_float_matches`: a call per float
+    would cost more than the check.
+    """
+    rtol, atol = node.rtol, node.atol
+    for g, a in pairs:
+        kind = type(g)
+        if kind is not type(a):
+            return False
+        if kind is float:
+            if g != a:
+                difference = abs(a - g)
+                if difference <= atol + rtol * abs(g):
+                    if difference == _INF:
+                        return False
+                elif g == g or a == a:  # NaN matches NaN
+                    return False
+        elif kind is list or kind is dict:
+            if not _equal(g, a, node):
+                return False
+        elif g != a:
+            return False
+    return True
 
 
 def _explain(

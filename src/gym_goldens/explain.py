@@ -117,6 +117,9 @@ def explain(
         # Report every added or removed key as such, however few keys the
         # two dicts share, and do not skip keys that start with "__".
         threshold_to_diff_deeper=0,
+        # Pair list items by index, as the records do, and visit every pair:
+        # difflib would pass over items that are == but of another type (0, 0.0).
+        zip_ordered_iterables=True,
         ignore_private_variables=False,
         cache_size=0,
     ).tree

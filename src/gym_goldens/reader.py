@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import dataclasses
 import gzip
+import itertools
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, Final
+
+import orjson
 
 from gym_goldens.codec import decode_line
 from gym_goldens.errors import GoldenFormatError, UnsupportedFormatVersionError
@@ -55,35 +58,86 @@ def iter_lines(path: str | Path) -> Iterator[tuple[int, bytes]]:
     """Yield ``(line_number, line)`` for the non-empty lines of a file.
 
     Line endings (LF or CRLF) are removed, a UTF-8 byte-order mark is skipped,
-    and a line longer than 64 MiB is refused before it is held in memory.
+    and a line longer than 64 MiB is refused before it is held in memory. A
+    last line without its newline that is not valid JSON is reported as cut
+    short: that is how a file ends when the process writing it died mid-write.
 
     Raises:
-        GoldenFormatError: The file cannot be read or a line is too long.
+        GoldenFormatError: The file cannot be read, a line is too long, or
+            the last line is cut short.
     """
-    file_path = Path(path)
+    # Chained in C: the generator below runs once per chunk, not per line.
+    return itertools.chain.from_iterable(_line_blocks(Path(path)))
+
+
+def _line_blocks(file_path: Path) -> Iterator[Iterable[tuple[int, bytes]]]:
     try:
         handle = gzip.open(file_path, "rb") if file_path.name.endswith(".gz") else open(file_path, "rb")  # noqa: SIM115
     except OSError as exc:
         raise GoldenFormatError(file_path, f"cannot open ({exc.strerror or exc})") from None
     with handle:
-        number = 0
+        number = 1  # the number of the next line to yield
         try:
+            # Reading big chunks and splitting them costs far less per line
+            # than readline(); the lines of a chunk are yielded from a list.
+            pending: list[bytes] = []
+            pending_size = 0
+            first = True
             while True:
-                raw = handle.readline(_MAX_LINE_BYTES + 1)
-                if not raw:
-                    return
-                number += 1
-                if len(raw) > _MAX_LINE_BYTES:
-                    raise GoldenFormatError(
-                        file_path, "line is longer than 64 MiB; this is not a recording", line=number
-                    )
-                if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
-                    raw = raw[3:]
-                raw = raw.rstrip(b"\r\n")
-                if raw:
-                    yield number, raw
+                chunk = handle.read(_READ_CHUNK)
+                if not chunk:
+                    break
+                if first:
+                    first = False
+                    if chunk.startswith(b"\xef\xbb\xbf"):
+                        chunk = chunk[3:]
+                if b"\n" not in chunk:
+                    pending.append(chunk)
+                    pending_size += len(chunk)
+                    if pending_size > _MAX_LINE_BYTES:
+                        raise GoldenFormatError(file_path, _TOO_LONG, line=number)
+                    continue
+                if pending:
+                    chunk = b"".join([*pending, chunk])
+                    pending, pending_size = [], 0
+                lines = chunk.split(b"\n")
+                rest = lines.pop()
+                if rest:
+                    pending, pending_size = [rest], len(rest)
+                # Only the first line can hold earlier chunks, so only it can be too long.
+                if len(lines[0]) > _MAX_LINE_BYTES:
+                    raise GoldenFormatError(file_path, _TOO_LONG, line=number)
+                if b"\r" in chunk or b"\n\n" in chunk or not lines[0]:
+                    # Empty lines or CRLF endings: not what the recorder writes,
+                    # so this slower filter only runs for files edited by hand.
+                    stripped = [(number + i, line.rstrip(b"\r")) for i, line in enumerate(lines)]
+                    yield [(n, line) for n, line in stripped if line]
+                else:
+                    yield zip(itertools.count(number), lines)
+                number += len(lines)
+            if pending:
+                last = b"".join(pending).rstrip(b"\r")
+                if last:
+                    _check_last_line(last, file_path, number)
+                    yield [(number, last)]
         except (OSError, EOFError, gzip.BadGzipFile) as exc:
-            raise GoldenFormatError(file_path, f"cannot read ({exc})", line=number or None) from None
+            raise GoldenFormatError(file_path, f"cannot read ({exc})", line=number) from None
+
+
+_TOO_LONG: Final = "line is longer than 64 MiB; this is not a recording"
+
+
+def _check_last_line(line: bytes, path: Path, number: int) -> None:
+    try:
+        orjson.loads(line)
+    except orjson.JSONDecodeError:
+        raise GoldenFormatError(
+            path,
+            "the last line is cut short (no newline, incomplete JSON): the file ends "
+            "mid-record, as when the process writing it crashed; the episodes before it "
+            "are intact, record this one again",
+            line=number,
+        ) from None
 
 
 def parse_record(raw: bytes, path: Path, line: int) -> dict[str, Any]:
