@@ -225,7 +225,7 @@ def _slow_compare(golden: Path, actual: Path, tolerance: Tolerance) -> Compariso
     return Comparison(golden, actual, tolerance, episodes)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=trajectories(), tolerance=st.sampled_from(TOLERANCES))
 def test_fast_and_slow_engines_agree(
     tmp_path_factory: pytest.TempPathFactory,

@@ -149,7 +149,8 @@ class Encoder:
             line = orjson.dumps(record, option=_DUMPS_OPTIONS)
         except orjson.JSONEncodeError:
             return self._encode_careful(record)
-        if b"null" in line or b'"$' in line or len(line) > self._fast_limit:
+        # The same test as the recorder's inlined copy (see RecordTrajectory.step).
+        if line.find(b"null") >= 0 or line.find(b"$") >= 0 or len(line) > self._fast_limit:
             return self._encode_careful(record)
         return line
 

@@ -9,7 +9,7 @@ the next ``reset()``, on ``flush()`` and ``close()``, and when the env raises.
 A completed episode is therefore handed to the operating system before the
 next one starts: if the process then dies (even by a segfault or SIGKILL),
 every completed episode is on disk and only the episode in progress is lost.
-``flush_every=N`` also writes the buffer every N lines, for per-step
+``flush_every=N`` also writes the buffer every N lines (steps), for per-step
 durability of long episodes at the cost of a write every N steps; after a
 crash the last episode file then ends early, and the reader reports it as
 incomplete (see :attr:`gym_goldens.reader.Episode.complete`).
@@ -59,10 +59,11 @@ class RecordTrajectory(
         output_dir: Folder for the episode files; created if missing.
         max_array_size: Arrays with more elements are stored as a summary
             (dtype, shape, digest, statistics); None stores every array in full.
-        flush_every: Also write the buffered lines every this many lines
-            (steps), for durability of long episodes against a crash of the
-            process. None (the default) writes each episode file once, at
-            episode end, reset, flush, close and on error.
+        flush_every: Also write the buffer whenever it holds this many
+            lines (one per step, plus the header and reset lines at the start
+            of an episode), for durability of long episodes against a crash
+            of the process. None (the default) writes each episode file once,
+            at episode end, reset, flush, close and on error.
 
     Example:
         >>> import gymnasium as gym, tempfile
@@ -167,7 +168,10 @@ class RecordTrajectory(
         except orjson.JSONEncodeError:
             line = self._careful(record)
         else:
-            if b"null" in line or b'"$' in line or len(line) > self._fast_limit:
+            # find(), not "in": it is twice as fast on short bytes. Any "$"
+            # (not only '"$') is a false alarm at worst: the careful path
+            # gives the same bytes.
+            if line.find(b"null") >= 0 or line.find(b"$") >= 0 or len(line) > self._fast_limit:
                 line = self._careful(record)
         lines = self._lines
         lines.append(line)

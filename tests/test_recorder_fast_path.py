@@ -1,0 +1,174 @@
+"""The recorder's fast paths write what the careful encoder writes, and its flush policy."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from gym_goldens.codec import Encoder
+from gym_goldens.header import FORMAT_NAME, FORMAT_VERSION, describe_env
+from gym_goldens.reader import iter_lines, read_recording
+from gym_goldens.recorder import RecordTrajectory
+
+
+class _Recorded(gym.Wrapper[Any, Any, Any, Any]):
+    """Keeps what the env returned, to build the expected records."""
+
+    def __init__(self, env: gym.Env[Any, Any]) -> None:
+        super().__init__(env)
+        self.steps: list[tuple[Any, tuple[Any, ...]]] = []
+
+    def step(self, action: Any) -> Any:
+        result = self.env.step(action)
+        self.steps.append((action, result))
+        return result
+
+
+@pytest.mark.parametrize("env_id", ["CartPole-v1", "FrozenLake-v1", "Pendulum-v1", "Blackjack-v1"])
+def test_recorded_lines_are_the_careful_encoding(tmp_path: Path, env_id: str) -> None:
+    inner = _Recorded(gym.make(env_id))
+    env = RecordTrajectory(inner, tmp_path)
+    env.action_space.seed(1)
+    obs, info = env.reset(seed=3)
+    while not inner.steps or not (inner.steps[-1][1][2] or inner.steps[-1][1][3]):
+        env.step(env.action_space.sample())
+    env.close()
+
+    encoder = Encoder()
+    header = {
+        "event": "header",
+        "format": FORMAT_NAME,
+        "version": FORMAT_VERSION,
+        "reset": {"seed": 3, "options": None},
+        **describe_env(inner),
+    }
+    expected = [
+        encoder.encode_careful(header),
+        encoder.encode_careful({"event": "reset", "episode": 0, "obs": obs, "info": info}),
+    ]
+    for t, (action, (obs, reward, terminated, truncated, info)) in enumerate(inner.steps, 1):
+        record = {
+            "event": "step",
+            "t": t,
+            "action": action,
+            "obs": obs,
+            "reward": reward,
+            "terminated": bool(terminated),
+            "truncated": bool(truncated),
+            "info": info,
+        }
+        expected.append(encoder.encode_careful(record))
+    assert [raw for _, raw in iter_lines(tmp_path / "episode_00000.jsonl")] == expected
+
+
+def test_the_header_follows_the_seed_of_each_reset(tmp_path: Path) -> None:
+    env = RecordTrajectory(gym.make("CartPole-v1"), tmp_path)
+    for seed in [5, None, 5, 6]:
+        env.reset(seed=seed)
+    env.reset(seed=7, options={"low": -0.1})
+    env.close()
+    headers = [episode.header for episode in read_recording(tmp_path)]
+    resets = [header["reset"] for header in headers if header is not None]
+    assert resets == [
+        {"seed": 5, "options": None},
+        {"seed": None, "options": None},
+        {"seed": 5, "options": None},
+        {"seed": 6, "options": None},
+        {"seed": 7, "options": {"low": -0.1}},
+    ]
+
+
+_FLOATS = st.floats(allow_nan=True, allow_infinity=True)
+_INFO = st.dictionaries(
+    st.sampled_from(["x", "$cost", "name", "1"]),
+    st.one_of(_FLOATS, st.none(), st.integers(-(2**70), 2**70), st.text(max_size=3)),
+    max_size=3,
+)
+_ARRAYS = hnp.arrays(
+    st.sampled_from([np.float32, np.float64, np.int64, np.uint8, np.bool_]),
+    hnp.array_shapes(max_dims=2, max_side=4),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(obs=_ARRAYS, reward=st.one_of(_FLOATS, st.integers(-3, 3)), info=_INFO)
+def test_fast_and_careful_encodings_agree(obs: np.ndarray[Any, Any], reward: Any, info: dict[str, Any]) -> None:
+    encoder = Encoder(max_array_size=8)
+    record = {"event": "step", "t": 1, "obs": obs, "reward": reward, "info": info}
+    assert encoder.encode(record) == encoder.encode_careful(record)
+
+
+def _run(tmp_path: Path, body: str) -> None:
+    script = textwrap.dedent(
+        """
+        import os, sys
+        import gymnasium as gym
+        from gym_goldens import RecordTrajectory
+        out = sys.argv[1]
+        """
+    ) + textwrap.dedent(body)
+    subprocess.run([sys.executable, "-c", script, str(tmp_path)], check=False)
+
+
+def test_completed_episodes_survive_a_crash_of_the_process(tmp_path: Path) -> None:
+    # os._exit: no close(), no atexit, no finally - like a segfault or SIGKILL.
+    _run(
+        tmp_path,
+        """
+        env = RecordTrajectory(gym.make("CartPole-v1"), out)
+        env.reset(seed=0)
+        episodes = 0
+        while True:
+            _, _, terminated, truncated, _ = env.step(0)
+            if terminated or truncated:
+                episodes += 1
+                if episodes == 2:
+                    env.reset()
+                    env.step(0)
+                    os._exit(1)
+                env.reset()
+        """,
+    )
+    recording = read_recording(tmp_path)
+    assert [episode.complete for episode in recording] == [True, True]
+
+
+def test_flush_every_keeps_the_steps_of_a_crashed_episode(tmp_path: Path) -> None:
+    _run(
+        tmp_path,
+        """
+        env = RecordTrajectory(gym.make("Pendulum-v1"), out, flush_every=10)
+        env.reset(seed=0)
+        for _ in range(57):
+            env.step(env.action_space.sample())
+        os._exit(1)
+        """,
+    )
+    (episode,) = read_recording(tmp_path)
+    assert not episode.complete
+    # At most the last flush_every - 1 lines were still buffered.
+    assert 57 - 10 < len(episode.steps) < 57
+    assert [step["t"] for step in episode.steps] == list(range(1, len(episode.steps) + 1))
+
+
+def test_an_episode_is_on_disk_when_it_ends(tmp_path: Path) -> None:
+    env = RecordTrajectory(gym.make("FrozenLake-v1", is_slippery=False), tmp_path)
+    env.reset(seed=0)
+    for action in [1, 1, 2, 1, 2, 2]:  # down, down, right, down, right, right: the goal
+        _, _, terminated, _, _ = env.step(action)
+        if terminated:
+            break
+    assert terminated
+    (episode,) = read_recording(tmp_path)  # before close()
+    assert episode.complete
+    env.close()
