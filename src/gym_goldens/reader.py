@@ -80,17 +80,14 @@ def _line_blocks(file_path: Path) -> Iterator[Iterable[tuple[int, bytes]]]:
         try:
             # Reading big chunks and splitting them costs far less per line
             # than readline(); the lines of a chunk are yielded from a list.
-            pending: list[bytes] = []
-            pending_size = 0
-            first = True
+            head = handle.read(3)
+            # A UTF-8 byte-order mark is skipped; anything else starts line 1.
+            pending: list[bytes] = [head] if head and head != b"\xef\xbb\xbf" else []
+            pending_size = len(head)
             while True:
                 chunk = handle.read(_READ_CHUNK)
                 if not chunk:
                     break
-                if first:
-                    first = False
-                    if chunk.startswith(b"\xef\xbb\xbf"):
-                        chunk = chunk[3:]
                 if b"\n" not in chunk:
                     pending.append(chunk)
                     pending_size += len(chunk)
@@ -116,7 +113,12 @@ def _line_blocks(file_path: Path) -> Iterator[Iterable[tuple[int, bytes]]]:
                     yield zip(itertools.count(number), lines)
                 number += len(lines)
             if pending:
-                last = b"".join(pending).rstrip(b"\r")
+                # Only a file shorter than its first read can end with newlines here.
+                *complete, last = b"".join(pending).split(b"\n")
+                stripped = [(number + i, line.rstrip(b"\r")) for i, line in enumerate(complete)]
+                yield [(n, line) for n, line in stripped if line]
+                number += len(complete)
+                last = last.rstrip(b"\r")
                 if last:
                     _check_last_line(last, file_path, number)
                     yield [(number, last)]

@@ -88,12 +88,27 @@ def format_missing(golden_dir: Any, actual_dir: Any, *, nodeid: str | None, disp
 
 
 def format_unreadable(error: Exception, *, nodeid: str | None, actual_dir: Any = None, display: Any = str) -> str:
-    """The message for a golden that cannot be read."""
+    """The message for a golden (or an actual recording) that cannot be read."""
+    bad_path = getattr(error, "path", None)
+    if actual_dir is not None and bad_path is not None and _inside(bad_path, actual_dir):
+        return "\n".join(
+            [
+                f"recording unreadable: {error}",
+                "  the actual recording is damaged, not the golden; run the test again",
+                f"  actual recording: {display(actual_dir)}",
+            ]
+        )
     lines = [f"golden unreadable: {error}", "  the golden file was left as it is"]
     if actual_dir is not None:
         lines.append(f"  actual recording: {display(actual_dir)}")
     lines.append(f"  regenerate it with: {update_command(nodeid)}")
     return "\n".join(lines)
+
+
+def _inside(path: Any, folder: Any) -> bool:
+    from pathlib import Path
+
+    return Path(folder) in Path(path).parents or Path(path) == Path(folder)
 
 
 def _describe_episode(episode: EpisodeComparison) -> list[str]:
