@@ -77,9 +77,17 @@ class SeedRecorder(gym.Wrapper[Any, Any, Any, Any]):
         self._close_file()
         self._episode += 1
         self._t = 0
-        self._file = open(self.output_dir / f"episode_{self._episode:05d}.jsonl", "w", encoding="utf-8")  # noqa: SIM115
+        path = self.output_dir / f"episode_{self._episode:05d}.jsonl"
+        self._file = open(path, "w", encoding="utf-8")  # noqa: SIM115 - closed at episode end
         obs, info = self.env.reset(seed=seed, options=options)
-        self._write({"event": "reset", "episode": self._episode, "obs": _seed_jsonable(obs), "info": _seed_jsonable(info)})
+        self._write(
+            {
+                "event": "reset",
+                "episode": self._episode,
+                "obs": _seed_jsonable(obs),
+                "info": _seed_jsonable(info),
+            }
+        )
         return obs, info
 
     def step(self, action: Any) -> Any:
@@ -175,7 +183,13 @@ def bench_recording(env_id: str, steps: int, repeats: int, folders: dict[str, Pa
             f"{steps:,} steps, {steps / max(episodes, 1):.0f} steps/episode"
         )
         rows.append(
-            Row(f"record {env_id}, {place}", figures, f"{ratio:.3f}", f"<= {target:.2f}", ratio <= target)
+            Row(
+                f"record {env_id}, {place}",
+                figures,
+                f"{ratio:.3f}",
+                f"<= {target:.2f}",
+                ratio <= target,
+            )
         )
     return rows
 
@@ -243,7 +257,7 @@ def _timed(functions: list[Callable[[], Any]], repeats: int) -> list[float]:
     """Median CPU seconds of each function, run in turns."""
     times: list[list[float]] = [[] for _ in functions]
     for _ in range(repeats):
-        for function, spent in zip(functions, times):
+        for function, spent in zip(functions, times, strict=True):
             gc.collect()
             start = time.process_time()
             function()
@@ -265,11 +279,13 @@ def bench_compare(steps: int, deepdiff_episodes: int, repeats: int, work: Path) 
     tolerance = Tolerance()
     result = compare(golden, actual, tolerance)
     assert result.equal, "the noisy copy should match within tolerance"
-    ours, parse = _timed([lambda: compare(golden, actual, tolerance), lambda: _parse_only(golden, actual)], repeats)
+    ours, parse = _timed(
+        [lambda: compare(golden, actual, tolerance), lambda: _parse_only(golden, actual)], repeats
+    )
 
     # DeepDiff over the same parsed records, episode by episode, on the first
     # episodes only (it is too slow for all of them), then scaled to all.
-    pairs = list(zip(_records(golden), _records(actual)))[:deepdiff_episodes]
+    pairs = list(zip(_records(golden), _records(actual), strict=True))[:deepdiff_episodes]
     sample_records = sum(len(g) for g, _ in pairs)
     total_records = sum(1 for _ in _parse_iter(golden))
 

@@ -52,9 +52,7 @@ _LEAVES = st.one_of(
 )
 _VALUES = st.recursive(
     _LEAVES,
-    lambda inner: st.one_of(
-        st.lists(inner, max_size=4), st.dictionaries(_KEYS, inner, max_size=4)
-    ),
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(_KEYS, inner, max_size=4)),
     max_leaves=8,
 )
 
@@ -144,7 +142,9 @@ def trajectories(draw: st.DrawFn) -> tuple[list[list[dict[str, Any]]], list[list
         header = records[0]
         if draw(st.integers(0, 9)) == 0:
             header = _header(header["reset"]["seed"], {"type": "Box", "shape": [3]})
-        length = draw(st.sampled_from([len(copied), len(copied), max(len(copied) - 1, 1), len(copied) + 1]))
+        length = draw(
+            st.sampled_from([len(copied), len(copied), max(len(copied) - 1, 1), len(copied) + 1])
+        )
         while len(copied) < length:
             copied.append(_record(len(copied), draw, 0))
         actual.append([header, *copied[:length]])
@@ -166,7 +166,9 @@ def _read(path: Path) -> list[tuple[int, dict[str, Any]]]:
     return [(number, parse_record(raw, path, number)) for number, raw in iter_lines(path)]
 
 
-def _slow_episode(index: int, golden: Path | None, actual: Path | None, tolerance: Tolerance) -> EpisodeComparison:
+def _slow_episode(
+    index: int, golden: Path | None, actual: Path | None, tolerance: Tolerance
+) -> EpisodeComparison:
     """Compare one episode the slow way: parse everything, DeepDiff every pair."""
     if golden is None or actual is None:
         present = _read(golden or actual)  # type: ignore[arg-type]
@@ -186,7 +188,7 @@ def _slow_episode(index: int, golden: Path | None, actual: Path | None, toleranc
     root = tolerance.tree()
     differing = 0
     first = None
-    for (golden_line, g), (actual_line, a) in zip(golden_records, actual_records):
+    for (golden_line, g), (actual_line, a) in zip(golden_records, actual_records, strict=False):
         found = explain(g, a, root)
         if found:
             differing += 1
@@ -204,7 +206,10 @@ def _slow_episode(index: int, golden: Path | None, actual: Path | None, toleranc
             line if side == "actual" else None,
             (),
         )
-    steps = [sum(1 for _, r in records if r["event"] == "step") for records in (golden_records, actual_records)]
+    steps = [
+        sum(1 for _, r in records if r["event"] == "step")
+        for records in (golden_records, actual_records)
+    ]
     return EpisodeComparison(
         index,
         golden,
@@ -225,7 +230,9 @@ def _slow_compare(golden: Path, actual: Path, tolerance: Tolerance) -> Compariso
     return Comparison(golden, actual, tolerance, episodes)
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(data=trajectories(), tolerance=st.sampled_from(TOLERANCES))
 def test_fast_and_slow_engines_agree(
     tmp_path_factory: pytest.TempPathFactory,
@@ -254,7 +261,9 @@ def test_fast_and_slow_engines_agree(
 
 @settings(max_examples=300, deadline=None)
 @given(golden=_VALUES, data=st.data(), tolerance=st.sampled_from(TOLERANCES))
-def test_deepdiff_report_agrees_with_the_fast_check(golden: Any, data: st.DataObject, tolerance: Tolerance) -> None:
+def test_deepdiff_report_agrees_with_the_fast_check(
+    golden: Any, data: st.DataObject, tolerance: Tolerance
+) -> None:
     actual = data.draw(_changed(golden))
     record_golden = {"obs": golden, "info": {"a": golden, "z": {"b": golden}}}
     record_actual = {"obs": actual, "info": {"a": actual, "z": {"b": actual}}}

@@ -32,7 +32,11 @@ LINES = [b'{"a":1}', b'{"b":[1,2,3]}', b'{"c":"' + b"x" * 40 + b'"}', b'{"d":nul
     ],
 )
 def test_lines_are_the_same_for_every_chunk_size(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int, content: bytes, expected: list[tuple[int, bytes]]
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    chunk: int,
+    content: bytes,
+    expected: list[tuple[int, bytes]],
 ) -> None:
     monkeypatch.setattr(reader, "_READ_CHUNK", chunk)
     path = tmp_path / "episode_00000.jsonl"
@@ -45,7 +49,9 @@ def test_a_too_long_line_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr(reader, "_MAX_LINE_BYTES", 10)
     path = tmp_path / "episode_00000.jsonl"
     path.write_bytes(b'{"a":1}\n{"b":"' + b"y" * 30 + b'"}\n')
-    with pytest.raises(GoldenFormatError, match=r"episode_00000.jsonl:2: line is longer than 64 MiB"):
+    with pytest.raises(
+        GoldenFormatError, match=r"episode_00000.jsonl:2: line is longer than 64 MiB"
+    ):
         list(iter_lines(path))
 
 
@@ -77,7 +83,9 @@ def test_an_unreadable_actual_recording_is_not_blamed_on_the_golden(tmp_path: Pa
     message = format_unreadable(caught.value, nodeid="t.py::t", actual_dir=path.parent)
     assert message.splitlines()[0].startswith("recording unreadable: ")
     assert "the actual recording is damaged, not the golden" in message
-    golden_message = format_unreadable(caught.value, nodeid="t.py::t", actual_dir=tmp_path / "other")
+    golden_message = format_unreadable(
+        caught.value, nodeid="t.py::t", actual_dir=tmp_path / "other"
+    )
     assert golden_message.startswith("golden unreadable: ")
 
 

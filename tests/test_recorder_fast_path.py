@@ -102,7 +102,9 @@ _ARRAYS = hnp.arrays(
 
 @settings(max_examples=200, deadline=None)
 @given(obs=_ARRAYS, reward=st.one_of(_FLOATS, st.integers(-3, 3)), info=_INFO)
-def test_fast_and_careful_encodings_agree(obs: np.ndarray[Any, Any], reward: Any, info: dict[str, Any]) -> None:
+def test_fast_and_careful_encodings_agree(
+    obs: np.ndarray[Any, Any], reward: Any, info: dict[str, Any]
+) -> None:
     encoder = Encoder(max_array_size=8)
     record = {"event": "step", "t": 1, "obs": obs, "reward": reward, "info": info}
     assert encoder.encode(record) == encoder.encode_careful(record)

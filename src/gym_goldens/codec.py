@@ -258,7 +258,7 @@ def decode_line(raw: bytes | str, *, path: object = "<recording>", line: int | N
         value = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
         raise GoldenFormatError(path, f"invalid JSON ({exc})", line=line) from None
-    if (b'"$' if isinstance(raw, bytes) else '"$') in raw:
+    if (b'"$' in raw) if isinstance(raw, bytes) else ('"$' in raw):
         return decode_value(value)
     return value
 

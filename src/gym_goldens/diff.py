@@ -411,16 +411,15 @@ def _equal(golden: Any, actual: Any, node: _Node) -> bool:
         if len(golden) != len(actual):
             return False
         if node.leaf:
-            return _items_equal(zip(golden, actual), node)
-        for i, (g, a) in enumerate(zip(golden, actual)):
-            if not _equal(g, a, node.child(i)):
-                return False
-        return True
+            return _items_equal(zip(golden, actual, strict=False), node)
+        pairs = enumerate(zip(golden, actual, strict=False))
+        return all(_equal(g, a, node.child(i)) for i, (g, a) in pairs)
     if kind is dict:
         if node.leaf:
             if golden.keys() != actual.keys():
                 return False
-            return _items_equal(zip(golden.values(), map(actual.__getitem__, golden)), node)
+            values = map(actual.__getitem__, golden)
+            return _items_equal(zip(golden.values(), values, strict=False), node)
         for key in golden.keys() | actual.keys():
             child = node.child(key)
             if child.ignored:
@@ -450,15 +449,17 @@ def _items_equal(pairs: Iterator[tuple[Any, Any]], node: _Node) -> bool:
                 if difference <= atol + rtol * abs(g):
                     if difference == _INF:
                         return False
-                elif g == g or a == a:  # NaN matches NaN
+                elif g == g or a == a:  # noqa: PLR0124 - NaN matches NaN
                     return False
         elif kind is list:
             # Under a leaf node every child has the same tolerance: recurse
             # here rather than through _equal, one call per container.
-            if len(g) != len(a) or not _items_equal(zip(g, a), node):
+            if len(g) != len(a) or not _items_equal(zip(g, a, strict=False), node):
                 return False
         elif kind is dict:
-            if g.keys() != a.keys() or not _items_equal(zip(g.values(), map(a.__getitem__, g)), node):
+            if g.keys() != a.keys():
+                return False
+            if not _items_equal(zip(g.values(), map(a.__getitem__, g), strict=False), node):
                 return False
         elif g != a:
             return False

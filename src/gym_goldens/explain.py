@@ -41,7 +41,7 @@ _KINDS: Final = {
 }
 
 
-class ToleranceOperator(BaseOperator):  # type: ignore[misc]
+class ToleranceOperator(BaseOperator):
     """A DeepDiff operator that compares values as :func:`~gym_goldens.diff.compare` does.
 
     It is consulted at every level DeepDiff visits. Ignored fields and floats
@@ -76,10 +76,7 @@ class ToleranceOperator(BaseOperator):  # type: ignore[misc]
                 return False
             diff_instance.custom_report_result(_LENGTH, level)
             return True
-        if kind is float:
-            matches = _float_matches(golden, actual, node)
-        else:
-            matches = bool(golden == actual)
+        matches = _float_matches(golden, actual, node) if kind is float else bool(golden == actual)
         if not matches:
             diff_instance.custom_report_result("values_changed", level)
         return True

@@ -195,11 +195,12 @@ class RecordTrajectory(
     def _header(self, seed: int | None, options: dict[str, Any] | None) -> bytes:
         if self._static_header is None:
             static = describe_env(self.env)
+            encode = self._encoder.encode
             self._static_header = {
                 "event": "header",
                 "format": FORMAT_NAME,
                 "version": FORMAT_VERSION,
-                **{key: orjson.Fragment(self._encoder.encode(value)) for key, value in static.items()},
+                **{key: orjson.Fragment(encode(value)) for key, value in static.items()},
             }
         # Every value is a string or already encoded, so one dumps gives the
         # same bytes as the careful path, without walking the header again.
