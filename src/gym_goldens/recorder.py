@@ -104,7 +104,7 @@ class RecordTrajectory(
         self._fast_limit = self._encoder.fast_limit
         self._flush_limit = flush_every if flush_every is not None else float("inf")
         self._static_header: dict[str, Any] | None = None
-        self._reset_fragments: dict[int | None, orjson.Fragment] = {}
+        self._headers: dict[int | None, bytes] = {}
         self._lines: list[bytes] = []
         self._fd: int | None = None
         # A str, not a Path: joining Paths costs microseconds at every reset.
@@ -193,6 +193,10 @@ class RecordTrajectory(
             super().close()
 
     def _header(self, seed: int | None, options: dict[str, Any] | None) -> bytes:
+        cacheable = options is None and (seed is None or type(seed) is int)
+        if cacheable and seed in self._headers:
+            # Mostly reset() or reset(seed=n): the same bytes every episode.
+            return self._headers[seed]
         if self._static_header is None:
             static = describe_env(self.env)
             encode = self._encoder.encode
@@ -202,23 +206,13 @@ class RecordTrajectory(
                 "version": FORMAT_VERSION,
                 **{key: orjson.Fragment(encode(value)) for key, value in static.items()},
             }
+        reset = orjson.Fragment(self._encoder.encode({"seed": seed, "options": options}))
         # Every value is a string or already encoded, so one dumps gives the
         # same bytes as the careful path, without walking the header again.
-        return _DUMPS(
-            {**self._static_header, "reset": self._reset_fragment(seed, options)},
-            option=_DUMPS_OPTIONS,
-        )
-
-    def _reset_fragment(self, seed: int | None, options: dict[str, Any] | None) -> orjson.Fragment:
-        if options is not None or not (seed is None or type(seed) is int):
-            return orjson.Fragment(self._encoder.encode({"seed": seed, "options": options}))
-        # Mostly reset() or reset(seed=n): cache those, a few at most.
-        fragment = self._reset_fragments.get(seed)
-        if fragment is None:
-            fragment = orjson.Fragment(self._encoder.encode({"seed": seed, "options": None}))
-            if len(self._reset_fragments) < 64:
-                self._reset_fragments[seed] = fragment
-        return fragment
+        line = _DUMPS({**self._static_header, "reset": reset}, option=_DUMPS_OPTIONS)
+        if cacheable and len(self._headers) < 64:
+            self._headers[seed] = line
+        return line
 
     def _end_episode(self) -> None:
         self._close_file()
