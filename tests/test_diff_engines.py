@@ -275,3 +275,57 @@ def test_deepdiff_report_agrees_with_the_fast_check(
 
     assert _equal(record_golden, record_actual, root) == (not slow)
     assert slow == walked
+
+
+def test_tagged_values_are_reported_whole(tmp_path: Path) -> None:
+    import numpy as np
+
+    from gym_goldens.codec import decode_line
+
+    encoder = Encoder(max_array_size=4)
+    golden = decode_line(encoder.encode({"obs": np.arange(10.0), "info": {"s": {1, 2}}}))
+    actual = decode_line(encoder.encode({"obs": np.arange(10.0) + 1, "info": {"s": {1, 3}}}))
+    root = Tolerance().tree()
+    found = explain(golden, actual, root)
+    assert [(d.field, d.kind, type(d.golden).__name__) for d in found] == [
+        ("info.s", "value", "TaggedValue"),
+        ("obs", "value", "ArraySummary"),
+    ]
+    assert not _equal(golden, actual, root)
+
+
+@pytest.mark.parametrize(
+    ("golden", "actual"),
+    [([0], [0.0]), ([1], [True]), ({"x": [0.0]}, {"x": [False]}), ([[2]], [[2.0]])],
+)
+def test_a_change_of_type_is_a_difference_even_when_python_says_equal(
+    golden: Any, actual: Any
+) -> None:
+    root = Tolerance().tree()
+    assert golden == actual  # what Python says
+    assert not _equal({"obs": golden}, {"obs": actual}, root)
+    assert [d.kind for d in explain({"obs": golden}, {"obs": actual}, root)] == ["type"]
+
+
+def test_a_longer_golden_episode_counts_every_extra_step(tmp_path: Path) -> None:
+    records = [_header(0, {}), {"event": "reset", "episode": 0, "obs": [0.0], "info": {}}]
+    records += [
+        {
+            "event": "step",
+            "t": t,
+            "action": 0,
+            "obs": [float(t)],
+            "reward": 0.0,
+            "terminated": False,
+            "truncated": False,
+            "info": {},
+        }
+        for t in range(1, 6)
+    ]
+    golden = _write(tmp_path / "golden", [records])
+    actual = _write(tmp_path / "actual", [records[:4]])  # two steps of five
+    (episode,) = compare(golden, actual).episodes
+    assert (episode.golden_steps, episode.actual_steps) == (5, 2)
+    assert episode.differing_records == 3
+    assert episode.first is not None
+    assert (episode.first.t, episode.first.golden_line, episode.first.actual_line) == (3, 5, None)
