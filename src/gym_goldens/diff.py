@@ -32,6 +32,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final, Literal
 
+import orjson
+
 from gym_goldens.errors import GoldenFormatError
 from gym_goldens.header import INFORMATIONAL_FIELDS
 from gym_goldens.reader import episode_files, iter_lines, parse_record
@@ -259,7 +261,15 @@ def _compare_lines(index: int, golden: Path, actual: Path, root: _Node) -> Episo
     first: Divergence | None = None
     golden_rest = itertools.chain(golden_next, golden_lines)
     actual_rest = itertools.chain(actual_next, actual_lines)
-    for (golden_number, golden_raw), (actual_number, actual_raw) in zip(golden_rest, actual_rest):
+    golden_extra: list[int] = []
+    actual_extra: list[int] = []
+    # zip_longest, not zip: zip would take one line of the longer file and drop it.
+    for golden_item, actual_item in itertools.zip_longest(golden_rest, actual_rest):
+        if golden_item is None or actual_item is None:
+            _extra_line(golden_item, golden_extra)
+            _extra_line(actual_item, actual_extra)
+            continue
+        (golden_number, golden_raw), (actual_number, actual_raw) = golden_item, actual_item
         records += 1
         if golden_raw == actual_raw:
             continue
@@ -279,8 +289,6 @@ def _compare_lines(index: int, golden: Path, actual: Path, root: _Node) -> Episo
                 differences=tuple(found),
             )
 
-    golden_extra = _drain(golden_rest)
-    actual_extra = _drain(actual_rest)
     if first is None and (golden_extra or actual_extra):
         # The record after the last common one is where the lengths part.
         first = Divergence(
@@ -324,8 +332,9 @@ def _header_differences(golden: dict[str, Any], actual: dict[str, Any]) -> tuple
     return tuple(found)
 
 
-def _drain(lines: Iterator[tuple[int, bytes]]) -> list[int]:
-    return [number for number, _ in lines]
+def _extra_line(item: tuple[int, bytes] | None, numbers: list[int]) -> None:
+    if item is not None:
+        numbers.append(item[0])
 
 
 def _count_steps(path: Path) -> int:
@@ -360,6 +369,22 @@ def _float_matches(golden: float, actual: float, node: _Node) -> bool:
     return golden != golden and actual != actual  # NaN matches NaN
 
 
+def _maybe_differ(golden: Any, actual: Any) -> bool:
+    """False only when two values are surely equal: ``==`` alone holds ``1 == 1.0 == True``."""
+    if golden != actual:
+        return True
+    kind = type(golden)
+    if kind is not type(actual):
+        return True
+    if kind is list or kind is dict:
+        # Equal containers may still hide 1 vs 1.0 vs true; their JSON tells them apart.
+        try:
+            return orjson.dumps(golden) != orjson.dumps(actual)
+        except (orjson.JSONEncodeError, TypeError):
+            return True
+    return False
+
+
 def _equal(golden: Any, actual: Any, node: _Node) -> bool:
     """Whether two parsed values match; the hot loop of every comparison."""
     if node.ignored:
@@ -374,11 +399,11 @@ def _equal(golden: Any, actual: Any, node: _Node) -> bool:
             return False
         if node.leaf:
             for g, a in zip(golden, actual):
-                if g != a and not _equal(g, a, node):
+                if _maybe_differ(g, a) and not _equal(g, a, node):
                     return False
             return True
         for i, (g, a) in enumerate(zip(golden, actual)):
-            if g != a and not _equal(g, a, node.child(i)):
+            if _maybe_differ(g, a) and not _equal(g, a, node.child(i)):
                 return False
         return True
     if kind is dict:
@@ -387,7 +412,7 @@ def _equal(golden: Any, actual: Any, node: _Node) -> bool:
                 return False
             for key, g in golden.items():
                 a = actual[key]
-                if g != a and not _equal(g, a, node):
+                if _maybe_differ(g, a) and not _equal(g, a, node):
                     return False
             return True
         for key in golden.keys() | actual.keys():
@@ -397,7 +422,7 @@ def _equal(golden: Any, actual: Any, node: _Node) -> bool:
             if key not in golden or key not in actual:
                 return False
             g, a = golden[key], actual[key]
-            if g != a and not _equal(g, a, child):
+            if _maybe_differ(g, a) and not _equal(g, a, child):
                 return False
         return True
     return bool(golden == actual)

@@ -146,6 +146,9 @@ class RecordTrajectory(
             self._close_file()
         elif self.flush_every is not None and len(self._lines) >= self.flush_every:
             self._write_buffer()
+            # Hand the lines to the OS: flush_every exists to survive a crash.
+            if self._file is not None:
+                self._file.flush()
         return result
 
     def flush(self) -> None:
