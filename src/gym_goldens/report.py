@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from gym_goldens.codec import ArraySummary
-from gym_goldens.diff import Comparison, Difference, EpisodeComparison, format_path
+if TYPE_CHECKING:
+    # The plugin imports this module for SummaryReport at start-up: nothing
+    # heavy (numpy, through the codec) at module level.
+    from gym_goldens.codec import ArraySummary
+    from gym_goldens.diff import Comparison, Difference, EpisodeComparison
 
 __all__ = [
     "SummaryReport",
@@ -129,10 +132,14 @@ def _describe_episode(episode: EpisodeComparison) -> list[str]:
 
 def _describe_counts(episode: EpisodeComparison) -> str:
     golden_steps, actual_steps = episode.golden_steps, episode.actual_steps
-    total = max(golden_steps or 0, actual_steps or 0) + 1
-    text = f"records differing: {episode.differing_records} of {total} (reset + steps)"
-    if episode.first is not None and episode.first.t is not None:
-        text += f", from t={episode.first.t}"
+    first = episode.first
+    # The reset record comes first, so when it differs it is the first divergence.
+    reset_differs = first is not None and first.event == "reset"
+    steps = episode.differing_records - int(reset_differs)
+    text = "reset record differs; " if reset_differs else ""
+    text += f"steps differing: {steps} of {max(golden_steps or 0, actual_steps or 0)}"
+    if first is not None and first.t is not None:
+        text += f" (from t={first.t})"
     text += f"; episode length {golden_steps} vs {actual_steps} (golden vs actual)"
     return text
 
@@ -150,6 +157,8 @@ def _describe_difference(difference: Difference) -> str:
         return f"golden {_value(golden)}, missing from the actual recording"
     if difference.kind == "extra":
         return f"not in the golden, actual {_value(actual)}"
+    from gym_goldens.codec import ArraySummary
+
     if isinstance(golden, ArraySummary) and isinstance(actual, ArraySummary):
         return _describe_arrays(golden, actual)
     allowed = difference.allowed
@@ -177,6 +186,8 @@ def _describe_arrays(golden: ArraySummary, actual: ArraySummary) -> str:
 
 
 def _describe_header_difference(difference: Difference) -> str:
+    from gym_goldens.diff import format_path
+
     field = format_path(difference.path)
     return f"{field}: golden {_value(difference.golden)}, actual {_value(difference.actual)}"
 
