@@ -247,7 +247,9 @@ def decode_line(raw: bytes | str, *, path: object = "<recording>", line: int | N
     try:
         value = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
-        raise GoldenFormatError(path, f"invalid JSON ({exc})", line=line) from None
+        # orjson counts lines within the one line it was given; say the column only.
+        reason = f"invalid JSON at column {exc.colno}: {exc.msg}"
+        raise GoldenFormatError(path, reason, line=line) from None
     if (b'"$' if isinstance(raw, bytes) else '"$') in raw:
         return decode_value(value)
     return value

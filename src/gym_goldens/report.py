@@ -89,7 +89,13 @@ def format_missing(golden_dir: Any, actual_dir: Any, *, nodeid: str | None, disp
 
 def format_unreadable(error: Exception, *, nodeid: str | None, actual_dir: Any = None, display: Any = str) -> str:
     """The message for a golden that cannot be read."""
-    lines = [f"golden unreadable: {error}", "  the golden file was left as it is"]
+    from gym_goldens.errors import GoldenFormatError
+
+    text = str(error)
+    if isinstance(error, GoldenFormatError):
+        where = display(error.path) if error.line is None else f"{display(error.path)}:{error.line}"
+        text = f"{where}: {error.reason}"
+    lines = [f"golden unreadable: {text}", "  the golden file was left as it is"]
     if actual_dir is not None:
         lines.append(f"  actual recording: {display(actual_dir)}")
     lines.append(f"  regenerate it with: {update_command(nodeid)}")
