@@ -157,19 +157,25 @@ _arrays = hnp.arrays(
 _keys = st.text(max_size=6) | st.sampled_from(["$x", "$$y", "null", "obs"])
 _values = st.recursive(
     _scalars | _arrays,
-    lambda children: st.lists(children, max_size=4)
-    | st.dictionaries(_keys, children, max_size=4)
-    | st.tuples(children, children),
+    lambda children: (
+        st.lists(children, max_size=4)
+        | st.dictionaries(_keys, children, max_size=4)
+        | st.tuples(children, children)
+    ),
     max_leaves=12,
 )
 
 
 @settings(max_examples=300, deadline=None)
 @given(value=_values, max_array_size=st.sampled_from([None, 3, 4096]))
-def test_fast_and_careful_paths_give_identical_bytes(value: Any, max_array_size: int | None) -> None:
+def test_fast_and_careful_paths_give_identical_bytes(
+    value: Any, max_array_size: int | None
+) -> None:
     encoder = Encoder(max_array_size=max_array_size)
     record = {"obs": value}
-    careful = orjson.dumps(encoder.to_jsonable(record), option=orjson.OPT_SORT_KEYS | orjson.OPT_SERIALIZE_NUMPY)
+    careful = orjson.dumps(
+        encoder.to_jsonable(record), option=orjson.OPT_SORT_KEYS | orjson.OPT_SERIALIZE_NUMPY
+    )
     assert encoder.encode(record) == careful
     assert encoder.encode(record) == encoder.encode(record)
     _strict_json(careful)

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gym_goldens import GoldenFormatError, RecordTrajectory, Tolerance, compare
+from gym_goldens import GoldenFormatError, RecordTrajectory, Tolerance, compare, read_recording
 from gym_goldens.diff import Difference, _equal, _explain, format_path
 
 
@@ -31,7 +31,12 @@ class ScaleObs(gym.ObservationWrapper[Any, Any, Any]):
 
 
 def _record(
-    path: Path, *, steps: int = 30, factor: float = 1.0, gravity: float | None = None, resets: int = 1
+    path: Path,
+    *,
+    steps: int = 30,
+    factor: float = 1.0,
+    gravity: float | None = None,
+    resets: int = 1,
 ) -> Path:
     """Record CartPole with a fixed policy: ``resets`` episodes of up to ``steps`` steps."""
     env = RecordTrajectory(ScaleObs(gym.make("CartPole-v1"), factor), path)
@@ -59,7 +64,8 @@ def _explained(golden: Any, actual: Any, tolerance: Tolerance | None = None) -> 
 
 def test_identical_recordings_are_equal(tmp_path: Path) -> None:
     result = compare(_record(tmp_path / "g", resets=3), _record(tmp_path / "a", resets=3))
-    assert result.equal and bool(result)
+    assert result.equal
+    assert bool(result)
     assert len(result.episodes) == 3
     assert result.differing == []
 
@@ -117,8 +123,14 @@ def test_type_and_length_changes_are_differences() -> None:
     assert not _equal([1.0, 2.0], [1.0, 2.0, 3.0], _node())
     assert not _equal([[1.0, 2.0]], [[1.0], [2.0]], _node())
     assert not _equal({"a": 1}, {"a": 1, "b": 2}, _node())
-    found = _explained({"obs": [1.0, 2.0], "info": {"a": 1}}, {"obs": [1.0], "info": {"a": 1.0, "b": 0}})
-    assert [(d.field, d.kind) for d in found] == [("obs", "length"), ("info.a", "type"), ("info.b", "extra")]
+    found = _explained(
+        {"obs": [1.0, 2.0], "info": {"a": 1}}, {"obs": [1.0], "info": {"a": 1.0, "b": 0}}
+    )
+    assert [(d.field, d.kind) for d in found] == [
+        ("obs", "length"),
+        ("info.a", "type"),
+        ("info.b", "extra"),
+    ]
     assert (found[0].golden, found[0].actual) == (2, 1)
     missing = _explained({"info": {"a": 1}}, {"info": {}})
     assert [(d.field, d.kind, d.golden) for d in missing] == [("info.a", "missing", 1)]
@@ -149,7 +161,8 @@ def test_first_divergence_names_episode_step_and_field(tmp_path: Path) -> None:
     assert episode.first.differences[0].path == ("obs", 1)
     assert episode.first.differences[0].kind == "value"
     assert episode.differing_records >= 1
-    assert episode.golden_steps is not None and episode.actual_steps is not None
+    assert episode.golden_steps == len(read_recording(golden)[0].steps)
+    assert episode.actual_steps == len(read_recording(actual)[0].steps)
 
 
 def test_tiny_relative_change_passes_default_and_fails_exact(tmp_path: Path) -> None:
@@ -174,7 +187,8 @@ def test_a_different_number_of_steps_is_a_difference(tmp_path: Path) -> None:
     assert episode.first.golden_line == 8
     reverse = compare(actual, golden).differing[0]
     assert (reverse.golden_steps, reverse.actual_steps) == (5, 8)
-    assert reverse.first is not None and reverse.first.golden_line is None
+    assert reverse.first is not None
+    assert reverse.first.golden_line is None
 
 
 def test_a_different_number_of_episodes_is_a_difference(tmp_path: Path) -> None:
@@ -240,11 +254,19 @@ _json = st.recursive(
     lambda children: st.lists(children, max_size=3) | st.dictionaries(_KEYS, children, max_size=3),
     max_leaves=10,
 )
-_patterns = st.sampled_from(["obs", "obs[0]", "obs[*]", "info.a", "info.*.b", "reward", "*.a", "info[1]"])
+_patterns = st.sampled_from(
+    ["obs", "obs[0]", "obs[*]", "info.a", "info.*.b", "reward", "*.a", "info[1]"]
+)
 _tolerances = st.builds(
     Tolerance.build,
-    rtol=st.one_of(st.sampled_from([0.0, 1e-6, 1e-3]), st.dictionaries(_patterns, st.sampled_from([0.0, 1e-4, 1.0]), max_size=2)),
-    atol=st.one_of(st.sampled_from([0.0, 1e-12, 1e-3]), st.dictionaries(_patterns, st.sampled_from([0.0, 1e-4]), max_size=2)),
+    rtol=st.one_of(
+        st.sampled_from([0.0, 1e-6, 1e-3]),
+        st.dictionaries(_patterns, st.sampled_from([0.0, 1e-4, 1.0]), max_size=2),
+    ),
+    atol=st.one_of(
+        st.sampled_from([0.0, 1e-12, 1e-3]),
+        st.dictionaries(_patterns, st.sampled_from([0.0, 1e-4]), max_size=2),
+    ),
     ignore=st.lists(_patterns, max_size=2),
 )
 

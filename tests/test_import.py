@@ -71,8 +71,11 @@ def test_plugin_entry_point_is_registered() -> None:
 def test_importing_the_plugin_loads_nothing_heavy(module: str) -> None:
     script = (
         f"import sys, {module}\n"
-        "heavy = [m for m in ('gymnasium', 'numpy', 'deepdiff', 'orjson', 'matplotlib') if m in sys.modules]\n"
+        "heavy = ('gymnasium', 'numpy', 'deepdiff', 'orjson', 'matplotlib')\n"
+        "heavy = [m for m in heavy if m in sys.modules]\n"
         "print(','.join(heavy))\n"
     )
-    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    )
     assert result.stdout.strip() == ""

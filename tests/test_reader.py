@@ -41,8 +41,9 @@ def test_reads_a_real_recording(tmp_path: Path) -> None:
     recording = read_recording(tmp_path)
     assert len(recording) == 2
     first, second = list(recording)
-    assert first.index == 0 and second.index == 1
-    assert first.header is not None and first.header["env"]["id"] == "Taxi-v4"
+    assert (first.index, second.index) == (0, 1)
+    assert first.header is not None
+    assert first.header["env"]["id"] == "Taxi-v4"
     assert [r["event"] for r in first.records] == ["reset", "step", "step", "step"]
     assert [r["action"] for r in first.steps] == [0, 1, 2]
     assert first.total_reward == sum(r["reward"] for r in first.steps)
@@ -92,7 +93,7 @@ def test_missing_path_is_an_error_naming_it(tmp_path: Path) -> None:
     [
         (b'{"event": "st', "invalid JSON"),
         (b"[1, 2]", "expected a JSON object"),
-        (b'{"event": "jump"}', "expected \"event\" to be"),
+        (b'{"event": "jump"}', 'expected "event" to be'),
         (b'{"event": "step", "t": "1"}', 'a step record needs an integer "t"'),
         (b'{"event":"header","format":"other","version":"1.0"}', "expected format 'gym-goldens'"),
         (b'{"event":"header","format":"gym-goldens","version":"x"}', "unreadable format version"),

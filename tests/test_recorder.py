@@ -66,7 +66,9 @@ def test_one_file_per_episode_with_the_seed_field_names(tmp_path: Path) -> None:
             episodes += 1
     env.close()
     assert episodes >= 2
-    assert sorted(p.name for p in tmp_path.iterdir()) == [episode_filename(i) for i in range(episodes)]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        episode_filename(i) for i in range(episodes)
+    ]
     assert episode_filename(0) == "episode_00000.jsonl"
 
     records = _lines(tmp_path / "episode_00000.jsonl")
@@ -79,7 +81,16 @@ def test_one_file_per_episode_with_the_seed_field_names(tmp_path: Path) -> None:
     assert len(reset["obs"]) == 4
     assert [s["t"] for s in steps] == list(range(1, len(steps) + 1))
     for step in steps:
-        assert set(step) == {"event", "t", "action", "obs", "reward", "terminated", "truncated", "info"}
+        assert set(step) == {
+            "event",
+            "t",
+            "action",
+            "obs",
+            "reward",
+            "terminated",
+            "truncated",
+            "info",
+        }
         assert step["event"] == "step"
         assert step["action"] in (0, 1)
         assert step["reward"] == 1.0
@@ -93,7 +104,8 @@ def test_file_is_closed_and_complete_at_episode_end(tmp_path: Path) -> None:
     env.reset(seed=0)
     for action in (1, 1, 2, 1, 2, 2):  # down, down, right, down, right, right: the goal
         _, reward, terminated, _, _ = env.step(action)
-    assert terminated and reward == 1.0
+    assert terminated
+    assert reward == 1.0
     assert not _open_handles(env)
     episode = read_recording(tmp_path)[0]
     assert episode.complete
@@ -122,7 +134,7 @@ def test_env_raising_mid_episode_leaves_a_readable_partial_episode(tmp_path: Pat
     env.reset(seed=0)
     env.step(0)
     env.step(1)
-    with pytest.raises(Boom, match="^step 3 failed$") as info:
+    with pytest.raises(Boom, match=r"^step 3 failed$") as info:
         env.step(0)
     assert type(info.value) is Boom
     assert not _open_handles(env)
@@ -137,7 +149,7 @@ def test_env_raising_mid_episode_leaves_a_readable_partial_episode(tmp_path: Pat
 
 def test_env_raising_in_reset_propagates_and_leaves_a_readable_file(tmp_path: Path) -> None:
     env = RecordTrajectory(RaisingEnv(fail_on_reset=True), tmp_path)
-    with pytest.raises(Boom, match="^reset failed$"):
+    with pytest.raises(Boom, match=r"^reset failed$"):
         env.reset(seed=0)
     assert not _open_handles(env)
     episode = read_recording(tmp_path)[0]
@@ -164,7 +176,9 @@ def test_flush_every_writes_during_the_episode(tmp_path: Path) -> None:
 
 
 def test_record_constructor_args_rebuild_the_wrapper(tmp_path: Path) -> None:
-    env = RecordTrajectory(gym.make("CartPole-v1"), tmp_path / "rec", max_array_size=None, flush_every=10)
+    env = RecordTrajectory(
+        gym.make("CartPole-v1"), tmp_path / "rec", max_array_size=None, flush_every=10
+    )
     assert env._saved_kwargs == {
         "output_dir": str(tmp_path / "rec"),
         "max_array_size": None,
@@ -176,7 +190,7 @@ def test_record_constructor_args_rebuild_the_wrapper(tmp_path: Path) -> None:
 
 
 def test_bad_arguments_say_what_was_expected(tmp_path: Path) -> None:
-    with pytest.raises(TypeError, match="expects a gymnasium.Env, got str"):
+    with pytest.raises(TypeError, match=r"expects a gymnasium\.Env, got str"):
         RecordTrajectory("CartPole-v1", tmp_path)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="flush_every must be None or a positive int, got 0"):
         RecordTrajectory(gym.make("CartPole-v1"), tmp_path, flush_every=0)
@@ -189,6 +203,6 @@ def test_wrapper_returns_what_the_env_returns(tmp_path: Path) -> None:
     obs, _ = wrapped.reset(seed=4)
     np.testing.assert_array_equal(obs, expected_obs)
     action = np.array([0.3], dtype=np.float32)
-    for got, want in zip(wrapped.step(action), bare.step(action)):
+    for got, want in zip(wrapped.step(action), bare.step(action), strict=True):
         np.testing.assert_array_equal(got, want)
     wrapped.close()

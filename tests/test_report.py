@@ -32,7 +32,12 @@ class ScaleObs(gym.ObservationWrapper[Any, Any, Any]):
 
 
 def _record(
-    path: Path, *, steps: int = 40, resets: int = 1, gravity: float | None = None, factor: float = 1.0
+    path: Path,
+    *,
+    steps: int = 40,
+    resets: int = 1,
+    gravity: float | None = None,
+    factor: float = 1.0,
 ) -> Path:
     env = RecordTrajectory(ScaleObs(gym.make("CartPole-v1"), factor), path)
     if gravity is not None:
@@ -55,11 +60,13 @@ def test_mismatch_message_has_the_issue_shape(tmp_path: Path) -> None:
     assert lines[0] == f"golden mismatch: {golden / 'episode_00000.jsonl'}"
     assert lines[1] == "  first divergence: episode 0, step t=1, obs[1]"
     assert re.fullmatch(
-        r"    golden (\S+)  actual (\S+)  \|diff\| \S+ > tol \S+ \(rtol 1e-06, atol 1e-12\)", lines[2]
+        r"    golden (\S+)  actual (\S+)  \|diff\| \S+ > tol \S+ \(rtol 1e-06, atol 1e-12\)",
+        lines[2],
     ), lines[2]
     assert lines[3] == "    also differ there: obs[3]"
     assert re.fullmatch(
-        r"  steps differing: (\d+) of 20 \(from t=1\); episode length 20 vs 20 \(golden vs actual\)",
+        r"  steps differing: (\d+) of 20 \(from t=1\); "
+        r"episode length 20 vs 20 \(golden vs actual\)",
         lines[4],
     ), lines[4]
     assert lines[5] == "  episodes differing: 2 of 2 (episodes 0, 1)"
@@ -76,7 +83,10 @@ def test_golden_and_actual_values_and_diff_are_the_real_ones(tmp_path: Path) -> 
     assert first is not None
     head = first.differences[0]
     text = format_comparison(comparison)
-    assert f"golden {head.golden!r}  actual {head.actual!r}  |diff| {abs(head.actual - head.golden):.1e}" in text
+    assert (
+        f"golden {head.golden!r}  actual {head.actual!r}  "
+        f"|diff| {abs(head.actual - head.golden):.1e}" in text
+    )
     assert f"> tol {1e-12 + 1e-6 * abs(head.golden):.1e}" in text
 
 
@@ -94,7 +104,9 @@ def test_length_difference_counts_the_missing_steps(tmp_path: Path) -> None:
     actual = _record(tmp_path / "actual", steps=9)
     text = format_comparison(compare(golden, actual))
     assert "  first divergence: episode 0, step t=10: only the golden has this step\n" in text
-    assert "  steps differing: 3 of 12 (from t=10); episode length 12 vs 9 (golden vs actual)" in text
+    assert (
+        "  steps differing: 3 of 12 (from t=10); episode length 12 vs 9 (golden vs actual)" in text
+    )
     reverse = format_comparison(compare(actual, golden))
     assert "step t=10: only the actual recording has this step" in reverse
     assert "episode length 9 vs 12" in reverse
@@ -105,7 +117,9 @@ def test_missing_and_extra_episodes_are_named(tmp_path: Path) -> None:
     actual = _record(tmp_path / "actual", steps=4, resets=1)
     text = format_comparison(compare(golden, actual))
     assert text.startswith(f"golden mismatch: {golden / 'episode_00001.jsonl'}\n")
-    assert "  episode 1 is missing from the actual recording (the golden episode has 4 steps)" in text
+    assert (
+        "  episode 1 is missing from the actual recording (the golden episode has 4 steps)" in text
+    )
     assert "  episodes differing: 2 of 3 (episodes 1, 2)" in text
     assert "episode 1 is not in the golden (the actual episode has 4 steps)" in format_comparison(
         compare(actual, golden)
@@ -131,7 +145,9 @@ def test_type_header_and_version_differences_are_described(tmp_path: Path) -> No
     assert "  header differs: observation_space.shape[0]: golden 4, actual 5" in text
     assert "  first divergence: episode 0, step t=1, reward\n" in text
     assert "    golden 1.0 (float)  actual 1 (int): the type changed" in text
-    assert re.search(r"recorded with other software \(golden -> actual\): numpy \S+ -> 0\.0\.1", text)
+    assert re.search(
+        r"recorded with other software \(golden -> actual\): numpy \S+ -> 0\.0\.1", text
+    )
 
 
 class ImageEnv(gym.Env[np.ndarray, int]):
@@ -164,11 +180,15 @@ def test_array_summaries_say_what_changed(tmp_path: Path) -> None:
 
     text = format_comparison(compare(record(tmp_path / "g", 0), record(tmp_path / "a", 1)))
     assert "  first divergence: episode 0, reset, obs\n" in text
-    assert re.search(r"    array contents changed \(sha256 \w{12} -> \w{12}; mean 0\.0 -> 0\.015625\)", text)
+    assert re.search(
+        r"    array contents changed \(sha256 \w{12} -> \w{12}; mean 0\.0 -> 0\.015625\)", text
+    )
 
 
 def test_missing_and_unreadable_messages_name_path_and_fix(tmp_path: Path) -> None:
-    missing = format_missing(tmp_path / "goldens" / "env", tmp_path / "actual", nodeid="t.py::test_x")
+    missing = format_missing(
+        tmp_path / "goldens" / "env", tmp_path / "actual", nodeid="t.py::test_x"
+    )
     assert missing.splitlines() == [
         f"golden missing: {tmp_path / 'goldens' / 'env'}",
         "  no golden has been recorded for this trajectory yet",
@@ -186,7 +206,10 @@ def test_missing_and_unreadable_messages_name_path_and_fix(tmp_path: Path) -> No
 
 def test_update_command_quotes_the_node_id() -> None:
     assert update_command(None) == "pytest --update-goldens"
-    assert update_command('t.py::test_x[say "hi"]') == 'pytest --update-goldens "t.py::test_x[say \\"hi\\"]"'
+    assert (
+        update_command('t.py::test_x[say "hi"]')
+        == 'pytest --update-goldens "t.py::test_x[say \\"hi\\"]"'
+    )
 
 
 def test_summary_is_empty_when_nothing_happened() -> None:

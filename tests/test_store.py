@@ -61,7 +61,8 @@ def test_awkward_ids_are_safe_and_stable() -> None:
     assert safe_segment("naïve") == "na%C3%AFve"
     long_id = "test_x[" + "a" * 300 + "]"
     cut = safe_segment(long_id)
-    assert len(cut) == 120 and "~" in cut
+    assert len(cut) == 120
+    assert "~" in cut
     assert safe_segment(long_id) == cut
     assert safe_segment(long_id[:-2] + "b]") != cut
     directory = golden_dir_for(ROOT, "t.py::test_x[../../etc]", "../up")
@@ -124,7 +125,10 @@ def test_update_rewrites_changed_and_removes_surplus_episodes(tmp_path: Path) ->
     assert result.status == "updated"
     assert [p.name for p in result.written] == ["episode_00000.jsonl", "episode_00001.jsonl"]
     assert [p.name for p in result.removed] == ["episode_00002.jsonl"]
-    assert sorted(p.name for p in golden.iterdir()) == ["episode_00000.jsonl", "episode_00001.jsonl"]
+    assert sorted(p.name for p in golden.iterdir()) == [
+        "episode_00000.jsonl",
+        "episode_00001.jsonl",
+    ]
     assert (golden / "episode_00000.jsonl").read_bytes() != first
 
 
@@ -134,4 +138,6 @@ def test_update_replaces_an_unreadable_golden(tmp_path: Path) -> None:
     (golden / "episode_00000.jsonl").write_bytes(b'{"event": "res')
     result = update_golden(_record(tmp_path / "run"), golden)
     assert result.status == "updated"
-    assert (golden / "episode_00000.jsonl").read_bytes() == (tmp_path / "run" / "episode_00000.jsonl").read_bytes()
+    assert (golden / "episode_00000.jsonl").read_bytes() == (
+        tmp_path / "run" / "episode_00000.jsonl"
+    ).read_bytes()

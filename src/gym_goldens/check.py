@@ -107,7 +107,9 @@ class TrajectoryChecks:
             raise ValueError(f"record_trajectory name must be a non-empty string, got {name!r}")
         tolerance = self._tolerance.refine(rtol=rtol, atol=atol, ignore=ignore)
         unique = self._unique_name(name or _default_name(env))
-        wrapped: RecordTrajectory[Any, Any] = RecordTrajectory(env, self.output_dir / _dir_name(unique))
+        wrapped: RecordTrajectory[Any, Any] = RecordTrajectory(
+            env, self.output_dir / _dir_name(unique)
+        )
         self._recordings.append(_Recording(unique, wrapped, tolerance))
         return wrapped
 
@@ -121,7 +123,7 @@ class TrajectoryChecks:
         for recording in self._recordings:
             try:
                 recording.env.close()
-            except Exception as exc:  # noqa: BLE001 - close the others, then report the first
+            except Exception as exc:  # close the others, then report the first
                 errors.append(exc)
         if errors:
             raise errors[0]
@@ -154,7 +156,9 @@ class TrajectoryChecks:
         try:
             comparison = compare(golden_dir, actual_dir, recording.tolerance)
         except GoldenFormatError as error:
-            message = format_unreadable(error, nodeid=self.nodeid, actual_dir=actual_dir, display=display)
+            message = format_unreadable(
+                error, nodeid=self.nodeid, actual_dir=actual_dir, display=display
+            )
             return CheckResult(recording.name, golden_dir, "failed", message)
         if comparison.equal:
             return CheckResult(recording.name, golden_dir, "passed")

@@ -250,9 +250,8 @@ def decode_line(raw: bytes | str, *, path: object = "<recording>", line: int | N
         # orjson counts lines within the one line it was given; say the column only.
         reason = f"invalid JSON at column {exc.colno}: {exc.msg}"
         raise GoldenFormatError(path, reason, line=line) from None
-    if (b'"$' if isinstance(raw, bytes) else '"$') in raw:
-        return decode_value(value)
-    return value
+    tagged = b'"$' in raw if isinstance(raw, bytes) else '"$' in raw
+    return decode_value(value) if tagged else value
 
 
 def decode_value(value: Any) -> Any:

@@ -366,7 +366,7 @@ def _float_matches(golden: float, actual: float, node: _Node) -> bool:
     difference = abs(actual - golden)
     if difference <= node.atol + node.rtol * abs(golden):
         return difference != _INF
-    return golden != golden and actual != actual  # NaN matches NaN
+    return math.isnan(golden) and math.isnan(actual)  # NaN matches NaN
 
 
 def _maybe_differ(golden: Any, actual: Any) -> bool:
@@ -398,11 +398,11 @@ def _equal(golden: Any, actual: Any, node: _Node) -> bool:
         if len(golden) != len(actual):
             return False
         if node.leaf:
-            for g, a in zip(golden, actual):
+            for g, a in zip(golden, actual, strict=True):
                 if _maybe_differ(g, a) and not _equal(g, a, node):
                     return False
             return True
-        for i, (g, a) in enumerate(zip(golden, actual)):
+        for i, (g, a) in enumerate(zip(golden, actual, strict=True)):
             if _maybe_differ(g, a) and not _equal(g, a, node.child(i)):
                 return False
         return True
@@ -448,7 +448,7 @@ def _explain(
         if len(golden) != len(actual):
             found.append(Difference(path, "length", len(golden), len(actual)))
             return
-        for i, (g, a) in enumerate(zip(golden, actual)):
+        for i, (g, a) in enumerate(zip(golden, actual, strict=True)):
             _explain(g, a, node.child(i), (*path, i), found)
     elif kind is dict:
         for key in [*golden, *(k for k in actual if k not in golden)]:

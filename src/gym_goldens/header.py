@@ -105,7 +105,7 @@ def _describe_spec(env: gym.Env[Any, Any]) -> dict[str, Any]:
         return {"id": None, "class": f"{type(unwrapped).__module__}.{type(unwrapped).__qualname__}"}
     try:
         described: dict[str, Any] = orjson.loads(spec.to_json())
-    except Exception:  # noqa: BLE001 - any kwarg that fails to serialise falls back to the id
+    except Exception:  # any kwarg that fails to serialise falls back to the id
         described = {"id": spec.id, "kwargs": _stringify(spec.kwargs)}
     return described
 

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from gym_goldens.recorder import RecordTrajectory
     from gym_goldens.tolerance import ToleranceSpec
 
-_checks_key: Final = pytest.StashKey["TrajectoryChecks"]()
+_checks_key: Final[pytest.StashKey[TrajectoryChecks]] = pytest.StashKey()
 _results_key: Final = pytest.StashKey[list[list[str]]]()
 
 
@@ -66,7 +66,9 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 @pytest.fixture
-def record_trajectory(request: pytest.FixtureRequest, tmp_path: Path) -> Generator[RecordTrajectoryFixture]:
+def record_trajectory(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> Generator[RecordTrajectoryFixture]:
     """Record envs in this test and check them against their goldens.
 
     ``record_trajectory(env, name=None, *, rtol=None, atol=None, ignore=())``
@@ -77,12 +79,19 @@ def record_trajectory(request: pytest.FixtureRequest, tmp_path: Path) -> Generat
     from gym_goldens.check import TrajectoryChecks
 
     marker = request.node.get_closest_marker("goldens")
-    checks = TrajectoryChecks(
-        request.config.stash[settings_key],
-        request.node.nodeid,
-        tmp_path,
-        marker.kwargs if marker is not None else None,
-    )
+    try:
+        checks = TrajectoryChecks(
+            request.config.stash[settings_key],
+            request.node.nodeid,
+            tmp_path,
+            marker.kwargs if marker is not None else None,
+        )
+    except (TypeError, ValueError) as error:
+        # A bad marker is the user's to fix: show the message, not our frames.
+        message = str(error)
+        if not message.startswith("@pytest.mark.goldens"):
+            message = f"@pytest.mark.goldens: {message}"
+        raise pytest.fail.Exception(message, pytrace=False) from None
     request.node.stash[_checks_key] = checks
     try:
         yield checks.record
@@ -105,7 +114,9 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
 
 
 @pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     report = yield
     if call.when == "call":
         results = item.stash.get(_results_key, None)

@@ -12,7 +12,7 @@ import gzip
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Final
+from typing import IO, Any, Final
 
 from gym_goldens.codec import decode_line
 from gym_goldens.errors import GoldenFormatError, UnsupportedFormatVersionError
@@ -46,7 +46,9 @@ def episode_files(path: str | Path) -> list[Path]:
                 entry, f"episode {index} is also stored as {found[index].name}; keep one of them"
             )
         if not entry.is_file():
-            raise GoldenFormatError(entry, "expected an episode file, found a folder or other entry")
+            raise GoldenFormatError(
+                entry, "expected an episode file, found a folder or other entry"
+            )
         found[index] = entry
     return [found[i] for i in sorted(found)]
 
@@ -62,7 +64,10 @@ def iter_lines(path: str | Path) -> Iterator[tuple[int, bytes]]:
     """
     file_path = Path(path)
     try:
-        handle = gzip.open(file_path, "rb") if file_path.name.endswith(".gz") else open(file_path, "rb")  # noqa: SIM115
+        if file_path.name.endswith(".gz"):
+            handle: gzip.GzipFile | IO[bytes] = gzip.open(file_path, "rb")  # noqa: SIM115 - closed below
+        else:
+            handle = open(file_path, "rb")  # noqa: SIM115 - closed below
     except OSError as exc:
         raise GoldenFormatError(file_path, f"cannot open ({exc.strerror or exc})") from None
     with handle:
@@ -75,7 +80,9 @@ def iter_lines(path: str | Path) -> Iterator[tuple[int, bytes]]:
                 number += 1
                 if len(raw) > _MAX_LINE_BYTES:
                     raise GoldenFormatError(
-                        file_path, "line is longer than 64 MiB; this is not a recording", line=number
+                        file_path,
+                        "line is longer than 64 MiB; this is not a recording",
+                        line=number,
                     )
                 if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
                     raw = raw[3:]
@@ -83,7 +90,9 @@ def iter_lines(path: str | Path) -> Iterator[tuple[int, bytes]]:
                 if raw:
                     yield number, raw
         except (OSError, EOFError, gzip.BadGzipFile) as exc:
-            raise GoldenFormatError(file_path, f"cannot read ({exc})", line=number or None) from None
+            raise GoldenFormatError(
+                file_path, f"cannot read ({exc})", line=number or None
+            ) from None
 
 
 def parse_record(raw: bytes, path: Path, line: int) -> dict[str, Any]:
@@ -157,7 +166,9 @@ class Episode:
     def complete(self) -> bool:
         """Whether the episode ended (its last step terminated or truncated)."""
         last = self.records[-1] if self.records else None
-        return bool(last and last["event"] == "step" and (last.get("terminated") or last.get("truncated")))
+        return bool(
+            last and last["event"] == "step" and (last.get("terminated") or last.get("truncated"))
+        )
 
     @property
     def total_reward(self) -> float:

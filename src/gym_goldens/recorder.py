@@ -68,7 +68,8 @@ class RecordTrajectory(
         if not isinstance(env, gym.Env):
             raise TypeError(
                 f"RecordTrajectory expects a gymnasium.Env, got {type(env).__name__}; "
-                'wrap the result of gym.make(...), for example RecordTrajectory(gym.make("CartPole-v1"), dir)'
+                "wrap the result of gym.make(...), for example "
+                'RecordTrajectory(gym.make("CartPole-v1"), dir)'
             )
         if flush_every is not None and flush_every < 1:
             raise ValueError(f"flush_every must be None or a positive int, got {flush_every!r}")

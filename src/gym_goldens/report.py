@@ -75,7 +75,9 @@ def format_comparison(
     return "\n".join(lines)
 
 
-def format_missing(golden_dir: Any, actual_dir: Any, *, nodeid: str | None, display: Any = str) -> str:
+def format_missing(
+    golden_dir: Any, actual_dir: Any, *, nodeid: str | None, display: Any = str
+) -> str:
     """The message for a test whose golden does not exist yet."""
     return "\n".join(
         [
@@ -87,7 +89,9 @@ def format_missing(golden_dir: Any, actual_dir: Any, *, nodeid: str | None, disp
     )
 
 
-def format_unreadable(error: Exception, *, nodeid: str | None, actual_dir: Any = None, display: Any = str) -> str:
+def format_unreadable(
+    error: Exception, *, nodeid: str | None, actual_dir: Any = None, display: Any = str
+) -> str:
     """The message for a golden that cannot be read."""
     from gym_goldens.errors import GoldenFormatError
 
@@ -106,12 +110,12 @@ def _describe_episode(episode: EpisodeComparison) -> list[str]:
     if episode.actual_path is None:
         return [
             f"  episode {episode.index} is missing from the actual recording "
-            f"(the golden episode has {episode.golden_steps} steps)"
+            f"(the golden episode has {_steps(episode.golden_steps)})"
         ]
     if episode.golden_path is None:
         return [
             f"  episode {episode.index} is not in the golden "
-            f"(the actual episode has {episode.actual_steps} steps)"
+            f"(the actual episode has {_steps(episode.actual_steps)})"
         ]
     lines: list[str] = []
     for difference in episode.header_differences[:_MAX_OTHER_FIELDS]:
@@ -121,19 +125,28 @@ def _describe_episode(episode: EpisodeComparison) -> list[str]:
         where = "reset" if first.t is None else f"step t={first.t}"
         if first.differences:
             head, *others = first.differences
-            lines.append(f"  first divergence: episode {episode.index}, {where}, {head.field or 'record'}")
+            lines.append(
+                f"  first divergence: episode {episode.index}, {where}, {head.field or 'record'}"
+            )
             lines.append(f"    {_describe_difference(head)}")
             if others:
                 shown = ", ".join(d.field or "record" for d in others[:_MAX_OTHER_FIELDS])
                 more = len(others) - _MAX_OTHER_FIELDS
-                lines.append(f"    also differ there: {shown}" + (f" (+{more} more)" if more > 0 else ""))
+                lines.append(
+                    f"    also differ there: {shown}" + (f" (+{more} more)" if more > 0 else "")
+                )
         else:
             side = "golden" if first.actual_line is None else "actual recording"
             lines.append(
-                f"  first divergence: episode {episode.index}, {where}: only the {side} has this step"
+                f"  first divergence: episode {episode.index}, {where}: "
+                f"only the {side} has this step"
             )
     lines.append(f"  {_describe_counts(episode)}")
     return lines
+
+
+def _steps(count: int | None) -> str:
+    return "1 step" if count == 1 else f"{count} steps"
 
 
 def _describe_counts(episode: EpisodeComparison) -> str:
@@ -154,8 +167,8 @@ def _describe_difference(difference: Difference) -> str:
     golden, actual = difference.golden, difference.actual
     if difference.kind == "type":
         return (
-            f"golden {_value(golden)} ({_type(golden)})  actual {_value(actual)} ({_type(actual)}): "
-            "the type changed"
+            f"golden {_value(golden)} ({_type(golden)})  "
+            f"actual {_value(actual)} ({_type(actual)}): the type changed"
         )
     if difference.kind == "length":
         return f"golden has {golden} items, actual has {actual}: the shape changed"

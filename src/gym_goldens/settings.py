@@ -85,14 +85,23 @@ def add_options(parser: pytest.Parser) -> None:
         dest="goldens_dir",
         default=None,
         metavar="DIR",
-        help="folder of the golden recordings (default: ini goldens_dir, 'goldens' in the rootdir).",
-    )
-    parser.addini("goldens_dir", help="folder of the golden recordings, relative to the rootdir.", default="goldens")
-    parser.addini(
-        "goldens_rtol", help=f"default relative tolerance of float fields ({DEFAULT_RTOL:g}).", default=str(DEFAULT_RTOL)
+        help="folder of the golden recordings "
+        "(default: ini goldens_dir, 'goldens' in the rootdir).",
     )
     parser.addini(
-        "goldens_atol", help=f"default absolute tolerance of float fields ({DEFAULT_ATOL:g}).", default=str(DEFAULT_ATOL)
+        "goldens_dir",
+        help="folder of the golden recordings, relative to the rootdir.",
+        default="goldens",
+    )
+    parser.addini(
+        "goldens_rtol",
+        help=f"default relative tolerance of float fields ({DEFAULT_RTOL:g}).",
+        default=str(DEFAULT_RTOL),
+    )
+    parser.addini(
+        "goldens_atol",
+        help=f"default absolute tolerance of float fields ({DEFAULT_ATOL:g}).",
+        default=str(DEFAULT_ATOL),
     )
 
 

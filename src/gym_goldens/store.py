@@ -2,7 +2,7 @@
 
 A golden recording lives at::
 
-    <goldens_dir>/<test file, relative to the rootdir, without .py>/<test>/<name>/episode_NNNNN.jsonl
+    <goldens_dir>/<test file without .py, relative to the rootdir>/<test>/<name>/episode_NNNNN.jsonl
 
 where ``<test>`` is the rest of the node id: one folder per ``::`` part (class,
 test name with its parametrize id). Every part is made filesystem-safe by
@@ -98,7 +98,9 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
     and is renamed over ``path``.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    descriptor, temporary = tempfile.mkstemp(
+        prefix=f".{path.name}.", suffix=".tmp", dir=path.parent
+    )
     try:
         with os.fdopen(descriptor, "wb") as handle:
             handle.write(data)

@@ -18,7 +18,7 @@ import dataclasses
 import math
 import re
 from collections.abc import Iterable, Mapping
-from typing import Final, Union
+from typing import Final
 
 __all__ = [
     "DEFAULT_ATOL",
@@ -34,7 +34,7 @@ RECORD_FIELDS: Final = frozenset(
     {"obs", "action", "reward", "terminated", "truncated", "info", "t", "episode"}
 )
 
-ToleranceSpec = Union[float, Mapping[str, float]]
+ToleranceSpec = float | Mapping[str, float]
 """A number for every field, or a mapping from field patterns to numbers."""
 
 _SEGMENT: Final = re.compile(r"\[(\d+|\*)\]|\.?([^.\[\]]+)")

@@ -50,7 +50,8 @@ def test_perturbed_cartpole_fails_in_the_call_phase_with_the_message(
     assert diff > tol
     counts = next(line for line in lines if "steps differing" in line)
     assert re.fullmatch(
-        r"  steps differing: \d+ of \d+ \(from t=\d+\); episode length \d+ vs \d+ \(golden vs actual\)",
+        r"  steps differing: \d+ of \d+ \(from t=\d+\); "
+        r"episode length \d+ vs \d+ \(golden vs actual\)",
         counts,
     ), counts
     actual_line = next(line for line in lines if line.startswith("  actual recording: "))
@@ -128,6 +129,7 @@ def test_corrupt_golden_fails_naming_file_and_line_and_stays(
     pytester: pytest.Pytester,
     cartpole_test: Callable[..., Path],
     files_under: Callable[[Path], dict[Path, tuple[bytes, int]]],
+    *,
     corrupt: Callable[[list[bytes]], None],
     line: int | None,
     reason: str,
