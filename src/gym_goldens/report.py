@@ -12,8 +12,10 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any, Final
 
+from gym_goldens.arrays import ArrayDelta
 from gym_goldens.codec import ArraySummary
 from gym_goldens.diff import Comparison, Difference, EpisodeComparison, format_path
+from gym_goldens.dtypes import describe_change
 
 __all__ = [
     "SummaryReport",
@@ -61,9 +63,13 @@ def format_comparison(
     lines = [f"{title}: {display(golden_file)}"]
     lines += _describe_episode(episode)
     if len(comparison.episodes) > 1 or len(differing) > 1:
+        if any(e.env is not None for e in differing):
+            labels = [f"{e.env}/{e.index}" for e in differing]
+            which = f"sub-env/episode {_index_list(labels)}"
+        else:
+            which = f"episodes {_index_list([e.index for e in differing])}"
         lines.append(
-            f"  episodes differing: {len(differing)} of {len(comparison.episodes)} "
-            f"(episodes {_index_list([e.index for e in differing])})"
+            f"  episodes differing: {len(differing)} of {len(comparison.episodes)} ({which})"
         )
     lines += _describe_versions(episode)
     actual_where = comparison.actual
@@ -93,36 +99,44 @@ def format_unreadable(error: Exception, *, nodeid: str | None, actual_dir: Any =
     return "\n".join(lines)
 
 
+def _episode_label(episode: EpisodeComparison) -> str:
+    if episode.env is None:
+        return f"episode {episode.index}"
+    return f"sub-env {episode.env}, episode {episode.index}"
+
+
 def _describe_episode(episode: EpisodeComparison) -> list[str]:
+    label = _episode_label(episode)
     if episode.actual_path is None:
         return [
-            f"  episode {episode.index} is missing from the actual recording "
+            f"  {label} is missing from the actual recording "
             f"(the golden episode has {episode.golden_steps} steps)"
         ]
     if episode.golden_path is None:
         return [
-            f"  episode {episode.index} is not in the golden "
+            f"  {label} is not in the golden "
             f"(the actual episode has {episode.actual_steps} steps)"
         ]
     lines: list[str] = []
-    for difference in episode.header_differences[:_MAX_OTHER_FIELDS]:
+    for difference in _header_differences(episode.header_differences)[:_MAX_OTHER_FIELDS]:
         lines.append(f"  header differs: {_describe_header_difference(difference)}")
     first = episode.first
     if first is not None:
         where = "reset" if first.t is None else f"step t={first.t}"
         if first.differences:
-            head, *others = first.differences
-            lines.append(f"  first divergence: episode {episode.index}, {where}, {head.field or 'record'}")
-            lines.append(f"    {_describe_difference(head)}")
+            # A change of dtype or shape explains the values that follow it.
+            ordered = sorted(first.differences, key=lambda d: not _is_dtypes(d))
+            head, *others = _merge_dtypes(ordered)
+            lines.append(f"  first divergence: {label}, {where}, {_field(head)}")
+            lines.append(f"    {_describe_difference(head, episode)}")
+            lines += [f"    {_describe_array_delta(delta)}" for delta in first.arrays]
             if others:
-                shown = ", ".join(d.field or "record" for d in others[:_MAX_OTHER_FIELDS])
+                shown = ", ".join(_field(d) for d in others[:_MAX_OTHER_FIELDS])
                 more = len(others) - _MAX_OTHER_FIELDS
                 lines.append(f"    also differ there: {shown}" + (f" (+{more} more)" if more > 0 else ""))
         else:
             side = "golden" if first.actual_line is None else "actual recording"
-            lines.append(
-                f"  first divergence: episode {episode.index}, {where}: only the {side} has this step"
-            )
+            lines.append(f"  first divergence: {label}, {where}: only the {side} has this step")
     lines.append(f"  {_describe_counts(episode)}")
     return lines
 
@@ -137,8 +151,43 @@ def _describe_counts(episode: EpisodeComparison) -> str:
     return text
 
 
-def _describe_difference(difference: Difference) -> str:
+def _is_dtypes(difference: Difference) -> bool:
+    return bool(difference.path) and difference.path[0] == "dtypes"
+
+
+def _merge_dtypes(differences: list[Difference]) -> list[Difference]:
+    """Drop a field's value differences when its dtype or shape changed."""
+    changed = [d.path[1:] for d in differences if _is_dtypes(d)]
+    return [
+        d
+        for d in differences
+        if _is_dtypes(d) or not any(d.path[: len(p)] == p and p for p in changed)
+    ]
+
+
+def _field(difference: Difference) -> str:
+    if _is_dtypes(difference):
+        return format_path(difference.path[1:]) or "record"
+    return difference.field or "record"
+
+
+def _describe_difference(difference: Difference, episode: EpisodeComparison | None = None) -> str:
     golden, actual = difference.golden, difference.actual
+    if _is_dtypes(difference):
+        if len(difference.path) == 1:
+            unchanged = "unchanged from the previous step"
+            return (
+                f"numpy types changed: golden {_value(golden) if golden is not None else unchanged}, "
+                f"actual {_value(actual) if actual is not None else unchanged}"
+            )
+        return describe_change(golden, actual)
+    if difference.path == ("digest",):
+        every = _full_every(episode)
+        kept = f"every {every}th step" if every else "some steps"
+        return (
+            f"this step differs from the golden's; only its digest is stored ({kept} "
+            "is kept in full, with step 1 and the last step), and digests are compared exactly"
+        )
     if difference.kind == "type":
         return (
             f"golden {_value(golden)} ({_type(golden)})  actual {_value(actual)} ({_type(actual)}): "
@@ -165,19 +214,83 @@ def _describe_difference(difference: Difference) -> str:
 def _describe_arrays(golden: ArraySummary, actual: ArraySummary) -> str:
     changes = []
     if golden.dtype != actual.dtype:
-        changes.append(f"dtype {golden.dtype} -> {actual.dtype}")
+        changes.append(f"dtype changed {golden.dtype} -> {actual.dtype}")
     if golden.shape != actual.shape:
-        changes.append(f"shape {golden.shape} -> {actual.shape}")
-    if not changes:
-        changes.append(
-            f"contents changed (sha256 {golden.sha256[:12]} -> {actual.sha256[:12]}; "
-            f"mean {golden.mean!r} -> {actual.mean!r})"
+        changes.append(f"shape changed {golden.shape} -> {actual.shape}")
+    if changes:
+        return "array " + ", ".join(changes)
+    details = []
+    where = _changed_rows(golden, actual)
+    if where:
+        details.append(where)
+    if golden.sum is not None and actual.sum is not None and golden.sum != actual.sum:
+        details.append(f"sum {golden.sum!r} -> {actual.sum!r} ({actual.sum - golden.sum:+.6g})")
+    for name in ("min", "max"):
+        before, after = getattr(golden, name), getattr(actual, name)
+        if before != after:
+            details.append(f"{name} {before!r} -> {after!r}")
+    if not details:
+        details.append(f"mean {golden.mean!r} -> {actual.mean!r}")
+    return (
+        f"array {golden.dtype}{list(golden.shape)} (stored as a summary) changed: "
+        + "; ".join(details)
+        + ". Store it in full (max_array_size) to see each element"
+    )
+
+
+def _changed_rows(golden: ArraySummary, actual: ArraySummary) -> str | None:
+    if not golden.bands or not actual.bands or len(golden.bands) != len(actual.bands):
+        return None
+    changed = [i for i, (g, a) in enumerate(zip(golden.bands, actual.bands, strict=True)) if g != a]
+    if not changed:
+        return None
+    first, _ = golden.band_rows(changed[0])
+    _, last = golden.band_rows(changed[-1])
+    noun = "rows" if len(golden.shape) > 1 else "elements"
+    bands = f"{len(changed)} of {len(golden.bands)} bands"
+    return f"{noun} {first}-{last} of {golden.shape[0]} ({bands})"
+
+
+def _describe_array_delta(delta: ArrayDelta) -> str:
+    share = 100.0 * delta.differing / delta.size
+    index = ", ".join(str(i) for i in delta.first)
+    return (
+        f"{format_path(delta.path) or 'record'}: {delta.differing} of {delta.size} elements "
+        f"differ ({share:.3g}%), largest |diff| {delta.max_abs:.6g}, first at [{index}]"
+    )
+
+
+def _full_every(episode: EpisodeComparison | None) -> int | None:
+    header = (episode.golden_header if episode else None) or {}
+    storage = header.get("storage") or {}
+    every = storage.get("full_every")
+    return every if isinstance(every, int) else None
+
+
+def _header_differences(differences: Sequence[Difference]) -> list[Difference]:
+    """Leave out a space's bounds when its dtype changed: they follow it."""
+    retyped = [d.path[:-1] for d in differences if d.path and d.path[-1] == "dtype"]
+    return [
+        d
+        for d in differences
+        if not any(
+            len(d.path) > len(space)
+            and d.path[: len(space)] == space
+            and d.path[len(space)] in ("low", "high")
+            for space in retyped
         )
-    return "array " + ", ".join(changes)
+    ]
 
 
 def _describe_header_difference(difference: Difference) -> str:
-    field = format_path(difference.path)
+    path = difference.path
+    if path and path[-1] in ("dtype", "shape") and difference.kind == "value":
+        # A space's dtype or shape: say so in words.
+        change = f"{difference.golden} -> {difference.actual}"
+        return f"{format_path(path[:-1])}: {path[-1]} changed {change}"
+    field = format_path(path)
+    if isinstance(difference.golden, ArraySummary) and isinstance(difference.actual, ArraySummary):
+        return f"{field}: {_describe_arrays(difference.golden, difference.actual)}"
     return f"{field}: golden {_value(difference.golden)}, actual {_value(difference.actual)}"
 
 
@@ -196,9 +309,21 @@ def _describe_versions(episode: EpisodeComparison) -> list[str]:
         for name in sorted(set(golden_platform) | set(actual_platform))
         if golden_platform.get(name) != actual_platform.get(name)
     ]
-    if not changed or not golden or not actual:
-        return []
-    return [f"  recorded with other software (golden -> actual): {', '.join(changed)}"]
+    lines = []
+    if changed and golden and actual:
+        lines.append(f"  recorded with other software (golden -> actual): {', '.join(changed)}")
+    golden_storage = (episode.golden_header or {}).get("storage")
+    actual_storage = (episode.actual_header or {}).get("storage")
+    if golden_storage and actual_storage and golden_storage != actual_storage:
+        settings = [
+            f"{name} {golden_storage.get(name)!r} -> {actual_storage.get(name)!r}"
+            for name in sorted(set(golden_storage) | set(actual_storage))
+            if golden_storage.get(name) != actual_storage.get(name)
+        ]
+        lines.append(
+            f"  recorded with other storage settings (golden -> actual): {', '.join(settings)}"
+        )
+    return lines
 
 
 def _value(value: Any) -> str:
@@ -213,7 +338,7 @@ def _type(value: Any) -> str:
     return names.get(type(value), type(value).__name__)
 
 
-def _index_list(indices: Sequence[int]) -> str:
+def _index_list(indices: Sequence[int | str]) -> str:
     shown = ", ".join(str(i) for i in indices[:10])
     return shown + (f", ... ({len(indices) - 10} more)" if len(indices) > 10 else "")
 
