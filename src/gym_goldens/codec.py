@@ -128,14 +128,14 @@ class ArraySummary:
         canonical = np.ascontiguousarray(array)
         if canonical.dtype.byteorder == ">":
             canonical = canonical.astype(canonical.dtype.newbyteorder("<"))
-        digest = hashlib.sha256(canonical.tobytes()).hexdigest()
+        # Hash the buffer itself: no copy of a large image.
+        digest = hashlib.sha256(_buffer(canonical)).hexdigest()
         low = high = mean = total = None
         kind = canonical.dtype.kind
         if kind in "biuf" and canonical.size:
             finite = canonical[np.isfinite(canonical)] if kind == "f" else canonical
             if finite.size:
                 low, high = float(finite.min()), float(finite.max())
-                mean = float(finite.mean(dtype=np.float64))
                 if kind == "f":
                     total = float(finite.sum(dtype=np.float64))
                 elif finite.dtype.itemsize < 8:
@@ -143,10 +143,11 @@ class ArraySummary:
                     total = int(finite.sum(dtype=np.int64))
                 else:
                     total = sum(finite.reshape(-1).tolist())  # Python ints: exact
+                mean = total / finite.size
         bands = None
         if canonical.ndim and canonical.shape[0]:
             parts = np.array_split(canonical, min(_MAX_BANDS, canonical.shape[0]), axis=0)
-            bands = tuple(f"{zlib.crc32(part.tobytes()):08x}" for part in parts)
+            bands = tuple(f"{zlib.crc32(_buffer(part)):08x}" for part in parts)
         shape = tuple(canonical.shape)
         return cls(str(canonical.dtype), shape, digest, low, high, mean, total, bands)
 
@@ -200,10 +201,14 @@ class Encoder:
         # so a shorter line cannot hold one that needs summarising.
         smallest = self._limits.smallest
         self._fast_limit = math.inf if smallest is None else 2 * smallest
+        self._smallest = math.inf if smallest is None else smallest
         self._warned: set[tuple[str, str]] = set()
 
     def encode(self, record: Mapping[str, Any]) -> bytes:
         """Encode one record as a JSON line, without the newline."""
+        if type(record) is dict and _large_obs(record.get("obs"), self._smallest):
+            # An image would be written in full only to be summarised.
+            return self._encode_careful(record)
         try:
             line = orjson.dumps(record, option=_DUMPS_OPTIONS)
         except orjson.JSONEncodeError:
@@ -299,6 +304,15 @@ class Encoder:
                 stacklevel=2,
             )
         return {"$object": name}
+
+
+def _large_obs(obs: Any, size: float) -> bool:
+    """Whether an observation (or an item of a dict observation) is a large array."""
+    if type(obs) is np.ndarray:
+        return bool(obs.size > size)
+    if type(obs) is dict:
+        return any(type(item) is np.ndarray and item.size > size for item in obs.values())
+    return False
 
 
 class _ArrayLimits:
@@ -430,6 +444,13 @@ def _freeze(value: Any) -> Any:
     if isinstance(value, dict):
         return tuple(sorted((key, _freeze(item)) for key, item in value.items()))
     return value
+
+
+def _buffer(array: np.ndarray[Any, Any]) -> memoryview:
+    """The bytes of a C-contiguous array, without copying them."""
+    if array.dtype.hasobject or not array.size:
+        return memoryview(array.tobytes())
+    return memoryview(array.reshape(-1).view(np.uint8))
 
 
 def _nonfinite(value: float) -> dict[str, str]:

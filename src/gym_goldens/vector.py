@@ -208,15 +208,23 @@ class RecordVectorTrajectory(gym.vector.VectorWrapper, gym.utils.RecordConstruct
                     sub_action,
                     final_obs,
                     rewards[i],
-                    terminated,
-                    truncated,
-                    final_info,
+                    terminated=terminated,
+                    truncated=truncated,
+                    info=final_info,
                 )
                 self._start(
                     i, sub_obs, reset_info, {"seed": None, "options": None, "autoreset": True}
                 )
                 continue
-            sub.step(self._encoder, sub_action, sub_obs, rewards[i], terminated, truncated, info)
+            sub.step(
+                self._encoder,
+                sub_action,
+                sub_obs,
+                rewards[i],
+                terminated=terminated,
+                truncated=truncated,
+                info=info,
+            )
             if done and self.autoreset_mode == _NEXT_STEP:
                 self._autoreset[i] = True
         return result
@@ -268,7 +276,7 @@ class RecordVectorTrajectory(gym.vector.VectorWrapper, gym.utils.RecordConstruct
         for sub in self._subs:
             try:
                 sub.end()
-            except Exception as exc:  # noqa: BLE001 - close the others, then raise the first
+            except Exception as exc:  # close the others, then raise the first
                 errors.append(exc)
         if errors:
             raise errors[0]
@@ -347,6 +355,7 @@ class _SubEnv:
         action: Any,
         obs: Any,
         reward: Any,
+        *,
         terminated: bool,
         truncated: bool,
         info: dict[str, Any],
