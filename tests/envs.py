@@ -57,7 +57,7 @@ class ImageEnv(gym.Env[np.ndarray, int]):
     """A deterministic 210x160x3 uint8 image env, like an Atari frame.
 
     Args:
-        poke: The step whose frame gets one pixel changed by ``+50``.
+        poke: The step whose frame gets one pixel changed by 50.
         dtype: The observation dtype.
         shape: The frame shape.
         length: Steps until truncation.
@@ -94,7 +94,9 @@ class ImageEnv(gym.Env[np.ndarray, int]):
         # uint8 arithmetic wraps around: a new frame each step, in one cheap pass.
         frame = (self._base + np.uint8(self.t % 256)).astype(self.observation_space.dtype)
         if self.t == self.poke:
-            frame[(len(shape) and shape[0] // 2,) + (1,) * (len(shape) - 1)] += 50
+            pixel = (len(shape) and shape[0] // 2,) + (1,) * (len(shape) - 1)
+            value = int(frame[pixel])
+            frame[pixel] = value + 50 if value < 200 else value - 50
         return frame
 
 
