@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import gzip
+import itertools
 from pathlib import Path
 
 import numpy as np
 import pytest
-from envs import ImageEnv, run
 
+from envs import ImageEnv, run
 from gym_goldens import ArraySummary, RecordTrajectory, compare, read_recording
 from gym_goldens.codec import Encoder, decode_line
 from gym_goldens.report import format_comparison
@@ -39,18 +40,23 @@ class TestArraySummary:
         before, after = ArraySummary.of(frame), ArraySummary.of(poked)
         assert before != after
         assert (before.sum, after.sum) == (0, 50)
-        assert before.bands is not None and after.bands is not None
-        changed = [i for i, (b, a) in enumerate(zip(before.bands, after.bands, strict=True)) if b != a]
+        assert before.bands is not None
+        assert after.bands is not None
+        changed = [
+            i for i, (b, a) in enumerate(zip(before.bands, after.bands, strict=True)) if b != a
+        ]
         assert len(changed) == 1
         first, last = before.band_rows(changed[0])
         assert first <= 100 <= last
 
     def test_band_rows_cover_every_row_once(self) -> None:
         summary = ArraySummary.of(np.zeros((37, 2)))
-        assert summary.bands is not None and len(summary.bands) == 16
+        assert summary.bands is not None
+        assert len(summary.bands) == 16
         rows = [summary.band_rows(i) for i in range(16)]
-        assert rows[0][0] == 0 and rows[-1][1] == 36
-        assert all(b[0] == a[1] + 1 for a, b in zip(rows, rows[1:], strict=False))
+        assert rows[0][0] == 0
+        assert rows[-1][1] == 36
+        assert all(b[0] == a[1] + 1 for a, b in itertools.pairwise(rows))
 
     def test_sum_of_int64_is_exact(self) -> None:
         big = np.full(5000, 2**60, dtype=np.int64)
@@ -119,11 +125,15 @@ class TestImageGoldens:
         assert not comparison.equal
         (episode,) = comparison.differing
         assert episode.differing_records == 1
-        assert episode.first is not None and episode.first.t == 437
+        assert episode.first is not None
+        assert episode.first.t == 437
         message = format_comparison(comparison)
         assert "step t=437, obs" in message
-        assert "array uint8[210, 160, 3] (stored as a summary) changed: rows 93-105 of 210" in message
-        assert "sum" in message and "(+50)" in message
+        assert (
+            "array uint8[210, 160, 3] (stored as a summary) changed: rows 93-105 of 210" in message
+        )
+        assert "sum" in message
+        assert "(+50)" in message
 
     def test_full_arrays_say_how_many_elements_differ(self, tmp_path: Path) -> None:
         full = {"max_array_size": {"obs": None}}
@@ -137,7 +147,10 @@ class TestImageGoldens:
         assert (delta.differing, delta.size, delta.first) == (1, 210 * 160 * 3, (105, 1, 1))
         assert delta.max_abs == 50
         message = format_comparison(comparison)
-        assert "obs: 1 of 100800 elements differ (0.000992%), largest |diff| 50, first at [105, 1, 1]" in message
+        assert (
+            "obs: 1 of 100800 elements differ (0.000992%), largest |diff| 50, first at [105, 1, 1]"
+            in message
+        )
 
 
 class TestCompress:
@@ -158,7 +171,9 @@ class TestCompress:
         assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "two" / name).read_bytes()
 
     def test_flushes_append_gzip_members(self, tmp_path: Path) -> None:
-        env = RecordTrajectory(ImageEnv(length=30, shape=(4,)), tmp_path, compress=True, flush_every=7)
+        env = RecordTrajectory(
+            ImageEnv(length=30, shape=(4,)), tmp_path, compress=True, flush_every=7
+        )
         run(env, [0] * 30)
         assert len(read_recording(tmp_path)[0].steps) == 30
 
@@ -184,7 +199,8 @@ class TestFullEvery:
             run(RecordTrajectory(env, tmp_path / name, full_every=1000), [0] * 10**4)
         comparison = compare(tmp_path / "golden", tmp_path / "actual")
         first = comparison.differing[0].first
-        assert first is not None and first.t == 4321
+        assert first is not None
+        assert first.t == 4321
         assert [d.path for d in first.differences] == [("digest",)]
         message = format_comparison(comparison)
         assert "only its digest is stored (every 1000th step is kept in full" in message

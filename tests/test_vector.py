@@ -9,11 +9,11 @@ import gymnasium as gym
 import numpy as np
 import orjson
 import pytest
-from envs import ScriptedEnv
 from gymnasium.spaces import Box
 from gymnasium.vector import AutoresetMode
 
-from gym_goldens import RecordVectorTrajectory, Recording, compare, read_recording
+from envs import ScriptedEnv
+from gym_goldens import Recording, RecordVectorTrajectory, compare, read_recording
 from gym_goldens.report import format_comparison
 from gym_goldens.store import update_golden
 from gym_goldens.vector import sub_env_info
@@ -53,7 +53,8 @@ def assert_replays_like_single_envs(recording: Recording, seed: int) -> None:
         for number, episode in enumerate(sub):
             obs, _ = single.reset(seed=seed + index if number == 0 else None)
             reset = episode.records[0]
-            assert reset["event"] == "reset" and reset["episode"] == number
+            assert reset["event"] == "reset"
+            assert reset["episode"] == number
             np.testing.assert_array_equal(np.float32(reset["obs"]), obs)
             for step in episode.steps:
                 obs, reward, terminated, truncated, _ = single.step(step["action"])
@@ -101,7 +102,7 @@ class TestLayout:
             recording[0]
 
     def test_refuses_a_single_env(self, tmp_path: Path) -> None:
-        with pytest.raises(TypeError, match="expects a gymnasium.vector.VectorEnv"):
+        with pytest.raises(TypeError, match=r"expects a gymnasium\.vector\.VectorEnv"):
             RecordVectorTrajectory(gym.make("CartPole-v1"), tmp_path)  # type: ignore[arg-type]
 
 

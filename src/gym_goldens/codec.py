@@ -450,7 +450,7 @@ def _buffer(array: np.ndarray[Any, Any]) -> memoryview:
     """The bytes of a C-contiguous array, without copying them."""
     if array.dtype.hasobject or not array.size:
         return memoryview(array.tobytes())
-    return memoryview(array.reshape(-1).view(np.uint8))
+    return memoryview(array.reshape(-1).view(np.uint8))  # type: ignore[arg-type]
 
 
 def _nonfinite(value: float) -> dict[str, str]:

@@ -105,7 +105,7 @@ def describe_change(golden: Any, actual: Any) -> str:
         'shape changed (4,) -> (5,)'
     """
     if not isinstance(golden, str) or not isinstance(actual, str):
-        return f"numpy types changed: golden {_leaf_words(golden)}, actual {_leaf_words(actual)}"
+        return f"numpy type changed: golden {_leaf_words(golden)}, actual {_leaf_words(actual)}"
     golden_dtype, golden_shape = parse_leaf(golden)
     actual_dtype, actual_shape = parse_leaf(actual)
     changes = []

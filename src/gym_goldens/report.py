@@ -26,6 +26,8 @@ __all__ = [
 ]
 
 _MAX_OTHER_FIELDS: Final = 6
+_SPACE_FIELDS: Final = frozenset({"observation_space", "action_space"})
+_BOUNDS: Final = frozenset({"low", "high", "nvec", "n"})
 _MAX_VALUE_CHARS: Final = 80
 
 
@@ -117,18 +119,19 @@ def _describe_episode(episode: EpisodeComparison) -> list[str]:
             f"  {label} is not in the golden "
             f"(the actual episode has {episode.actual_steps} steps)"
         ]
-    lines: list[str] = []
-    for difference in _header_differences(episode.header_differences)[:_MAX_OTHER_FIELDS]:
-        lines.append(f"  header differs: {_describe_header_difference(difference)}")
+    lines = [f"  header differs: {text}" for text in _header_lines(episode)[:_MAX_OTHER_FIELDS]]
     first = episode.first
     if first is not None:
         where = "reset" if first.t is None else f"step t={first.t}"
         if first.differences:
             # A change of dtype or shape explains the values that follow it.
-            ordered = sorted(first.differences, key=lambda d: not _is_dtypes(d))
+            expanded = [part for d in first.differences for part in _expand_dtypes(d)]
+            ordered = sorted(expanded, key=lambda d: not _is_dtypes(d))
             head, *others = _merge_dtypes(ordered)
             lines.append(f"  first divergence: {label}, {where}, {_field(head)}")
             lines.append(f"    {_describe_difference(head, episode)}")
+            if _is_dtypes(head) and first.t is not None and None in (head.golden, head.actual):
+                lines.append("    (a step without dtypes has the numpy types of the step before)")
             lines += [f"    {_describe_array_delta(delta)}" for delta in first.arrays]
             if others:
                 shown = ", ".join(_field(d) for d in others[:_MAX_OTHER_FIELDS])
@@ -155,6 +158,33 @@ def _is_dtypes(difference: Difference) -> bool:
     return bool(difference.path) and difference.path[0] == "dtypes"
 
 
+def _expand_dtypes(difference: Difference) -> list[Difference]:
+    """Split a difference of ``dtypes`` structures into one per typed value."""
+    if not _is_dtypes(difference) or (
+        isinstance(difference.golden, str) and isinstance(difference.actual, str)
+    ):
+        return [difference]
+    golden = dict(_typed_leaves(difference.golden, ()))
+    actual = dict(_typed_leaves(difference.actual, ()))
+    return [
+        Difference((*difference.path, *path), "value", golden.get(path), actual.get(path))
+        for path in [*golden, *(p for p in actual if p not in golden)]
+        if golden.get(path) != actual.get(path)
+    ] or [difference]
+
+
+def _typed_leaves(
+    mirror: Any, path: tuple[str | int, ...]
+) -> list[tuple[tuple[str | int, ...], str]]:
+    if isinstance(mirror, str):
+        return [(path, mirror)]
+    if isinstance(mirror, dict):
+        return [leaf for key, item in mirror.items() for leaf in _typed_leaves(item, (*path, key))]
+    if isinstance(mirror, list):
+        return [leaf for i, item in enumerate(mirror) for leaf in _typed_leaves(item, (*path, i))]
+    return []
+
+
 def _merge_dtypes(differences: list[Difference]) -> list[Difference]:
     """Drop a field's value differences when its dtype or shape changed."""
     changed = [d.path[1:] for d in differences if _is_dtypes(d)]
@@ -174,12 +204,6 @@ def _field(difference: Difference) -> str:
 def _describe_difference(difference: Difference, episode: EpisodeComparison | None = None) -> str:
     golden, actual = difference.golden, difference.actual
     if _is_dtypes(difference):
-        if len(difference.path) == 1:
-            unchanged = "unchanged from the previous step"
-            return (
-                f"numpy types changed: golden {_value(golden) if golden is not None else unchanged}, "
-                f"actual {_value(actual) if actual is not None else unchanged}"
-            )
         return describe_change(golden, actual)
     if difference.path == ("digest",):
         every = _full_every(episode)
@@ -267,27 +291,48 @@ def _full_every(episode: EpisodeComparison | None) -> int | None:
     return every if isinstance(every, int) else None
 
 
-def _header_differences(differences: Sequence[Difference]) -> list[Difference]:
-    """Leave out a space's bounds when its dtype changed: they follow it."""
-    retyped = [d.path[:-1] for d in differences if d.path and d.path[-1] == "dtype"]
-    return [
-        d
-        for d in differences
-        if not any(
-            len(d.path) > len(space)
-            and d.path[: len(space)] == space
-            and d.path[len(space)] in ("low", "high")
-            for space in retyped
-        )
-    ]
+def _header_lines(episode: EpisodeComparison) -> list[str]:
+    """Header differences in words; a space's dtype or shape change comes as one line."""
+    golden, actual = episode.golden_header or {}, episode.actual_header or {}
+    changed: dict[tuple[str | int, ...], str] = {}
+    for difference in episode.header_differences:
+        path = difference.path
+        for depth, segment in enumerate(path):
+            if segment in ("dtype", "shape") and path[0] in _SPACE_FIELDS:
+                key = path[: depth + 1]
+                before, after = _lookup(golden, key), _lookup(actual, key)
+                if isinstance(before, list) and isinstance(after, list):
+                    before, after = tuple(before), tuple(after)
+                text = f"{format_path(key[:-1])}: {segment} changed {before} -> {after}"
+                changed.setdefault(key, text)
+                break
+    # A space whose dtype or shape changed has other bounds: say it once.
+    spaces = {key[:-1] for key in changed}
+    lines = list(changed.values())
+    for difference in episode.header_differences:
+        path = difference.path
+        if any(path[: len(key)] == key for key in changed):
+            continue
+        if any(
+            len(path) > len(space) and path[: len(space)] == space and path[len(space)] in _BOUNDS
+            for space in spaces
+        ):
+            continue
+        lines.append(_describe_header_difference(difference))
+    return lines
+
+
+def _lookup(value: Any, path: tuple[str | int, ...]) -> Any:
+    for segment in path:
+        try:
+            value = value[segment]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return value
 
 
 def _describe_header_difference(difference: Difference) -> str:
     path = difference.path
-    if path and path[-1] in ("dtype", "shape") and difference.kind == "value":
-        # A space's dtype or shape: say so in words.
-        change = f"{difference.golden} -> {difference.actual}"
-        return f"{format_path(path[:-1])}: {path[-1]} changed {change}"
     field = format_path(path)
     if isinstance(difference.golden, ArraySummary) and isinstance(difference.actual, ArraySummary):
         return f"{field}: {_describe_arrays(difference.golden, difference.actual)}"
