@@ -248,11 +248,12 @@ def _describe_arrays(golden: ArraySummary, actual: ArraySummary) -> str:
     if where:
         details.append(where)
     if golden.sum is not None and actual.sum is not None and golden.sum != actual.sum:
-        details.append(f"sum {golden.sum!r} -> {actual.sum!r} ({actual.sum - golden.sum:+.6g})")
+        change = actual.sum - golden.sum
+        details.append(f"sum {_number(golden.sum)} -> {_number(actual.sum)} ({change:+.6g})")
     for name in ("min", "max"):
         before, after = getattr(golden, name), getattr(actual, name)
         if before != after:
-            details.append(f"{name} {before!r} -> {after!r}")
+            details.append(f"{name} {_number(before)} -> {_number(after)}")
     if not details:
         details.append(f"mean {golden.mean!r} -> {actual.mean!r}")
     return (
@@ -260,6 +261,13 @@ def _describe_arrays(golden: ArraySummary, actual: ArraySummary) -> str:
         + "; ".join(details)
         + ". Store it in full (max_array_size) to see each element"
     )
+
+
+def _number(value: float | None) -> str:
+    # Statistics of integer arrays are stored as floats: show 132, not 132.0.
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+        return str(int(value))
+    return repr(value)
 
 
 def _changed_rows(golden: ArraySummary, actual: ArraySummary) -> str | None:
