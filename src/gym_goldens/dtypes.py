@@ -41,20 +41,25 @@ def signature(value: Any) -> Any:
     a dict of their typed items, lists and tuples a list; None when there is
     no numpy value inside.
     """
+    # The recorder calls this on every step: the common types come first.
     kind = type(value)
     if kind is np.ndarray:
         return (value.dtype, value.shape)
     if kind in _PLAIN:
         return None
-    if isinstance(value, np.generic):
-        return (value.dtype, None)
-    if isinstance(value, Mapping):
+    if kind is dict:
+        if not value:
+            return None
         typed = {}
         for key, item in value.items():
             found = signature(item)
             if found is not None:
                 typed[key] = found
         return typed or None
+    if isinstance(value, np.generic):
+        return (value.dtype, None)
+    if isinstance(value, Mapping):
+        return signature(dict(value))
     if isinstance(value, tuple) and hasattr(kind, "_fields"):
         return signature(dict(zip(kind._fields, value, strict=True)))
     if isinstance(value, (list, tuple)):
