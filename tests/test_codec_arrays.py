@@ -153,6 +153,36 @@ class TestImageGoldens:
         )
 
 
+class TestMixedStorage:
+    """A golden of summaries against a recording of full arrays, and the other way round."""
+
+    def test_same_frames_match_whatever_the_storage(self, tmp_path: Path) -> None:
+        record_image(tmp_path / "summary", steps=5)
+        record_image(tmp_path / "full", steps=5, max_array_size=None)
+        assert compare(tmp_path / "summary", tmp_path / "full").equal
+        assert compare(tmp_path / "full", tmp_path / "summary").equal
+
+    def test_a_changed_pixel_is_described_from_the_full_side(self, tmp_path: Path) -> None:
+        record_image(tmp_path / "summary", steps=5)
+        record_image(tmp_path / "full", poke=3, steps=5, max_array_size=None)
+        comparison = compare(tmp_path / "summary", tmp_path / "full")
+        first = comparison.differing[0].first
+        assert first is not None
+        assert first.t == 3
+        message = format_comparison(comparison)
+        assert "recorded with other storage settings (golden -> actual): max_array_size" in message
+        assert "rows 93-105 of 210 (1 of 16 bands); sum" in message
+        assert "(the golden holds a summary only: its elements are not known)" in message
+
+    def test_a_changed_shape_is_still_a_difference(self, tmp_path: Path) -> None:
+        record_image(tmp_path / "summary", steps=2)
+        small = RecordTrajectory(
+            ImageEnv(shape=(210, 160, 2), length=2), tmp_path / "full", max_array_size=None
+        )
+        run(small, [0, 0])
+        assert not compare(tmp_path / "summary", tmp_path / "full").equal
+
+
 class TestCompress:
     def test_gzip_files_read_and_compare_transparently(self, tmp_path: Path) -> None:
         record_image(tmp_path / "plain", steps=50)

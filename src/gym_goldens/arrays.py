@@ -15,9 +15,10 @@ from typing import Any
 
 import numpy as np
 
+from gym_goldens.codec import ArraySummary
 from gym_goldens.tolerance import _Node
 
-__all__ = ["ArrayDelta", "array_deltas"]
+__all__ = ["ArrayDelta", "array_deltas", "summarise_like", "summary_matches"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -65,6 +66,33 @@ def array_deltas(
             if delta is not None:
                 found[array_path] = delta
     return tuple(found.values())
+
+
+def summarise_like(summary: ArraySummary, value: Any) -> ArraySummary | None:
+    """The summary of ``value``, an array written in full, read as ``summary``'s dtype.
+
+    None when ``value`` is not an array of that dtype and shape.
+    """
+    try:
+        array = np.asarray(value, dtype=np.dtype(summary.dtype))
+    except (ValueError, TypeError, OverflowError):
+        return None
+    if array.shape != summary.shape:
+        return None
+    return ArraySummary.of(array)
+
+
+def summary_matches(golden: Any, actual: Any) -> bool:
+    """Whether an array stored as a summary on one side is the full array on the other.
+
+    A golden written with the default ``max_array_size`` then matches a
+    recording that keeps its arrays in full, and the other way round.
+    """
+    if isinstance(golden, ArraySummary) and isinstance(actual, list):
+        return summarise_like(golden, actual) == golden
+    if isinstance(actual, ArraySummary) and isinstance(golden, list):
+        return summarise_like(actual, golden) == actual
+    return False
 
 
 def _locate(

@@ -32,7 +32,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final, Literal
 
-from gym_goldens.arrays import ArrayDelta, array_deltas
+from gym_goldens.arrays import ArrayDelta, array_deltas, summarise_like, summary_matches
 from gym_goldens.errors import GoldenFormatError
 from gym_goldens.header import INFORMATIONAL_FIELDS, LEGACY_VERSION
 from gym_goldens.reader import episode_files, iter_lines, parse_record, sub_env_dirs
@@ -399,7 +399,7 @@ def _equal(golden: Any, actual: Any, node: _Node) -> bool:
         return True
     kind = type(golden)
     if kind is not type(actual):
-        return False
+        return summary_matches(golden, actual)
     if kind is float:
         return _float_matches(golden, actual, node)
     if kind is list:
@@ -448,7 +448,8 @@ def _explain(
         return
     kind = type(golden)
     if kind is not type(actual):
-        found.append(Difference(path, "type", golden, actual))
+        if not summary_matches(golden, actual):
+            found.append(Difference(path, "type", golden, actual))
     elif kind is float:
         if not _float_matches(golden, actual, node):
             found.append(Difference(path, "value", golden, actual, node.rtol, node.atol))

@@ -212,6 +212,12 @@ def _describe_difference(difference: Difference, episode: EpisodeComparison | No
             f"this step differs from the golden's; only its digest is stored ({kept} "
             "is kept in full, with step 1 and the last step), and digests are compared exactly"
         )
+    if difference.kind == "type" and isinstance(golden, ArraySummary | list) and (
+        isinstance(actual, ArraySummary | list)
+    ):
+        mixed = _describe_mixed_storage(golden, actual)
+        if mixed is not None:
+            return mixed
     if difference.kind == "type":
         return (
             f"golden {_value(golden)} ({_type(golden)})  actual {_value(actual)} ({_type(actual)}): "
@@ -268,6 +274,26 @@ def _number(value: float | None) -> str:
     if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
         return str(int(value))
     return repr(value)
+
+
+def _describe_mixed_storage(golden: Any, actual: Any) -> str | None:
+    """An array stored as a summary on one side and in full on the other."""
+    from gym_goldens.arrays import summarise_like
+
+    if isinstance(golden, ArraySummary) and isinstance(actual, list):
+        side, summary, full = "golden", golden, summarise_like(golden, actual)
+        pair = (summary, full) if full is not None else None
+    elif isinstance(actual, ArraySummary) and isinstance(golden, list):
+        side, summary, full = "actual recording", actual, summarise_like(actual, golden)
+        pair = (full, summary) if full is not None else None
+    else:
+        return None
+    if pair is None:
+        return None
+    described = _describe_arrays(*pair).removesuffix(
+        ". Store it in full (max_array_size) to see each element"
+    )
+    return f"{described} (the {side} holds a summary only: its elements are not known)"
 
 
 def _changed_rows(golden: ArraySummary, actual: ArraySummary) -> str | None:
