@@ -5,7 +5,8 @@ stack, spaces), how the episode was reset (seed and options), and the software
 and platform that recorded it. Spaces are compared; versions and platform are
 informational and shown beside a mismatch, never compared. The episode files
 of a vector env also describe the vector env (``vector``: number of sub-envs,
-the sub-env's index, the autoreset and vectorization modes), which is compared.
+the sub-env's index and the autoreset mode, compared; ``vectorization_mode``,
+informational).
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ LEGACY_VERSION: Final = "1.0"
 """The version assumed for files without a header; 1.0 records have no ``dtypes``."""
 
 INFORMATIONAL_FIELDS: Final = frozenset(
-    {"versions", "platform", "reset", "env", "wrappers", "storage"}
+    {"versions", "platform", "reset", "env", "wrappers", "storage", "vectorization_mode"}
 )
 """Header fields that are shown beside a mismatch but never compared."""
 
@@ -135,8 +136,10 @@ def describe_vector_env(env: Any) -> dict[str, Any]:
         "vector": {
             "num_envs": int(env.num_envs),
             "autoreset_mode": getattr(mode, "value", mode if mode is None else str(mode)),
-            "vectorization_mode": _vectorization_mode(inner),
         },
+        # Informational: sync and async give the same trajectories, a vector env
+        # of its own (such as CartPoleVectorEnv) may not; a mismatch shows it.
+        "vectorization_mode": _vectorization_mode(inner),
         "versions": software_versions(),
         "platform": _platform(),
     }

@@ -391,6 +391,13 @@ def _describe_versions(episode: EpisodeComparison) -> list[str]:
     lines = []
     if changed and golden and actual:
         lines.append(f"  recorded with other software (golden -> actual): {', '.join(changed)}")
+    golden_mode = (episode.golden_header or {}).get("vectorization_mode")
+    actual_mode = (episode.actual_header or {}).get("vectorization_mode")
+    if golden_mode and actual_mode and golden_mode != actual_mode:
+        lines.append(
+            f"  recorded with another vectorization mode (golden -> actual): {golden_mode} -> "
+            f"{actual_mode}; a vector env of its own may not match sync or async vectorization"
+        )
     golden_storage = (episode.golden_header or {}).get("storage")
     actual_storage = (episode.actual_header or {}).get("storage")
     if golden_storage and actual_storage and golden_storage != actual_storage:

@@ -11,8 +11,8 @@ records every sub-env as if it were a single env::
 
 so each sub-env's episodes read back and compare one by one. The files are
 those of :class:`~gym_goldens.recorder.RecordTrajectory`, with a ``vector``
-header field (number of sub-envs, the sub-env's index, the autoreset and
-vectorization modes).
+header field (number of sub-envs, the sub-env's index, the autoreset mode) and
+a ``vectorization_mode`` one.
 
 Every autoreset mode of gymnasium 1.x is honoured:
 

@@ -85,9 +85,10 @@ class TestVectorEnvs:
         result.stdout.fnmatch_lines(
             [
                 "*golden mismatch: goldens/test_vec/test_cartpoles/CartPole-v1/env_0/episode_0*",
-                "*header differs: vector.vectorization_mode: golden 'vector_entry_point', actual*",
                 "*first divergence: sub-env 0, episode 0, reset, obs*",
                 "*episodes differing: * (sub-env/episode 0/0, *",
+                "*recorded with another vectorization mode (golden -> actual): "
+                "vector_entry_point -> sync*",
                 '*update with: pytest --update-goldens "test_vec.py::test_cartpoles"',
             ]
         )
