@@ -32,7 +32,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final, Literal
 
-from gym_goldens.arrays import ArrayDelta, array_deltas, summarise_like, summary_matches
+from gym_goldens.arrays import ArrayDelta, array_deltas, summary_matches
 from gym_goldens.errors import GoldenFormatError
 from gym_goldens.header import INFORMATIONAL_FIELDS, LEGACY_VERSION
 from gym_goldens.reader import episode_files, iter_lines, parse_record, sub_env_dirs

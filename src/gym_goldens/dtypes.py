@@ -118,7 +118,9 @@ def describe_change(golden: Any, actual: Any) -> str:
         changes.append(f"dtype changed {golden_dtype} -> {actual_dtype}")
     if golden_shape != actual_shape:
         if golden_shape is None or actual_shape is None:
-            kinds = ["scalar" if s is None else f"array {s}" for s in (golden_shape, actual_shape)]
+            kinds = [
+                "scalar" if s is None else f"array of shape {s}" for s in (golden_shape, actual_shape)
+            ]
             changes.append(f"numpy {kinds[0]} became a numpy {kinds[1]}")
         else:
             changes.append(f"shape changed {golden_shape} -> {actual_shape}")

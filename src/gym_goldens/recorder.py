@@ -28,7 +28,13 @@ from gym_goldens import dtypes
 from gym_goldens.codec import DEFAULT_MAX_ARRAY_SIZE, ArraySizeSpec, Encoder
 from gym_goldens.header import FORMAT_NAME, FORMAT_VERSION, describe_env
 
-__all__ = ["RecordTrajectory", "digest_record", "episode_filename", "open_episode_file"]
+__all__ = [
+    "RecordTrajectory",
+    "digest_record",
+    "episode_filename",
+    "open_episode_file",
+    "storage_header",
+]
 
 _DIGEST_BYTES = 8
 _GZIP_LEVEL = 6
