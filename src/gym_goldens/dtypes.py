@@ -119,7 +119,8 @@ def describe_change(golden: Any, actual: Any) -> str:
     if golden_shape != actual_shape:
         if golden_shape is None or actual_shape is None:
             kinds = [
-                "scalar" if s is None else f"array of shape {s}" for s in (golden_shape, actual_shape)
+                "scalar" if s is None else f"array of shape {s}"
+                for s in (golden_shape, actual_shape)
             ]
             changes.append(f"numpy {kinds[0]} became a numpy {kinds[1]}")
         else:
