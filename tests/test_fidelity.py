@@ -163,7 +163,7 @@ class TestDtypeAndShape:
             "first divergence: episode 0, reset, info.mask\n    dtype changed int8 -> int64"
             in message
         )
-        assert "also differ there: obs.image" in message
+        assert "also differ there: obs.image (numpy type)" in message
 
     def test_a_numpy_value_becoming_a_python_value(self, tmp_path: Path) -> None:
         space = spaces.Discrete(3)

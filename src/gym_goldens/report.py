@@ -134,7 +134,7 @@ def _describe_episode(episode: EpisodeComparison) -> list[str]:
                 lines.append("    (a step without dtypes has the numpy types of the step before)")
             lines += [f"    {_describe_array_delta(delta)}" for delta in first.arrays]
             if others:
-                shown = ", ".join(_field(d) for d in others[:_MAX_OTHER_FIELDS])
+                shown = ", ".join(_other_field(d) for d in others[:_MAX_OTHER_FIELDS])
                 more = len(others) - _MAX_OTHER_FIELDS
                 lines.append(f"    also differ there: {shown}" + (f" (+{more} more)" if more > 0 else ""))
         else:
@@ -199,6 +199,10 @@ def _field(difference: Difference) -> str:
     if _is_dtypes(difference):
         return format_path(difference.path[1:]) or "record"
     return difference.field or "record"
+
+
+def _other_field(difference: Difference) -> str:
+    return f"{_field(difference)} (numpy type)" if _is_dtypes(difference) else _field(difference)
 
 
 def _describe_difference(difference: Difference, episode: EpisodeComparison | None = None) -> str:
