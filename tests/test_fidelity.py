@@ -165,6 +165,21 @@ class TestDtypeAndShape:
         )
         assert "also differ there: obs.image (numpy type)" in message
 
+    def test_ignoring_a_field_ignores_its_dtype(self, tmp_path: Path) -> None:
+        def env(mask_dtype: Any) -> ScriptedEnv:
+            info = {"mask": np.array([1, 0], dtype=mask_dtype)}
+            return ScriptedEnv(BOX, [obs(1, 2, 3)] * 2, infos=[info, info])
+
+        record_scripted(tmp_path / "golden", env(np.int8))
+        record_scripted(tmp_path / "actual", env(np.int64))
+        assert not compare(tmp_path / "golden", tmp_path / "actual").equal
+        for ignore in (["info.mask"], ["info"], ["dtypes"], ["dtypes.info"]):
+            tolerance = Tolerance.build(ignore=ignore)
+            assert compare(tmp_path / "golden", tmp_path / "actual", tolerance).equal, ignore
+        assert not compare(
+            tmp_path / "golden", tmp_path / "actual", Tolerance.build(ignore=["dtypes.obs"])
+        ).equal
+
     def test_a_numpy_value_becoming_a_python_value(self, tmp_path: Path) -> None:
         space = spaces.Discrete(3)
         record_scripted(tmp_path / "golden", ScriptedEnv(space, [np.int64(1)] * 2))
