@@ -160,7 +160,7 @@ class RecordVectorTrajectory(gym.vector.VectorWrapper, gym.utils.RecordConstruct
         except BaseException:
             self._end_all()
             raise
-        for i, sub_obs in enumerate(iterate(self.observation_space, obs)):
+        for i, sub_obs in enumerate(iterate(self.observation_space, _contiguous(obs))):
             if mask is not None and not mask[i]:
                 continue
             self._autoreset[i] = False
@@ -178,8 +178,8 @@ class RecordVectorTrajectory(gym.vector.VectorWrapper, gym.utils.RecordConstruct
             raise
         obs, rewards, terminations, truncations, infos = result
         same_step = self.autoreset_mode == _SAME_STEP
-        sub_actions = iterate(self.action_space, actions)
-        sub_observations = iterate(self.observation_space, obs)
+        sub_actions = iterate(self.action_space, _contiguous(actions))
+        sub_observations = iterate(self.observation_space, _contiguous(obs))
         for i, (sub_action, sub_obs) in enumerate(zip(sub_actions, sub_observations, strict=False)):
             sub = self._subs[i]
             if self._autoreset[i]:
@@ -280,6 +280,13 @@ class RecordVectorTrajectory(gym.vector.VectorWrapper, gym.utils.RecordConstruct
                 errors.append(exc)
         if errors:
             raise errors[0]
+
+
+def _contiguous(batch: Any) -> Any:
+    # Rows of a Fortran-ordered batch (CartPoleVectorEnv's) would each need a copy to encode.
+    if type(batch) is np.ndarray and not batch.flags.c_contiguous:
+        return np.ascontiguousarray(batch)
+    return batch
 
 
 def sub_env_info(infos: Mapping[str, Any], index: int) -> dict[str, Any]:
