@@ -266,6 +266,21 @@ class TestFormat10Goldens:
         env.close()
         assert not compare(self.LEGACY, tmp_path / "actual").equal
 
+    def test_update_rewrites_them_in_the_current_version(self, tmp_path: Path) -> None:
+        from gym_goldens.header import FORMAT_VERSION
+        from gym_goldens.store import update_golden
+
+        golden = tmp_path / "golden"
+        golden.mkdir()
+        legacy = (self.LEGACY / "episode_00000.jsonl").read_bytes()
+        (golden / "episode_00000.jsonl").write_bytes(legacy)
+        self.record_pendulum(tmp_path / "actual")
+        assert update_golden(tmp_path / "actual", golden).status == "updated"
+        header = read_recording(golden)[0].header
+        assert header is not None
+        assert header["version"] == FORMAT_VERSION
+        assert update_golden(tmp_path / "actual", golden).status == "unchanged"
+
 
 @pytest.mark.parametrize("version", ["2.0", "10.1"])
 def test_a_newer_major_version_is_refused(tmp_path: Path, version: str) -> None:

@@ -274,3 +274,22 @@ def test_sync_and_async_vectorization_record_the_same(tmp_path: Path) -> None:
     assert header is not None
     assert header["vectorization_mode"] == "async"
     assert compare(tmp_path / "sync", tmp_path / "async").equal
+
+
+class TestReading:
+    def test_sub_env_folders_must_be_numbered_from_zero(self, tmp_path: Path) -> None:
+        from gym_goldens import GoldenFormatError
+
+        record_cartpoles(tmp_path, AutoresetMode.NEXT_STEP)
+        (tmp_path / "env_1").rename(tmp_path / "env_7")
+        with pytest.raises(GoldenFormatError, match="expected sub-env folders env_0 to env_3"):
+            read_recording(tmp_path)
+
+    def test_has_episodes(self, tmp_path: Path) -> None:
+        from gym_goldens.reader import has_episodes
+
+        assert not has_episodes(tmp_path / "nothing")
+        (tmp_path / "env_0").mkdir()
+        assert not has_episodes(tmp_path)
+        record_cartpoles(tmp_path, AutoresetMode.NEXT_STEP)
+        assert has_episodes(tmp_path)
