@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from gym_goldens.reader import Episode, Recording, read_recording
     from gym_goldens.recorder import RecordTrajectory
     from gym_goldens.tolerance import Tolerance
+    from gym_goldens.vector import RecordVectorTrajectory
 
 __all__ = [
     "ArraySummary",
@@ -34,6 +35,7 @@ __all__ = [
     "GoldensError",
     "GoldensWarning",
     "RecordTrajectory",
+    "RecordVectorTrajectory",
     "Recording",
     "Tolerance",
     "UnsupportedFormatVersionError",
@@ -52,6 +54,7 @@ _LOCATIONS = {
     "GoldensError": "errors",
     "GoldensWarning": "errors",
     "RecordTrajectory": "recorder",
+    "RecordVectorTrajectory": "vector",
     "Recording": "reader",
     "Tolerance": "tolerance",
     "UnsupportedFormatVersionError": "errors",

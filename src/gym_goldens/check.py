@@ -1,8 +1,9 @@
 """The check workflow of one test: record, then compare or update.
 
 :class:`TrajectoryChecks` is what the ``record_trajectory`` fixture hands out:
-it wraps each env in :class:`~gym_goldens.recorder.RecordTrajectory` under the
-test's temporary folder and, after the test body passed, compares every
+it wraps each env in :class:`~gym_goldens.recorder.RecordTrajectory` (a vector
+env in :class:`~gym_goldens.vector.RecordVectorTrajectory`) under the test's
+temporary folder and, after the test body passed, compares every
 recording with its golden, or writes it as the golden under
 ``--update-goldens``.
 """
@@ -21,7 +22,9 @@ from gym_goldens.tolerance import Tolerance, ToleranceSpec
 if TYPE_CHECKING:
     import gymnasium as gym
 
+    from gym_goldens.codec import ArraySizeSpec
     from gym_goldens.recorder import RecordTrajectory
+    from gym_goldens.vector import RecordVectorTrajectory
 
 __all__ = ["CheckResult", "TrajectoryChecks"]
 
@@ -46,10 +49,13 @@ class CheckResult:
     message: str | None = None
 
 
+_UNSET: Final[Any] = object()
+
+
 @dataclasses.dataclass
 class _Recording:
     name: str
-    env: RecordTrajectory[Any, Any]
+    env: RecordTrajectory[Any, Any] | RecordVectorTrajectory
     tolerance: Tolerance
 
 
@@ -86,30 +92,52 @@ class TrajectoryChecks:
 
     def record(
         self,
-        env: gym.Env[Any, Any],
+        env: gym.Env[Any, Any] | gym.vector.VectorEnv[Any, Any, Any],
         name: str | None = None,
         *,
         rtol: ToleranceSpec | None = None,
         atol: ToleranceSpec | None = None,
         ignore: Iterable[str] = (),
-    ) -> RecordTrajectory[Any, Any]:
-        """Wrap ``env`` so that its trajectory is recorded and checked."""
+        max_array_size: ArraySizeSpec = _UNSET,
+        compress: bool | None = None,
+        full_every: int | None = None,
+    ) -> RecordTrajectory[Any, Any] | RecordVectorTrajectory:
+        """Wrap ``env`` so that its trajectory is recorded and checked.
+
+        A ``gymnasium.vector.VectorEnv`` is wrapped in
+        :class:`~gym_goldens.vector.RecordVectorTrajectory`. ``max_array_size``
+        and ``compress`` default to the ini values ``goldens_max_array_size``
+        and ``goldens_compress``.
+        """
         import gymnasium as gym
 
         from gym_goldens.recorder import RecordTrajectory
+        from gym_goldens.vector import RecordVectorTrajectory
 
-        if not isinstance(env, gym.Env):
+        is_vector = isinstance(env, gym.vector.VectorEnv)
+        if not is_vector and not isinstance(env, gym.Env):
             raise TypeError(
-                f"record_trajectory expects a gymnasium.Env, got {type(env).__name__}; "
-                'pass the env itself, for example record_trajectory(gym.make("CartPole-v1"))'
+                f"record_trajectory expects a gymnasium.Env or gymnasium.vector.VectorEnv, got "
+                f"{type(env).__name__}; pass the env itself, for example "
+                'record_trajectory(gym.make("CartPole-v1"))'
             )
         if name is not None and (not isinstance(name, str) or not name.strip()):
             raise ValueError(f"record_trajectory name must be a non-empty string, got {name!r}")
         tolerance = self._tolerance.refine(rtol=rtol, atol=atol, ignore=ignore)
         unique = self._unique_name(name or _default_name(env))
-        wrapped: RecordTrajectory[Any, Any] = RecordTrajectory(
-            env, self.output_dir / _dir_name(unique)
-        )
+        storage: dict[str, Any] = {
+            "max_array_size": (
+                self.settings.max_array_size if max_array_size is _UNSET else max_array_size
+            ),
+            "compress": self.settings.compress if compress is None else compress,
+            "full_every": full_every,
+        }
+        output = self.output_dir / _dir_name(unique)
+        wrapped: RecordTrajectory[Any, Any] | RecordVectorTrajectory
+        if is_vector:
+            wrapped = RecordVectorTrajectory(env, output, **storage)  # type: ignore[arg-type]
+        else:
+            wrapped = RecordTrajectory(env, output, **storage)  # type: ignore[arg-type]
         self._recordings.append(_Recording(unique, wrapped, tolerance))
         return wrapped
 
@@ -131,7 +159,7 @@ class TrajectoryChecks:
     def _check_one(self, recording: _Recording) -> CheckResult:
         from gym_goldens.diff import compare
         from gym_goldens.errors import GoldenFormatError
-        from gym_goldens.reader import episode_files
+        from gym_goldens.reader import has_episodes
         from gym_goldens.report import format_comparison, format_missing, format_unreadable
         from gym_goldens.store import update_golden
 
@@ -150,7 +178,7 @@ class TrajectoryChecks:
         if self.settings.update:
             update = update_golden(actual_dir, golden_dir)
             return CheckResult(recording.name, golden_dir, update.status)
-        if not golden_dir.is_dir() or not episode_files(golden_dir):
+        if not has_episodes(golden_dir):
             message = format_missing(golden_dir, actual_dir, nodeid=self.nodeid, display=display)
             return CheckResult(recording.name, golden_dir, "missing", message)
         try:
@@ -174,7 +202,7 @@ class TrajectoryChecks:
         return candidate
 
 
-def _default_name(env: gym.Env[Any, Any]) -> str:
+def _default_name(env: gym.Env[Any, Any] | gym.vector.VectorEnv[Any, Any, Any]) -> str:
     spec = env.spec
     if spec is not None and spec.id:
         return spec.id

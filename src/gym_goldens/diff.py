@@ -34,9 +34,10 @@ from typing import Any, Final, Literal
 
 import orjson
 
+from gym_goldens.arrays import ArrayDelta, array_deltas, summary_matches
 from gym_goldens.errors import GoldenFormatError
-from gym_goldens.header import INFORMATIONAL_FIELDS
-from gym_goldens.reader import episode_files, iter_lines, parse_record
+from gym_goldens.header import INFORMATIONAL_FIELDS, LEGACY_VERSION
+from gym_goldens.reader import episode_files, iter_lines, parse_record, sub_env_dirs
 from gym_goldens.tolerance import Tolerance, _Node
 
 __all__ = ["Comparison", "Difference", "Divergence", "EpisodeComparison", "compare", "format_path"]
@@ -97,6 +98,8 @@ class Divergence:
         actual_line: Its line in the actual file (None when missing there).
         differences: The fields that differ, at most 20; empty when the
             record is missing on one side (see ``golden_line``/``actual_line``).
+        arrays: For each array held in full on both sides that contains a
+            difference: how many elements differ and by how much.
     """
 
     event: str
@@ -104,6 +107,7 @@ class Divergence:
     golden_line: int | None
     actual_line: int | None
     differences: tuple[Difference, ...]
+    arrays: tuple[ArrayDelta, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -122,6 +126,7 @@ class EpisodeComparison:
         header_differences: Differences of the compared header fields.
         golden_header: The golden's header record, when it was read.
         actual_header: The actual header record, when it was read.
+        env: The sub-env index, in the recording of a vector env.
     """
 
     index: int
@@ -134,6 +139,7 @@ class EpisodeComparison:
     header_differences: tuple[Difference, ...] = ()
     golden_header: dict[str, Any] | None = None
     actual_header: dict[str, Any] | None = None
+    env: int | None = None
 
     @property
     def equal(self) -> bool:
@@ -184,6 +190,7 @@ def compare(
     Args:
         golden: A recording folder or an episode file.
         actual: A recording folder or an episode file, of the same kind.
+            The recordings of vector envs are compared sub-env by sub-env.
         tolerance: Float tolerances and ignored fields; the defaults if None.
 
     Returns:
@@ -195,14 +202,35 @@ def compare(
     """
     tolerance = tolerance or Tolerance()
     golden_path, actual_path = Path(golden), Path(actual)
+    root = tolerance.tree()
+    golden_envs, actual_envs = sub_env_dirs(golden_path), sub_env_dirs(actual_path)
+    if golden_envs or actual_envs:
+        return Comparison(
+            golden_path, actual_path, tolerance, _compare_vector(golden_envs, actual_envs, root)
+        )
     golden_files = _files(golden_path)
     actual_files = _files(actual_path)
-    root = tolerance.tree()
     episodes = tuple(
         _compare_episode(index, g, a, root)
         for index, (g, a) in enumerate(itertools.zip_longest(golden_files, actual_files))
     )
     return Comparison(golden_path, actual_path, tolerance, episodes)
+
+
+def _compare_vector(
+    golden_envs: list[tuple[int, Path]], actual_envs: list[tuple[int, Path]], root: _Node
+) -> tuple[EpisodeComparison, ...]:
+    """Pair sub-env folders by index, then their episodes by index."""
+    golden_by_env, actual_by_env = dict(golden_envs), dict(actual_envs)
+    episodes: list[EpisodeComparison] = []
+    for env in sorted(golden_by_env.keys() | actual_by_env.keys()):
+        golden_env, actual_env = golden_by_env.get(env), actual_by_env.get(env)
+        golden_files = episode_files(golden_env) if golden_env else []
+        actual_files = episode_files(actual_env) if actual_env else []
+        for index, (g, a) in enumerate(itertools.zip_longest(golden_files, actual_files)):
+            episode = _compare_episode(index, g, a, root)
+            episodes.append(dataclasses.replace(episode, env=env))
+    return tuple(episodes)
 
 
 def format_path(path: tuple[str | int, ...]) -> str:
@@ -256,6 +284,8 @@ def _compare_lines(index: int, golden: Path, actual: Path, root: _Node) -> Episo
     header_differences: tuple[Difference, ...] = ()
     if golden_header is not None and actual_header is not None:
         header_differences = _header_differences(golden_header, actual_header)
+    # Goldens of format 1.0 have no dtypes: compare what they hold.
+    legacy = str((golden_header or {}).get("version", LEGACY_VERSION)) == LEGACY_VERSION
 
     records = differing = 0
     first: Divergence | None = None
@@ -275,6 +305,8 @@ def _compare_lines(index: int, golden: Path, actual: Path, root: _Node) -> Episo
             continue
         golden_record = parse_record(golden_raw, golden, golden_number)
         actual_record = parse_record(actual_raw, actual, actual_number)
+        if legacy:
+            actual_record.pop("dtypes", None)
         if _equal(golden_record, actual_record, root):
             continue
         differing += 1
@@ -287,6 +319,7 @@ def _compare_lines(index: int, golden: Path, actual: Path, root: _Node) -> Episo
                 golden_line=golden_number,
                 actual_line=actual_number,
                 differences=tuple(found),
+                arrays=array_deltas(golden_record, actual_record, [d.path for d in found], root),
             )
 
     if first is None and (golden_extra or actual_extra):
@@ -391,7 +424,7 @@ def _equal(golden: Any, actual: Any, node: _Node) -> bool:
         return True
     kind = type(golden)
     if kind is not type(actual):
-        return False
+        return summary_matches(golden, actual)
     if kind is float:
         return _float_matches(golden, actual, node)
     if kind is list:
@@ -440,7 +473,8 @@ def _explain(
         return
     kind = type(golden)
     if kind is not type(actual):
-        found.append(Difference(path, "type", golden, actual))
+        if not summary_matches(golden, actual):
+            found.append(Difference(path, "type", golden, actual))
     elif kind is float:
         if not _float_matches(golden, actual, node):
             found.append(Difference(path, "value", golden, actual, node.rtol, node.atol))

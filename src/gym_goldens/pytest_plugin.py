@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Generator, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol, overload
 
 import pytest
 
@@ -20,8 +20,10 @@ if TYPE_CHECKING:
     import gymnasium as gym
 
     from gym_goldens.check import TrajectoryChecks
+    from gym_goldens.codec import ArraySizeSpec
     from gym_goldens.recorder import RecordTrajectory
     from gym_goldens.tolerance import ToleranceSpec
+    from gym_goldens.vector import RecordVectorTrajectory
 
 _checks_key: Final[pytest.StashKey[TrajectoryChecks]] = pytest.StashKey()
 _results_key: Final = pytest.StashKey[list[list[str]]]()
@@ -30,6 +32,7 @@ _results_key: Final = pytest.StashKey[list[list[str]]]()
 class RecordTrajectoryFixture(Protocol):
     """The type of the ``record_trajectory`` fixture."""
 
+    @overload
     def __call__(
         self,
         env: gym.Env[Any, Any],
@@ -38,7 +41,24 @@ class RecordTrajectoryFixture(Protocol):
         rtol: ToleranceSpec | None = None,
         atol: ToleranceSpec | None = None,
         ignore: Iterable[str] = (),
+        max_array_size: ArraySizeSpec = ...,
+        compress: bool | None = None,
+        full_every: int | None = None,
     ) -> RecordTrajectory[Any, Any]: ...
+
+    @overload
+    def __call__(
+        self,
+        env: gym.vector.VectorEnv[Any, Any, Any],
+        name: str | None = None,
+        *,
+        rtol: ToleranceSpec | None = None,
+        atol: ToleranceSpec | None = None,
+        ignore: Iterable[str] = (),
+        max_array_size: ArraySizeSpec = ...,
+        compress: bool | None = None,
+        full_every: int | None = None,
+    ) -> RecordVectorTrajectory: ...
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -71,8 +91,10 @@ def record_trajectory(
 ) -> Generator[RecordTrajectoryFixture]:
     """Record envs in this test and check them against their goldens.
 
-    ``record_trajectory(env, name=None, *, rtol=None, atol=None, ignore=())``
-    returns ``env`` wrapped in :class:`gym_goldens.RecordTrajectory`. After the
+    ``record_trajectory(env, name=None, *, rtol=None, atol=None, ignore=(),
+    max_array_size=..., compress=None, full_every=None)`` returns ``env``
+    wrapped in :class:`gym_goldens.RecordTrajectory` (a vector env in
+    :class:`gym_goldens.RecordVectorTrajectory`). After the
     test body passes, each recording is compared with its golden within
     tolerance, or written as the golden under ``--update-goldens``.
     """
@@ -94,7 +116,7 @@ def record_trajectory(
         raise pytest.fail.Exception(message, pytrace=False) from None
     request.node.stash[_checks_key] = checks
     try:
-        yield checks.record
+        yield checks.record  # type: ignore[misc]  # the overloads narrow its union
     finally:
         checks.close()
 

@@ -1,8 +1,10 @@
 """Reading recordings and goldens back.
 
 A *recording* is a folder of episode files (``episode_00000.jsonl``, ...) or a
-single episode file. Files may be gzip-compressed (``.jsonl.gz``). Files in the
-original format, without a header record, still read.
+single episode file. The recording of a vector env is a folder with one
+sub-folder per sub-env (``env_0/``, ``env_1/``, ...), each a recording of its
+own. Files may be gzip-compressed (``.jsonl.gz``). Files in the original
+format, without a header record, still read.
 """
 
 from __future__ import annotations
@@ -18,9 +20,19 @@ from gym_goldens.codec import decode_line
 from gym_goldens.errors import GoldenFormatError, UnsupportedFormatVersionError
 from gym_goldens.header import FORMAT_NAME, FORMAT_VERSION
 
-__all__ = ["Episode", "Recording", "episode_files", "iter_lines", "read_recording"]
+__all__ = [
+    "Episode",
+    "Recording",
+    "episode_files",
+    "has_episodes",
+    "iter_lines",
+    "read_header",
+    "read_recording",
+    "sub_env_dirs",
+]
 
 _EPISODE_NAME: Final = re.compile(r"^episode_(\d+)\.jsonl(\.gz)?$")
+_SUB_ENV_NAME: Final = re.compile(r"^env_(\d+)$")
 _MAX_LINE_BYTES: Final = 64 * 1024 * 1024
 _READ_CHUNK: Final = 1 << 20
 _EVENTS: Final = frozenset({"header", "reset", "step"})
@@ -51,6 +63,46 @@ def episode_files(path: str | Path) -> list[Path]:
             )
         found[index] = entry
     return [found[i] for i in sorted(found)]
+
+
+def sub_env_dirs(path: str | Path) -> list[tuple[int, Path]]:
+    """The ``(index, folder)`` of each sub-env of a vector recording, in order.
+
+    Empty for the recording of a single env (or a folder that does not exist).
+    """
+    folder = Path(path)
+    if not folder.is_dir():
+        return []
+    found = []
+    for entry in folder.iterdir():
+        match = _SUB_ENV_NAME.match(entry.name)
+        if match is not None and entry.is_dir():
+            found.append((int(match.group(1)), entry))
+    return sorted(found)
+
+
+def has_episodes(path: str | Path) -> bool:
+    """Whether ``path`` is a recording folder holding at least one episode file."""
+    folder = Path(path)
+    if not folder.is_dir():
+        return False
+    subs = sub_env_dirs(folder)
+    if subs:
+        return any(episode_files(sub) for _, sub in subs)
+    return bool(episode_files(folder))
+
+
+def read_header(path: str | Path) -> dict[str, Any] | None:
+    """The header record of an episode file, or None when it has none.
+
+    Raises:
+        GoldenFormatError: The file cannot be read or its first record is bad.
+    """
+    file_path = Path(path)
+    for number, raw in iter_lines(file_path):
+        record = parse_record(raw, file_path, number)
+        return record if record["event"] == "header" else None
+    return None
 
 
 def iter_lines(path: str | Path) -> Iterator[tuple[int, bytes]]:
@@ -146,16 +198,18 @@ class Episode:
     """One episode file, read in full.
 
     Attributes:
-        index: The episode number.
+        index: The episode number (of its sub-env, in a vector recording).
         path: The file.
         header: The header record, or None for files without one.
         records: The reset and step records, in order.
+        env: The sub-env index in a vector recording, else None.
     """
 
     index: int
     path: Path
     header: dict[str, Any] | None
     records: list[dict[str, Any]]
+    env: int | None = None
 
     @property
     def steps(self) -> list[dict[str, Any]]:
@@ -187,21 +241,39 @@ class Recording:
 
     Attributes:
         path: The folder or single episode file.
-        files: The episode files, in order.
+        files: The episode files, in order (of every sub-env, sub-env by
+            sub-env, in a vector recording).
+        envs: The recordings of the sub-envs of a vector recording, by
+            index; empty for a single env.
     """
 
     path: Path
     files: list[Path]
+    envs: tuple[Recording, ...] = ()
 
     def __len__(self) -> int:
         return len(self.files)
 
     def __iter__(self) -> Iterator[Episode]:
+        if self.envs:
+            for number, sub in enumerate(self.envs):
+                for episode in sub:
+                    yield dataclasses.replace(episode, env=number)
+            return
         for index, path in enumerate(self.files):
             yield read_episode(path, index=index)
 
     def __getitem__(self, index: int) -> Episode:
+        if self.envs:
+            raise TypeError(
+                "a vector recording is indexed by sub-env first: use recording.envs[i][episode]"
+            )
         return read_episode(self.files[index], index=index)
+
+    @property
+    def is_vector(self) -> bool:
+        """Whether this is the recording of a vector env."""
+        return bool(self.envs)
 
 
 def read_recording(path: str | Path) -> Recording:
@@ -225,7 +297,21 @@ def read_recording(path: str | Path) -> Recording:
         return Recording(target, [target])
     if not target.is_dir():
         raise GoldenFormatError(target, "no such file or folder")
+    subs = sub_env_dirs(target)
+    if subs:
+        _check_sub_env_indices(target, [index for index, _ in subs])
+        envs = tuple(Recording(folder, episode_files(folder)) for _, folder in subs)
+        return Recording(target, [file for env in envs for file in env.files], envs)
     return Recording(target, episode_files(target))
+
+
+def _check_sub_env_indices(folder: Path, indices: list[int]) -> None:
+    if indices != list(range(len(indices))):
+        raise GoldenFormatError(
+            folder,
+            f"expected sub-env folders env_0 to env_{len(indices) - 1}, found env_"
+            + ", env_".join(str(i) for i in indices),
+        )
 
 
 def read_episode(path: str | Path, *, index: int = 0) -> Episode:

@@ -10,8 +10,8 @@ from typing import Final
 
 import pytest
 
-from gym_goldens.report import SummaryReport
 from gym_goldens.settings import GoldensSettings
+from gym_goldens.summary import SummaryReport
 
 __all__ = ["REPORT_ATTRIBUTE", "GoldensSession", "session_key"]
 

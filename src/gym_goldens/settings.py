@@ -13,6 +13,9 @@ from gym_goldens.tolerance import DEFAULT_ATOL, DEFAULT_RTOL
 __all__ = ["GoldensSettings", "add_options", "settings_key"]
 
 _GROUP: Final = "gym-goldens"
+# codec.DEFAULT_MAX_ARRAY_SIZE, written out: the codec imports numpy, which
+# must not load at pytest start-up.
+DEFAULT_MAX_ARRAY_SIZE: Final = 4096
 
 
 @dataclasses.dataclass(frozen=True)
@@ -26,6 +29,9 @@ class GoldensSettings:
         atol: Default absolute tolerance (ini ``goldens_atol``).
         rootdir: The session's rootdir.
         invocation_dir: Where pytest was started, for showing paths.
+        max_array_size: Arrays with more elements are stored as a summary
+            (ini ``goldens_max_array_size``; None keeps every array in full).
+        compress: Write gzip-compressed episode files (ini ``goldens_compress``).
     """
 
     goldens_dir: Path
@@ -34,6 +40,8 @@ class GoldensSettings:
     atol: float
     rootdir: Path
     invocation_dir: Path
+    max_array_size: int | None = DEFAULT_MAX_ARRAY_SIZE
+    compress: bool = False
 
     def display(self, path: Path | str) -> str:
         """A path as shown to the user: relative to the invocation folder if inside it."""
@@ -64,6 +72,8 @@ class GoldensSettings:
             atol=_ini_number(config, "goldens_atol"),
             rootdir=rootdir,
             invocation_dir=invocation_dir,
+            max_array_size=_ini_size(config, "goldens_max_array_size"),
+            compress=bool(config.getini("goldens_compress")),
         )
 
 
@@ -103,6 +113,33 @@ def add_options(parser: pytest.Parser) -> None:
         help=f"default absolute tolerance of float fields ({DEFAULT_ATOL:g}).",
         default=str(DEFAULT_ATOL),
     )
+    parser.addini(
+        "goldens_max_array_size",
+        help=(
+            "arrays with more elements are stored as a summary "
+            f"({DEFAULT_MAX_ARRAY_SIZE}; 'none': in full)."
+        ),
+        default=str(DEFAULT_MAX_ARRAY_SIZE),
+    )
+    parser.addini(
+        "goldens_compress",
+        type="bool",
+        help="write gzip-compressed goldens (.jsonl.gz).",
+        default=False,
+    )
+
+
+def _ini_size(config: pytest.Config, name: str) -> int | None:
+    raw = str(config.getini(name)).strip()
+    if raw.lower() == "none":
+        return None
+    try:
+        value = int(raw)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise pytest.UsageError(f"ini {name} must be a non-negative int or 'none', got {raw!r}")
+    return value
 
 
 def _ini_number(config: pytest.Config, name: str) -> float:

@@ -9,6 +9,9 @@ test name with its parametrize id). Every part is made filesystem-safe by
 :func:`safe_segment`, a mapping that is stable and one-to-one, so distinct
 tests never share a golden.
 
+The golden of a vector env holds one folder per sub-env (``env_0/``, ...)
+under ``<name>/``, each with its episode files.
+
 Goldens are written atomically: each file goes to a temporary file in its own
 folder and is renamed into place, so an interrupted update leaves every golden
 either old or new, never partial. A golden whose content is unchanged is not
@@ -135,11 +138,23 @@ def update_golden(actual_dir: Path, golden_dir: Path) -> GoldenUpdate:
 
     Files whose recorded content is unchanged are left alone: differences in
     informational header fields (versions, platform) alone do not rewrite a
-    golden.
+    golden. A golden of an older format version is rewritten. Vector
+    recordings are updated sub-env folder by sub-env folder.
     """
+    from gym_goldens.reader import sub_env_dirs
+
+    actual_envs = sub_env_dirs(actual_dir)
+    golden_envs = sub_env_dirs(golden_dir)
+    if actual_envs or golden_envs:
+        return _update_vector(actual_dir, golden_dir, actual_envs, golden_envs)
+    return _update_files(actual_dir, golden_dir)
+
+
+def _update_files(actual_dir: Path, golden_dir: Path) -> GoldenUpdate:
     from gym_goldens.diff import compare
     from gym_goldens.errors import GoldenFormatError
-    from gym_goldens.reader import episode_files
+    from gym_goldens.header import FORMAT_VERSION
+    from gym_goldens.reader import episode_files, read_header
     from gym_goldens.tolerance import Tolerance
 
     existed = golden_dir.is_dir() and bool(_episode_files_or_empty(golden_dir))
@@ -151,7 +166,8 @@ def update_golden(actual_dir: Path, golden_dir: Path) -> GoldenUpdate:
         new_names.add(actual_file.name)
         if target.is_file():
             try:
-                if compare(target, actual_file, exact).equal:
+                current = (read_header(target) or {}).get("version") == FORMAT_VERSION
+                if current and compare(target, actual_file, exact).equal:
                     continue
             except GoldenFormatError:
                 pass  # an unreadable golden is replaced
@@ -162,6 +178,44 @@ def update_golden(actual_dir: Path, golden_dir: Path) -> GoldenUpdate:
         if old.name not in new_names:
             old.unlink()
             removed.append(old)
+    status: UpdateStatus = (
+        "created" if not existed else "updated" if written or removed else "unchanged"
+    )
+    return GoldenUpdate(golden_dir, status, tuple(written), tuple(removed))
+
+
+def _update_vector(
+    actual_dir: Path,
+    golden_dir: Path,
+    actual_envs: list[tuple[int, Path]],
+    golden_envs: list[tuple[int, Path]],
+) -> GoldenUpdate:
+    existed = any(_episode_files_or_empty(folder) for _, folder in golden_envs) or bool(
+        _episode_files_or_empty(golden_dir)
+    )
+    written: list[Path] = []
+    removed: list[Path] = []
+    kept = set()
+    for _, actual_env in actual_envs:
+        kept.add(actual_env.name)
+        update = _update_files(actual_env, golden_dir / actual_env.name)
+        written += update.written
+        removed += update.removed
+    # Sub-envs that are gone, and the files of a single-env golden this replaces.
+    stale = [folder for _, folder in golden_envs if folder.name not in kept]
+    for folder in [*stale, golden_dir]:
+        if folder == golden_dir and not actual_envs:
+            continue
+        for old in _episode_files_or_empty(folder):
+            old.unlink()
+            removed.append(old)
+        if folder != golden_dir and not any(folder.iterdir()):
+            folder.rmdir()
+    if not actual_envs:
+        # A single-env recording replaces a vector golden.
+        update = _update_files(actual_dir, golden_dir)
+        written += update.written
+        removed += update.removed
     status: UpdateStatus = (
         "created" if not existed else "updated" if written or removed else "unchanged"
     )

@@ -9,7 +9,8 @@ A *field pattern* names a part of a record: ``"obs"``, ``"reward"``,
 ``"info.x_velocity"``, ``"obs.image"``, ``"obs[2]"``; ``*`` stands for any one
 key or index (``"info.*.time"``). ``rtol`` and ``atol`` take a number for
 every field or a mapping from patterns to numbers; the most specific pattern
-wins. ``ignore`` lists patterns left out of the comparison.
+wins. ``ignore`` lists patterns left out of the comparison; ignoring a field
+also leaves out its numpy type (its entry in the record's ``dtypes``).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ __all__ = [
 DEFAULT_RTOL: Final = 1e-6
 DEFAULT_ATOL: Final = 1e-12
 RECORD_FIELDS: Final = frozenset(
-    {"obs", "action", "reward", "terminated", "truncated", "info", "t", "episode"}
+    {"obs", "action", "reward", "terminated", "truncated", "info", "t", "episode", "dtypes"}
 )
 
 ToleranceSpec = float | Mapping[str, float]
@@ -220,7 +221,12 @@ class Tolerance:
 
     def _build_tree(self) -> _Node:
         root = _Node(self.rtol, self.atol, False)
-        patterns = {*self.field_rtol, *self.field_atol, *self.ignore}
+        # An ignored field's numpy type is ignored too ("info.time" -> "dtypes.info.time").
+        ignored = {
+            *self.ignore,
+            *(f"dtypes.{p}" for p in self.ignore if p.split(".")[0] not in ("dtypes", "*")),
+        }
+        patterns = {*self.field_rtol, *self.field_atol, *ignored}
         # Less specific patterns first (shorter, then wildcards before names),
         # so that more specific ones refine what they inherit.
         for pattern in sorted(patterns, key=_specificity):
@@ -232,7 +238,7 @@ class Tolerance:
                     _set_below(node, "rtol", self.field_rtol[pattern])
                 if pattern in self.field_atol:
                     _set_below(node, "atol", self.field_atol[pattern])
-                if pattern in self.ignore:
+                if pattern in ignored:
                     _set_below(node, "ignored", True)
         return root
 

@@ -197,7 +197,8 @@ def test_bad_fixture_arguments_say_what_was_expected(pytester: pytest.Pytester) 
     result.assert_outcomes(failed=2)
     result.stdout.fnmatch_lines(
         [
-            "*TypeError: record_trajectory expects a gymnasium.Env, got str; pass the env itself*",
+            "*TypeError: record_trajectory expects a gymnasium.Env or gymnasium.vector.VectorEnv,"
+            " got str; pass the env itself*",
             "*ValueError: record_trajectory name must be a non-empty string, got '  '",
         ],
         consecutive=False,
