@@ -17,7 +17,7 @@ from gym_goldens.report import (
     format_unreadable,
     update_command,
 )
-from gym_goldens.summary import SummaryReport
+from gym_goldens.session import SummaryReport
 
 
 class ScaleObs(gym.ObservationWrapper[Any, Any, Any]):
