@@ -129,9 +129,8 @@ class TrajectoryChecks:
     def _check_one(self, recording: _Recording) -> CheckResult:
         from gym_goldens.diff import compare
         from gym_goldens.errors import GoldenFormatError
-        from gym_goldens.reader import episode_files
         from gym_goldens.report import format_comparison, format_missing, format_unreadable
-        from gym_goldens.store import update_golden
+        from gym_goldens.store import golden_episode_files, update_golden
 
         recording.env.flush()
         actual_dir = recording.env.output_dir
@@ -146,12 +145,22 @@ class TrajectoryChecks:
                 "call env.reset(seed=...) before stepping it",
             )
         if self.settings.update:
-            update = update_golden(actual_dir, golden_dir)
+            try:
+                update = update_golden(
+                    actual_dir, golden_dir, goldens_dir=self.settings.goldens_dir
+                )
+            except GoldenFormatError as error:
+                message = _format_not_updated(error, actual_dir=display(actual_dir))
+                return CheckResult(recording.name, golden_dir, "failed", message)
             return CheckResult(recording.name, golden_dir, update.status)
-        if not golden_dir.is_dir() or not episode_files(golden_dir):
-            message = format_missing(golden_dir, actual_dir, nodeid=self.nodeid, display=display)
-            return CheckResult(recording.name, golden_dir, "missing", message)
         try:
+            # Checked before reading: no symlink out of the goldens dir, no
+            # folder or empty file where an episode file should be.
+            if not golden_episode_files(self.settings.goldens_dir, golden_dir):
+                message = format_missing(
+                    golden_dir, actual_dir, nodeid=self.nodeid, display=display
+                )
+                return CheckResult(recording.name, golden_dir, "missing", message)
             comparison = compare(golden_dir, actual_dir, recording.tolerance)
         except GoldenFormatError as error:
             message = format_unreadable(error, nodeid=self.nodeid, actual_dir=actual_dir, display=display)
@@ -168,6 +177,17 @@ class TrajectoryChecks:
             candidate = f"{name}-{number}"
             number += 1
         return candidate
+
+
+def _format_not_updated(error: Exception, *, actual_dir: str) -> str:
+    return "\n".join(
+        [
+            f"golden not updated: {error}",
+            "  the golden was left as it is",
+            f"  actual recording: {actual_dir}",
+            "  fix or remove the golden, then run pytest --update-goldens again",
+        ]
+    )
 
 
 def _default_name(env: gym.Env[Any, Any]) -> str:

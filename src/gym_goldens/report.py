@@ -229,6 +229,9 @@ class SummaryReport:
     failed: list[str] = dataclasses.field(default_factory=list)
     missing: list[str] = dataclasses.field(default_factory=list)
     warnings: list[str] = dataclasses.field(default_factory=list)
+    stale: list[str] = dataclasses.field(default_factory=list)
+    pruned: list[str] = dataclasses.field(default_factory=list)
+    notes: list[str] = dataclasses.field(default_factory=list)
 
     def add(self, status: str, golden: str) -> None:
         """Count one golden under ``status``."""
@@ -254,4 +257,21 @@ class SummaryReport:
         if self.missing:
             lines.append("  record the missing goldens with: pytest --update-goldens")
         lines += self.warnings
+        if self.stale:
+            count = len(self.stale)
+            lines.append(f"stale goldens: {count} (no test of this complete run used them)")
+            lines += _listed("stale", self.stale)
+            lines.append("  delete them with: pytest --update-goldens --prune-goldens")
+        if self.pruned:
+            lines.append(f"pruned goldens: {len(self.pruned)} stale goldens deleted")
+            lines += _listed("deleted", self.pruned)
+        lines += self.notes
         return lines
+
+
+def _listed(label: str, paths: Sequence[str], limit: int = 20) -> list[str]:
+    shown = sorted(paths)
+    lines = [f"  {label}: {path}" for path in shown[:limit]]
+    if len(shown) > limit:
+        lines.append(f"  ... ({len(shown) - limit} more)")
+    return lines

@@ -1,22 +1,75 @@
 """Session state: what happened to goldens, gathered for the summary.
 
 Results travel on test reports (``report.gym_goldens``), so the summary is the
-same whether tests ran in this process or on pytest-xdist workers.
+same whether tests ran in this process or on pytest-xdist workers. The golden
+folders tests used travel the same way (``report.gym_goldens_used``); what
+each worker collected comes back in its ``workeroutput``, and the stale
+goldens verdict is given once, in the main process.
 """
 
 from __future__ import annotations
 
-from typing import Final
+from pathlib import Path
+from typing import Any, Final
 
 import pytest
 
 from gym_goldens.report import SummaryReport
 from gym_goldens.settings import GoldensSettings
+from gym_goldens.stale import WORKER_OUTPUT_KEY, StaleTracker
+from gym_goldens.store import golden_file_dir, golden_test_dir
 
-__all__ = ["REPORT_ATTRIBUTE", "GoldensSession", "session_key"]
+__all__ = [
+    "PROTECTED_ATTRIBUTE",
+    "REPORT_ATTRIBUTE",
+    "USED_ATTRIBUTE",
+    "GoldensSession",
+    "golden_nodeid",
+    "protected_dirs",
+    "relative_golden_dir",
+    "session_key",
+]
 
 REPORT_ATTRIBUTE: Final = "gym_goldens"
 """The test report attribute that carries ``[[status, golden path], ...]``."""
+
+USED_ATTRIBUTE: Final = "gym_goldens_used"
+"""The test report attribute that carries the golden folders a test used,
+relative to the goldens dir."""
+
+PROTECTED_ATTRIBUTE: Final = "gym_goldens_protected"
+"""The report attribute of a skipped test that carries its golden folder,
+relative to the goldens dir: goldens under it are not stale."""
+
+
+def golden_nodeid(item: pytest.Item, settings: GoldensSettings) -> str:
+    """The node id that names the goldens of ``item``.
+
+    pytest-xdist's ``--dist loadgroup`` appends ``@<group>`` to the node ids
+    of grouped tests on its workers; that suffix is dropped, so goldens are
+    the same files with and without xdist.
+    """
+    nodeid = item.nodeid
+    if settings.loadgroup:
+        groups = {
+            str(mark.args[0] if mark.args else mark.kwargs.get("name", "default"))
+            for mark in item.iter_markers("xdist_group")
+        }
+        suffix = "@" + "_".join(sorted(groups))
+        if groups and nodeid.endswith(suffix):
+            nodeid = nodeid[: -len(suffix)]
+    return nodeid
+
+
+def relative_golden_dir(settings: GoldensSettings, path: Path) -> str:
+    """A golden folder as a POSIX path relative to the goldens dir."""
+    return path.relative_to(settings.goldens_dir).as_posix()
+
+
+def protected_dirs(item: pytest.Item, settings: GoldensSettings) -> list[str]:
+    """The golden folder of a test that did not run to the end (skipped, xfailed)."""
+    test_dir = golden_test_dir(settings.goldens_dir, golden_nodeid(item, settings))
+    return [relative_golden_dir(settings, test_dir)]
 
 
 class GoldensSession:
@@ -26,13 +79,65 @@ class GoldensSession:
         self.config = config
         self.settings = settings
         self.report = SummaryReport()
+        self.tracker = StaleTracker()
+        self._is_worker = hasattr(config, "workerinput")
+        if any("::" in str(arg) for arg in config.args):
+            self.tracker.partial_reason = "tests were picked by node id"
+        elif config.getoption("collectonly", False):
+            self.tracker.partial_reason = "no test ran (--collect-only)"
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         for status, golden in getattr(report, REPORT_ATTRIBUTE, ()):
             self.report.add(status, golden)
+        self.tracker.used.update(getattr(report, USED_ATTRIBUTE, ()))
+        self.tracker.protected.update(getattr(report, PROTECTED_ATTRIBUTE, ()))
+
+    def pytest_deselected(self, items: list[pytest.Item]) -> None:
+        self.tracker.deselected += len(items)
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        root = self.settings.goldens_dir
+        for item in session.items:
+            self.tracker.file_dirs.add(
+                relative_golden_dir(self.settings, golden_file_dir(root, item.nodeid))
+            )
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: object | None) -> None:
+        # pytest-xdist: a worker finished and sent back what it collected.
+        output = getattr(node, "workeroutput", {}).get(WORKER_OUTPUT_KEY)
+        if output:
+            self.tracker.merge_worker_output(output)
+
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if self._is_worker:
+            self.config.workeroutput[WORKER_OUTPUT_KEY] = self.tracker.worker_output()  # type: ignore[attr-defined]
+            return
+        settings = self.settings
+        if session.config.getoption("collectonly", False):
+            return
+        reason = self.tracker.incomplete_reason(int(exitstatus))
+        if reason is not None:
+            if settings.strict or settings.prune:
+                self.report.notes.append(f"stale goldens not checked: {reason}")
+            return
+        stale = self.tracker.stale(settings.goldens_dir)
+        if settings.update and settings.prune:
+            from gym_goldens.stale import prune
+
+            pruned = prune(settings.goldens_dir, stale)
+            self.report.pruned += [settings.display(settings.goldens_dir / p) for p in pruned]
+            return
+        self.report.stale += [settings.display(settings.goldens_dir / p) for p in stale]
+        if stale and settings.strict:
+            self.report.notes.append(
+                f"--goldens-strict: {len(stale)} stale golden{'s' if len(stale) > 1 else ''} "
+                "fail the run"
+            )
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
-        if hasattr(self.config, "workerinput"):
+        if self._is_worker:
             return
         lines = self.report.lines
         if not lines:

@@ -26,6 +26,12 @@ class GoldensSettings:
         atol: Default absolute tolerance (ini ``goldens_atol``).
         rootdir: The session's rootdir.
         invocation_dir: Where pytest was started, for showing paths.
+        strict: Whether ``--goldens-strict`` was given: stale goldens fail
+            the session.
+        prune: Whether ``--prune-goldens`` was given: stale goldens are
+            deleted (with ``--update-goldens`` only).
+        loadgroup: Whether this is a pytest-xdist worker under ``--dist
+            loadgroup``, which appends ``@<group>`` to node ids.
     """
 
     goldens_dir: Path
@@ -34,6 +40,9 @@ class GoldensSettings:
     atol: float
     rootdir: Path
     invocation_dir: Path
+    strict: bool = False
+    prune: bool = False
+    loadgroup: bool = False
 
     def display(self, path: Path | str) -> str:
         """A path as shown to the user: relative to the invocation folder if inside it."""
@@ -48,7 +57,8 @@ class GoldensSettings:
         """Resolve the options and ini values of ``config``.
 
         Raises:
-            pytest.UsageError: An ini tolerance is not a non-negative number.
+            pytest.UsageError: An ini tolerance is not a non-negative number,
+                or ``--prune-goldens`` is given without ``--update-goldens``.
         """
         rootdir = config.rootpath
         invocation_dir = config.invocation_params.dir
@@ -57,13 +67,24 @@ class GoldensSettings:
             goldens_dir = (invocation_dir / option_dir).resolve()
         else:
             goldens_dir = (rootdir / str(config.getini("goldens_dir"))).resolve()
+        update = bool(config.getoption("update_goldens"))
+        prune = bool(config.getoption("prune_goldens"))
+        if prune and not update:
+            raise pytest.UsageError(
+                "--prune-goldens deletes stale goldens while updating: "
+                "use it with --update-goldens"
+            )
         return cls(
             goldens_dir=goldens_dir,
-            update=bool(config.getoption("update_goldens")),
+            update=update,
             rtol=_ini_number(config, "goldens_rtol"),
             atol=_ini_number(config, "goldens_atol"),
             rootdir=rootdir,
             invocation_dir=invocation_dir,
+            strict=bool(config.getoption("goldens_strict")),
+            prune=prune,
+            # Set by pytest-xdist on its workers only.
+            loadgroup=bool(getattr(config.option, "loadgroup", False)),
         )
 
 
@@ -86,6 +107,20 @@ def add_options(parser: pytest.Parser) -> None:
         default=None,
         metavar="DIR",
         help="folder of the golden recordings (default: ini goldens_dir, 'goldens' in the rootdir).",
+    )
+    group.addoption(
+        "--goldens-strict",
+        action="store_true",
+        dest="goldens_strict",
+        default=False,
+        help="fail the session when a complete run leaves goldens no test used (stale goldens).",
+    )
+    group.addoption(
+        "--prune-goldens",
+        action="store_true",
+        dest="prune_goldens",
+        default=False,
+        help="with --update-goldens: delete the goldens no test used, after a complete run.",
     )
     parser.addini("goldens_dir", help="folder of the golden recordings, relative to the rootdir.", default="goldens")
     parser.addini(
