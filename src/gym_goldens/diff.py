@@ -253,7 +253,10 @@ def _compare_lines(index: int, golden: Path, actual: Path, root: _Node) -> Episo
     actual_header, actual_next = _read_header(actual, actual_lines)
     header_differences: tuple[Difference, ...] = ()
     if golden_header is not None and actual_header is not None:
-        header_differences = _header_differences(golden_header, actual_header)
+        try:
+            header_differences = _header_differences(golden_header, actual_header)
+        except RecursionError:
+            raise GoldenFormatError(golden, "JSON nested too deeply", line=1) from None
 
     records = differing = 0
     first: Divergence | None = None
@@ -265,12 +268,20 @@ def _compare_lines(index: int, golden: Path, actual: Path, root: _Node) -> Episo
             continue
         golden_record = parse_record(golden_raw, golden, golden_number)
         actual_record = parse_record(actual_raw, actual, actual_number)
-        if _equal(golden_record, actual_record, root):
-            continue
+        try:
+            if _equal(golden_record, actual_record, root):
+                continue
+        except RecursionError:
+            raise GoldenFormatError(golden, "JSON nested too deeply", line=golden_number) from None
         differing += 1
         if first is None:
             found: list[Difference] = []
-            _explain(golden_record, actual_record, root, (), found)
+            try:
+                _explain(golden_record, actual_record, root, (), found)
+            except RecursionError:
+                raise GoldenFormatError(
+                    golden, "JSON nested too deeply", line=golden_number
+                ) from None
             first = Divergence(
                 event=str(golden_record.get("event")),
                 t=golden_record.get("t"),
