@@ -81,10 +81,7 @@ class GoldensSession:
         self.report = SummaryReport()
         self.tracker = StaleTracker()
         self._is_worker = hasattr(config, "workerinput")
-        if any("::" in str(arg) for arg in config.args):
-            self.tracker.partial_reason = "tests were picked by node id"
-        elif config.getoption("collectonly", False):
-            self.tracker.partial_reason = "no test ran (--collect-only)"
+        self.tracker.partial_reason = settings.subset
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         for status, golden in getattr(report, REPORT_ATTRIBUTE, ()):
@@ -114,8 +111,6 @@ class GoldensSession:
             self.config.workeroutput[WORKER_OUTPUT_KEY] = self.tracker.worker_output()  # type: ignore[attr-defined]
             return
         settings = self.settings
-        if session.config.getoption("collectonly", False):
-            return
         reason = self.tracker.incomplete_reason(int(exitstatus))
         if reason is not None:
             if settings.strict or settings.prune:

@@ -32,6 +32,8 @@ class GoldensSettings:
             deleted (with ``--update-goldens`` only).
         loadgroup: Whether this is a pytest-xdist worker under ``--dist
             loadgroup``, which appends ``@<group>`` to node ids.
+        subset: Why the command line runs only part of the collected test
+            files (so no golden may be called stale), or None.
     """
 
     goldens_dir: Path
@@ -43,6 +45,7 @@ class GoldensSettings:
     strict: bool = False
     prune: bool = False
     loadgroup: bool = False
+    subset: str | None = None
 
     def display(self, path: Path | str) -> str:
         """A path as shown to the user: relative to the invocation folder if inside it."""
@@ -85,6 +88,7 @@ class GoldensSettings:
             prune=prune,
             # Set by pytest-xdist on its workers only.
             loadgroup=bool(getattr(config.option, "loadgroup", False)),
+            subset=_subset(config),
         )
 
 
@@ -129,6 +133,19 @@ def add_options(parser: pytest.Parser) -> None:
     parser.addini(
         "goldens_atol", help=f"default absolute tolerance of float fields ({DEFAULT_ATOL:g}).", default=str(DEFAULT_ATOL)
     )
+
+
+def _subset(config: pytest.Config) -> str | None:
+    """Why the command line runs only part of the tests of the collected files."""
+    if any("::" in str(arg) for arg in config.args):
+        return "tests were picked by node id"
+    if config.getoption("collectonly", False):
+        return "no test ran (--collect-only)"
+    # --lf leaves the tests that passed last time out of collection, without
+    # deselecting them; -k, -m, --deselect and --sw deselect and are counted.
+    if config.getoption("lf", False):
+        return "--lf runs the tests that failed last time"
+    return None
 
 
 def _ini_number(config: pytest.Config, name: str) -> float:

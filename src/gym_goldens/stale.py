@@ -64,6 +64,8 @@ class StaleTracker:
             return "the run did not pass"
         if self.partial_reason:
             return self.partial_reason
+        if self.deselected == 1:
+            return "1 test was deselected"
         if self.deselected:
             return f"{self.deselected} tests were deselected"
         if not self.file_dirs:
