@@ -221,3 +221,12 @@ def stale_section(result: pytest.RunResult) -> list[str]:
         for line in lines
         if line.startswith(("stale goldens:", "  stale:", "  delete them with:"))
     ]
+
+
+def test_prune_under_xdist_deletes_the_same_goldens(project: pytest.Pytester) -> None:
+    result = project.runpytest("--update-goldens", "--prune-goldens", "-n", "2")
+    result.assert_outcomes(passed=4)
+    result.stdout.fnmatch_lines(["pruned goldens: 2 stale goldens deleted"])
+    assert not (project.path / STALE_TEST).exists()
+    assert not (project.path / STALE_RECORDING).exists()
+    assert (project.path / "goldens/examples/test_a/test_one/CartPole-v1").is_dir()
