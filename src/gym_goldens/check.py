@@ -10,7 +10,7 @@ recording with its golden, or writes it as the golden under
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal
 
@@ -21,6 +21,7 @@ from gym_goldens.tolerance import Tolerance, ToleranceSpec
 if TYPE_CHECKING:
     import gymnasium as gym
 
+    from gym_goldens.errors import GoldenFormatError
     from gym_goldens.recorder import RecordTrajectory
 
 __all__ = ["CheckResult", "TrajectoryChecks"]
@@ -128,7 +129,7 @@ class TrajectoryChecks:
 
     def _check_one(self, recording: _Recording) -> CheckResult:
         from gym_goldens.diff import compare
-        from gym_goldens.errors import GoldenFormatError
+        from gym_goldens.errors import GoldenFormatError, UnsafeGoldenPathError
         from gym_goldens.report import format_comparison, format_missing, format_unreadable
         from gym_goldens.store import golden_episode_files, update_golden
 
@@ -150,7 +151,9 @@ class TrajectoryChecks:
                     actual_dir, golden_dir, goldens_dir=self.settings.goldens_dir
                 )
             except GoldenFormatError as error:
-                message = _format_not_updated(error, actual_dir=display(actual_dir))
+                message = _format_not_updated(
+                    _displayed(error, display), actual_dir=display(actual_dir)
+                )
                 return CheckResult(recording.name, golden_dir, "failed", message)
             return CheckResult(recording.name, golden_dir, update.status)
         try:
@@ -162,8 +165,16 @@ class TrajectoryChecks:
                 )
                 return CheckResult(recording.name, golden_dir, "missing", message)
             comparison = compare(golden_dir, actual_dir, recording.tolerance)
+        except UnsafeGoldenPathError as error:
+            message = _format_refused(
+                _displayed(error, display), actual_dir=display(actual_dir), nodeid=self.nodeid
+            )
+            return CheckResult(recording.name, golden_dir, "failed", message)
         except GoldenFormatError as error:
-            message = format_unreadable(error, nodeid=self.nodeid, actual_dir=actual_dir, display=display)
+            shown = _displayed(error, display)
+            message = format_unreadable(
+                shown, nodeid=self.nodeid, actual_dir=actual_dir, display=display
+            )
             return CheckResult(recording.name, golden_dir, "failed", message)
         if comparison.equal:
             return CheckResult(recording.name, golden_dir, "passed")
@@ -177,6 +188,24 @@ class TrajectoryChecks:
             candidate = f"{name}-{number}"
             number += 1
         return candidate
+
+
+def _displayed(error: GoldenFormatError, display: Callable[[Path], str]) -> GoldenFormatError:
+    """The same error, naming the file as the user sees it (relative when possible)."""
+    return type(error)(display(Path(error.path)), error.reason, line=error.line)
+
+
+def _format_refused(error: Exception, *, actual_dir: str, nodeid: str) -> str:
+    from gym_goldens.report import update_command
+
+    return "\n".join(
+        [
+            f"golden refused: {error}",
+            "  nothing was read from or written to it",
+            f"  actual recording: {actual_dir}",
+            f"  or remove the symlink and record the golden with: {update_command(nodeid)}",
+        ]
+    )
 
 
 def _format_not_updated(error: Exception, *, actual_dir: str) -> str:

@@ -177,10 +177,16 @@ def golden_episode_files(goldens_dir: Path, golden_dir: Path) -> list[Path]:
     if not golden_dir.exists():
         return []
     if not golden_dir.is_dir():
-        raise GoldenFormatError(golden_dir, "expected a golden folder, found a file; remove it")
+        raise GoldenFormatError(
+            golden_dir, "expected a golden folder, found a file; remove the file"
+        )
     for entry in golden_dir.iterdir():
         if _EPISODE_NAME.match(entry.name):
             ensure_inside(goldens_dir, entry)
+            if entry.is_dir():
+                raise GoldenFormatError(
+                    entry, "expected an episode file, found a folder; remove the folder"
+                )
     files = episode_files(golden_dir)
     for path in files:
         if path.stat().st_size == 0:

@@ -305,7 +305,7 @@ def test_damaged_golden_fails_the_test_clearly(
 
     assert_clean_failure(result)
     result.stdout.fnmatch_lines(
-        [f"*{expected}", "*regenerate it with: pytest --update-goldens*"]
+        [f"*{expected}", "*pytest --update-goldens*"]
         if not expected.startswith("golden mismatch")
         else [expected, "*update with: pytest --update-goldens*"]
     )
