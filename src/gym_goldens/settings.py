@@ -74,8 +74,7 @@ class GoldensSettings:
         prune = bool(config.getoption("prune_goldens"))
         if prune and not update:
             raise pytest.UsageError(
-                "--prune-goldens deletes stale goldens while updating: "
-                "use it with --update-goldens"
+                "--prune-goldens deletes stale goldens while updating: use it with --update-goldens"
             )
         return cls(
             goldens_dir=goldens_dir,
