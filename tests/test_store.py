@@ -54,7 +54,7 @@ def test_awkward_ids_are_safe_and_stable() -> None:
     assert safe_segment("test_x[Mountain/Car v0]") == "test_x[Mountain%2FCar%20v0]"
     assert safe_segment("test_x[MountainCar v0]") == "test_x[MountainCar%20v0]"
     assert safe_segment("100%") == "100%25"
-    assert safe_segment("..") == "%2E."
+    assert safe_segment("..") == "%2E%2E"
     assert safe_segment(".hidden") == "%2Ehidden"
     assert safe_segment("") == "%"
     assert safe_segment("CON") == "%CON"

@@ -11,7 +11,7 @@ recording with its golden, or writes it as the golden under
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal
 
@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     import gymnasium as gym
 
     from gym_goldens.codec import ArraySizeSpec
+    from gym_goldens.errors import GoldenFormatError
     from gym_goldens.recorder import RecordTrajectory
     from gym_goldens.vector import RecordVectorTrajectory
 
@@ -158,10 +159,10 @@ class TrajectoryChecks:
 
     def _check_one(self, recording: _Recording) -> CheckResult:
         from gym_goldens.diff import compare
-        from gym_goldens.errors import GoldenFormatError
-        from gym_goldens.reader import has_episodes
+        from gym_goldens.errors import GoldenFormatError, UnsafeGoldenPathError
+        from gym_goldens.reader import has_episodes, sub_env_dirs
         from gym_goldens.report import format_comparison, format_missing, format_unreadable
-        from gym_goldens.store import update_golden
+        from gym_goldens.store import golden_episode_files, update_golden
 
         recording.env.flush()
         actual_dir = recording.env.output_dir
@@ -176,16 +177,38 @@ class TrajectoryChecks:
                 "call env.reset(seed=...) before stepping it",
             )
         if self.settings.update:
-            update = update_golden(actual_dir, golden_dir)
+            try:
+                update = update_golden(
+                    actual_dir, golden_dir, goldens_dir=self.settings.goldens_dir
+                )
+            except GoldenFormatError as error:
+                message = _format_not_updated(
+                    _displayed(error, display), actual_dir=display(actual_dir)
+                )
+                return CheckResult(recording.name, golden_dir, "failed", message)
             return CheckResult(recording.name, golden_dir, update.status)
-        if not has_episodes(golden_dir):
-            message = format_missing(golden_dir, actual_dir, nodeid=self.nodeid, display=display)
-            return CheckResult(recording.name, golden_dir, "missing", message)
         try:
+            # Checked before reading: no symlink out of the goldens dir, no
+            # folder or empty file where an episode file should be.
+            # A vector golden keeps its episodes in one folder per sub-env.
+            safe_files = golden_episode_files(self.settings.goldens_dir, golden_dir)
+            for _, sub_env_dir in sub_env_dirs(golden_dir) if golden_dir.is_dir() else []:
+                golden_episode_files(self.settings.goldens_dir, sub_env_dir)
+            if not safe_files and not has_episodes(golden_dir):
+                message = format_missing(
+                    golden_dir, actual_dir, nodeid=self.nodeid, display=display
+                )
+                return CheckResult(recording.name, golden_dir, "missing", message)
             comparison = compare(golden_dir, actual_dir, recording.tolerance)
+        except UnsafeGoldenPathError as error:
+            message = _format_refused(
+                _displayed(error, display), actual_dir=display(actual_dir), nodeid=self.nodeid
+            )
+            return CheckResult(recording.name, golden_dir, "failed", message)
         except GoldenFormatError as error:
+            shown = _displayed(error, display)
             message = format_unreadable(
-                error, nodeid=self.nodeid, actual_dir=actual_dir, display=display
+                shown, nodeid=self.nodeid, actual_dir=actual_dir, display=display
             )
             return CheckResult(recording.name, golden_dir, "failed", message)
         if comparison.equal:
@@ -200,6 +223,35 @@ class TrajectoryChecks:
             candidate = f"{name}-{number}"
             number += 1
         return candidate
+
+
+def _displayed(error: GoldenFormatError, display: Callable[[Path], str]) -> GoldenFormatError:
+    """The same error, naming the file as the user sees it (relative when possible)."""
+    return type(error)(display(Path(error.path)), error.reason, line=error.line)
+
+
+def _format_refused(error: Exception, *, actual_dir: str, nodeid: str) -> str:
+    from gym_goldens.report import update_command
+
+    return "\n".join(
+        [
+            f"golden refused: {error}",
+            "  nothing was read from or written to it",
+            f"  actual recording: {actual_dir}",
+            f"  or remove the symlink and record the golden with: {update_command(nodeid)}",
+        ]
+    )
+
+
+def _format_not_updated(error: Exception, *, actual_dir: str) -> str:
+    return "\n".join(
+        [
+            f"golden not updated: {error}",
+            "  the golden was left as it is",
+            f"  actual recording: {actual_dir}",
+            "  fix or remove the golden, then run pytest --update-goldens again",
+        ]
+    )
 
 
 def _default_name(env: gym.Env[Any, Any] | gym.vector.VectorEnv[Any, Any, Any]) -> str:

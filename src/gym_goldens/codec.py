@@ -420,7 +420,10 @@ def _decode_tag(tag: str, content: Any) -> Any:
     if tag == "$float" and content in ("nan", "inf", "-inf"):
         return float(content)
     if tag == "$int" and isinstance(content, str):
-        return int(content)
+        try:
+            return int(content)
+        except ValueError:
+            pass  # not digits, or more than Python converts: kept as a tag
     if tag == "$array" and isinstance(content, dict):
         try:
             return ArraySummary(

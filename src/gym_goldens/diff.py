@@ -283,7 +283,10 @@ def _compare_lines(index: int, golden: Path, actual: Path, root: _Node) -> Episo
     actual_header, actual_next = _read_header(actual, actual_lines)
     header_differences: tuple[Difference, ...] = ()
     if golden_header is not None and actual_header is not None:
-        header_differences = _header_differences(golden_header, actual_header)
+        try:
+            header_differences = _header_differences(golden_header, actual_header)
+        except RecursionError:
+            raise GoldenFormatError(golden, "JSON nested too deeply", line=1) from None
     # Goldens of format 1.0 have no dtypes: compare what they hold.
     legacy = str((golden_header or {}).get("version", LEGACY_VERSION)) == LEGACY_VERSION
 
@@ -307,12 +310,20 @@ def _compare_lines(index: int, golden: Path, actual: Path, root: _Node) -> Episo
         actual_record = parse_record(actual_raw, actual, actual_number)
         if legacy:
             actual_record.pop("dtypes", None)
-        if _equal(golden_record, actual_record, root):
-            continue
+        try:
+            if _equal(golden_record, actual_record, root):
+                continue
+        except RecursionError:
+            raise GoldenFormatError(golden, "JSON nested too deeply", line=golden_number) from None
         differing += 1
         if first is None:
             found: list[Difference] = []
-            _explain(golden_record, actual_record, root, (), found)
+            try:
+                _explain(golden_record, actual_record, root, (), found)
+            except RecursionError:
+                raise GoldenFormatError(
+                    golden, "JSON nested too deeply", line=golden_number
+                ) from None
             first = Divergence(
                 event=str(golden_record.get("event")),
                 t=golden_record.get("t"),

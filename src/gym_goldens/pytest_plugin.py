@@ -13,7 +13,16 @@ from typing import TYPE_CHECKING, Any, Final, Protocol, overload
 
 import pytest
 
-from gym_goldens.session import REPORT_ATTRIBUTE, GoldensSession, session_key
+from gym_goldens.session import (
+    PROTECTED_ATTRIBUTE,
+    REPORT_ATTRIBUTE,
+    USED_ATTRIBUTE,
+    GoldensSession,
+    golden_nodeid,
+    protected_dirs,
+    relative_golden_dir,
+    session_key,
+)
 from gym_goldens.settings import GoldensSettings, add_options, settings_key
 
 if TYPE_CHECKING:
@@ -27,6 +36,7 @@ if TYPE_CHECKING:
 
 _checks_key: Final[pytest.StashKey[TrajectoryChecks]] = pytest.StashKey()
 _results_key: Final = pytest.StashKey[list[list[str]]]()
+_used_key: Final = pytest.StashKey[list[str]]()
 
 
 class RecordTrajectoryFixture(Protocol):
@@ -101,10 +111,11 @@ def record_trajectory(
     from gym_goldens.check import TrajectoryChecks
 
     marker = request.node.get_closest_marker("goldens")
+    settings = request.config.stash[settings_key]
     try:
         checks = TrajectoryChecks(
-            request.config.stash[settings_key],
-            request.node.nodeid,
+            settings,
+            golden_nodeid(request.node, settings),
             tmp_path,
             marker.kwargs if marker is not None else None,
         )
@@ -129,6 +140,7 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
         outcomes = checks.check()
         settings = item.config.stash[settings_key]
         item.stash[_results_key] = [[o.status, settings.display(o.golden_dir)] for o in outcomes]
+        item.stash[_used_key] = [relative_golden_dir(settings, o.golden_dir) for o in outcomes]
         failures = [o.message for o in outcomes if o.message]
         if failures:
             pytest.fail("\n\n".join(failures), pytrace=False)
@@ -144,4 +156,7 @@ def pytest_runtest_makereport(
         results = item.stash.get(_results_key, None)
         if results:
             setattr(report, REPORT_ATTRIBUTE, results)
+            setattr(report, USED_ATTRIBUTE, item.stash[_used_key])
+    if report.skipped:
+        setattr(report, PROTECTED_ATTRIBUTE, protected_dirs(item, item.config.stash[settings_key]))
     return report

@@ -33,7 +33,9 @@ __all__ = [
 
 _EPISODE_NAME: Final = re.compile(r"^episode_(\d+)\.jsonl(\.gz)?$")
 _SUB_ENV_NAME: Final = re.compile(r"^env_(\d+)$")
-_MAX_LINE_BYTES: Final = 64 * 1024 * 1024
+# A line is one record; with the default array summaries records are a few kB.
+# The cap bounds the memory a damaged or hostile file can take while read.
+_MAX_LINE_BYTES: Final = 16 * 1024 * 1024
 _READ_CHUNK: Final = 1 << 20
 _EVENTS: Final = frozenset({"header", "reset", "step"})
 _SUPPORTED_MAJOR: Final = int(FORMAT_VERSION.split(".")[0])
@@ -109,7 +111,8 @@ def iter_lines(path: str | Path) -> Iterator[tuple[int, bytes]]:
     """Yield ``(line_number, line)`` for the non-empty lines of a file.
 
     Line endings (LF or CRLF) are removed, a UTF-8 byte-order mark is skipped,
-    and a line longer than 64 MiB is refused before it is held in memory.
+    and a line longer than 16 MiB is refused after reading at most 16 MiB of
+    it, so a damaged file cannot exhaust memory.
 
     Raises:
         GoldenFormatError: The file cannot be read or a line is too long.
@@ -133,7 +136,8 @@ def iter_lines(path: str | Path) -> Iterator[tuple[int, bytes]]:
                 if len(raw) > _MAX_LINE_BYTES:
                     raise GoldenFormatError(
                         file_path,
-                        "line is longer than 64 MiB; this is not a recording",
+                        "line is longer than 16 MiB; a recording's records are far shorter, "
+                        "so this file is damaged",
                         line=number,
                     )
                 if number == 1 and raw.startswith(b"\xef\xbb\xbf"):

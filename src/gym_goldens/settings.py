@@ -32,6 +32,14 @@ class GoldensSettings:
         max_array_size: Arrays with more elements are stored as a summary
             (ini ``goldens_max_array_size``; None keeps every array in full).
         compress: Write gzip-compressed episode files (ini ``goldens_compress``).
+        strict: Whether ``--goldens-strict`` was given: stale goldens fail
+            the session.
+        prune: Whether ``--prune-goldens`` was given: stale goldens are
+            deleted (with ``--update-goldens`` only).
+        loadgroup: Whether this is a pytest-xdist worker under ``--dist
+            loadgroup``, which appends ``@<group>`` to node ids.
+        subset: Why the command line runs only part of the collected test
+            files (so no golden may be called stale), or None.
     """
 
     goldens_dir: Path
@@ -42,6 +50,10 @@ class GoldensSettings:
     invocation_dir: Path
     max_array_size: int | None = DEFAULT_MAX_ARRAY_SIZE
     compress: bool = False
+    strict: bool = False
+    prune: bool = False
+    loadgroup: bool = False
+    subset: str | None = None
 
     def display(self, path: Path | str) -> str:
         """A path as shown to the user: relative to the invocation folder if inside it."""
@@ -56,7 +68,8 @@ class GoldensSettings:
         """Resolve the options and ini values of ``config``.
 
         Raises:
-            pytest.UsageError: An ini tolerance is not a non-negative number.
+            pytest.UsageError: An ini tolerance is not a non-negative number,
+                or ``--prune-goldens`` is given without ``--update-goldens``.
         """
         rootdir = config.rootpath
         invocation_dir = config.invocation_params.dir
@@ -65,15 +78,26 @@ class GoldensSettings:
             goldens_dir = (invocation_dir / option_dir).resolve()
         else:
             goldens_dir = (rootdir / str(config.getini("goldens_dir"))).resolve()
+        update = bool(config.getoption("update_goldens"))
+        prune = bool(config.getoption("prune_goldens"))
+        if prune and not update:
+            raise pytest.UsageError(
+                "--prune-goldens deletes stale goldens while updating: use it with --update-goldens"
+            )
         return cls(
             goldens_dir=goldens_dir,
-            update=bool(config.getoption("update_goldens")),
+            update=update,
             rtol=_ini_number(config, "goldens_rtol"),
             atol=_ini_number(config, "goldens_atol"),
             rootdir=rootdir,
             invocation_dir=invocation_dir,
             max_array_size=_ini_size(config, "goldens_max_array_size"),
             compress=bool(config.getini("goldens_compress")),
+            strict=bool(config.getoption("goldens_strict")),
+            prune=prune,
+            # Set by pytest-xdist on its workers only.
+            loadgroup=bool(getattr(config.option, "loadgroup", False)),
+            subset=_subset(config),
         )
 
 
@@ -97,6 +121,20 @@ def add_options(parser: pytest.Parser) -> None:
         metavar="DIR",
         help="folder of the golden recordings "
         "(default: ini goldens_dir, 'goldens' in the rootdir).",
+    )
+    group.addoption(
+        "--goldens-strict",
+        action="store_true",
+        dest="goldens_strict",
+        default=False,
+        help="fail the session when a complete run leaves goldens no test used (stale goldens).",
+    )
+    group.addoption(
+        "--prune-goldens",
+        action="store_true",
+        dest="prune_goldens",
+        default=False,
+        help="with --update-goldens: delete the goldens no test used, after a complete run.",
     )
     parser.addini(
         "goldens_dir",
@@ -140,6 +178,19 @@ def _ini_size(config: pytest.Config, name: str) -> int | None:
     if value < 0:
         raise pytest.UsageError(f"ini {name} must be a non-negative int or 'none', got {raw!r}")
     return value
+
+
+def _subset(config: pytest.Config) -> str | None:
+    """Why the command line runs only part of the tests of the collected files."""
+    if any("::" in str(arg) for arg in config.args):
+        return "tests were picked by node id"
+    if config.getoption("collectonly", False):
+        return "no test ran (--collect-only)"
+    # --lf leaves the tests that passed last time out of collection, without
+    # deselecting them; -k, -m, --deselect and --sw deselect and are counted.
+    if config.getoption("lf", False):
+        return "--lf runs the tests that failed last time"
+    return None
 
 
 def _ini_number(config: pytest.Config, name: str) -> float:
