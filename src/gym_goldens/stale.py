@@ -82,13 +82,14 @@ def find_stale(
 ) -> list[str]:
     """Golden folders under ``file_dirs`` that are neither used nor protected.
 
-    A golden folder is one that holds episode files. Symlinks are not
-    followed, and nothing outside ``goldens_dir`` is looked at.
+    A golden folder is one that holds episode files; the ``env_<i>`` folders
+    of a vector golden belong to the golden folder above them. Symlinks are
+    not followed, and nothing outside ``goldens_dir`` is looked at.
 
     Returns:
         Relative POSIX paths, sorted.
     """
-    from gym_goldens.reader import _EPISODE_NAME
+    from gym_goldens.reader import _EPISODE_NAME, _SUB_ENV_NAME
 
     root = goldens_dir.resolve()
     used_set = set(used)
@@ -101,8 +102,13 @@ def find_stale(
         for current, _, names in os.walk(folder):
             if not any(_EPISODE_NAME.match(name) for name in names):
                 continue
-            relative = Path(current).relative_to(root).as_posix()
-            if relative in used_set or f"{relative}/".startswith(protected_prefixes):
+            golden = Path(current)
+            if _SUB_ENV_NAME.match(golden.name):
+                golden = golden.parent
+            relative = golden.relative_to(root).as_posix()
+            if relative in found or relative in used_set:
+                continue
+            if f"{relative}/".startswith(protected_prefixes):
                 continue
             found.append(relative)
     return sorted(found)
@@ -116,8 +122,7 @@ def prune(goldens_dir: Path, stale: Iterable[str]) -> list[str]:
     Returns:
         The folders whose episode files were deleted.
     """
-    from gym_goldens.reader import _EPISODE_NAME
-    from gym_goldens.store import _LEFTOVER_NAME
+    from gym_goldens.reader import _SUB_ENV_NAME
 
     root = goldens_dir.resolve()
     pruned: list[str] = []
@@ -125,14 +130,27 @@ def prune(goldens_dir: Path, stale: Iterable[str]) -> list[str]:
         folder = root / relative
         if folder.is_symlink() or not folder.is_dir():
             continue
+        _remove_episode_files(folder)
         for entry in folder.iterdir():
-            if (_EPISODE_NAME.match(entry.name) or _LEFTOVER_NAME.match(entry.name)) and (
-                entry.is_symlink() or not entry.is_dir()
-            ):
-                entry.unlink()
+            # The sub-env folders of a vector golden go with it.
+            if _SUB_ENV_NAME.match(entry.name) and entry.is_dir() and not entry.is_symlink():
+                _remove_episode_files(entry)
+                if not any(entry.iterdir()):
+                    entry.rmdir()
         pruned.append(relative)
         _remove_empty_folders(folder, root)
     return pruned
+
+
+def _remove_episode_files(folder: Path) -> None:
+    from gym_goldens.reader import _EPISODE_NAME
+    from gym_goldens.store import _LEFTOVER_NAME
+
+    for entry in folder.iterdir():
+        if (_EPISODE_NAME.match(entry.name) or _LEFTOVER_NAME.match(entry.name)) and (
+            entry.is_symlink() or not entry.is_dir()
+        ):
+            entry.unlink()
 
 
 def _remove_empty_folders(folder: Path, root: Path) -> None:

@@ -230,3 +230,34 @@ def test_prune_under_xdist_deletes_the_same_goldens(project: pytest.Pytester) ->
     assert not (project.path / STALE_TEST).exists()
     assert not (project.path / STALE_RECORDING).exists()
     assert (project.path / "goldens/examples/test_a/test_one/CartPole-v1").is_dir()
+
+
+def test_vector_goldens_are_one_golden_when_used_and_when_pruned(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_vec="""
+        import gymnasium as gym
+        import pytest
+
+        @pytest.mark.parametrize("n", [2])
+        def test_vec(record_trajectory, n):
+            env = record_trajectory(gym.make_vec("CartPole-v1", num_envs=n))
+            env.action_space.seed(0)
+            env.reset(seed=0)
+            for _ in range(5):
+                env.step(env.action_space.sample())
+        """
+    )
+    pytester.runpytest("--update-goldens").assert_outcomes(passed=1)
+    golden = pytester.path / "goldens" / "test_vec" / "test_vec[2]" / "CartPole-v1"
+    assert sorted(p.name for p in golden.iterdir()) == ["env_0", "env_1"]
+
+    used = pytester.runpytest("--goldens-strict")
+    used.assert_outcomes(passed=1)
+    assert "stale" not in used.stdout.str()
+
+    pytester.makepyfile(test_vec="def test_other():\n    pass\n")
+    stale = pytester.runpytest("--goldens-strict")
+    stale.stdout.fnmatch_lines(["*stale: goldens/test_vec/test_vec?2?/CartPole-v1"])
+    assert "env_0" not in stale.stdout.str()
+    pytester.runpytest("--update-goldens", "--prune-goldens").assert_outcomes(passed=1)
+    assert not golden.exists()
