@@ -10,7 +10,7 @@ recording with its golden, or writes it as the golden under
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal
 
@@ -21,9 +21,13 @@ from gym_goldens.tolerance import Tolerance, ToleranceSpec
 if TYPE_CHECKING:
     import gymnasium as gym
 
+    from gym_goldens.diff import Comparison
     from gym_goldens.recorder import RecordTrajectory
 
-__all__ = ["CheckResult", "TrajectoryChecks"]
+__all__ = ["DIVERGENCE_PLOT", "CheckResult", "TrajectoryChecks"]
+
+DIVERGENCE_PLOT: Final = "divergence.png"
+"""The file, next to an actual recording, that plots where it left its golden."""
 
 Status = Literal["passed", "failed", "missing", "created", "updated", "unchanged"]
 _MARKER_KEYS: Final = frozenset({"rtol", "atol", "ignore"})
@@ -38,12 +42,16 @@ class CheckResult:
         golden_dir: Its golden folder.
         status: What happened to it.
         message: The failure text, for ``failed`` and ``missing``.
+        actual_dir: The actual recording, for ``failed`` and ``missing``.
+        plot: The plot of the diverging fields, when one was written.
     """
 
     name: str
     golden_dir: Path
     status: Status
     message: str | None = None
+    actual_dir: Path | None = None
+    plot: Path | None = None
 
 
 @dataclasses.dataclass
@@ -150,16 +158,21 @@ class TrajectoryChecks:
             return CheckResult(recording.name, golden_dir, update.status)
         if not golden_dir.is_dir() or not episode_files(golden_dir):
             message = format_missing(golden_dir, actual_dir, nodeid=self.nodeid, display=display)
-            return CheckResult(recording.name, golden_dir, "missing", message)
+            return CheckResult(recording.name, golden_dir, "missing", message, actual_dir)
         try:
             comparison = compare(golden_dir, actual_dir, recording.tolerance)
         except GoldenFormatError as error:
             message = format_unreadable(error, nodeid=self.nodeid, actual_dir=actual_dir, display=display)
-            return CheckResult(recording.name, golden_dir, "failed", message)
+            return CheckResult(recording.name, golden_dir, "failed", message, actual_dir)
         if comparison.equal:
             return CheckResult(recording.name, golden_dir, "passed")
         message = format_comparison(comparison, nodeid=self.nodeid, display=display)
-        return CheckResult(recording.name, golden_dir, "failed", message)
+        plot, plot_line = _divergence_plot(comparison, actual_dir, display)
+        if plot_line:
+            # Beside the actual recording, before the last line (the fix).
+            head, _, fix = message.rpartition("\n")
+            message = f"{head}\n  {plot_line}\n{fix}"
+        return CheckResult(recording.name, golden_dir, "failed", message, actual_dir, plot)
 
     def _unique_name(self, name: str) -> str:
         taken = {recording.name for recording in self._recordings}
@@ -168,6 +181,21 @@ class TrajectoryChecks:
             candidate = f"{name}-{number}"
             number += 1
         return candidate
+
+
+def _divergence_plot(
+    comparison: Comparison, actual_dir: Path, display: Callable[[Path], str]
+) -> tuple[Path | None, str | None]:
+    """Plot the diverging fields next to the actual recording, if matplotlib is installed."""
+    from gym_goldens.viz import VizDependencyError, write_divergence_plot
+
+    try:
+        plot = write_divergence_plot(comparison, actual_dir / DIVERGENCE_PLOT)
+    except VizDependencyError:
+        return None, None
+    except Exception as error:  # noqa: BLE001 - a broken plot must not hide the mismatch
+        return None, f"plot: not drawn ({type(error).__name__}: {error})"
+    return plot, None if plot is None else f"plot: {display(plot)}"
 
 
 def _default_name(env: gym.Env[Any, Any]) -> str:

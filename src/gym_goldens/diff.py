@@ -28,7 +28,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Final, Literal
 
@@ -175,7 +175,11 @@ class Comparison:
 
 
 def compare(
-    golden: str | Path, actual: str | Path, tolerance: Tolerance | None = None
+    golden: str | Path,
+    actual: str | Path,
+    tolerance: Tolerance | None = None,
+    *,
+    progress: Callable[[EpisodeComparison], None] | None = None,
 ) -> Comparison:
     """Compare a recording with its golden.
 
@@ -183,6 +187,7 @@ def compare(
         golden: A recording folder or an episode file.
         actual: A recording folder or an episode file, of the same kind.
         tolerance: Float tolerances and ignored fields; the defaults if None.
+        progress: Called with each episode's comparison as it is done.
 
     Returns:
         The comparison; ``comparison.equal`` is the verdict.
@@ -196,11 +201,12 @@ def compare(
     golden_files = _files(golden_path)
     actual_files = _files(actual_path)
     root = tolerance.tree()
-    episodes = tuple(
-        _compare_episode(index, g, a, root)
-        for index, (g, a) in enumerate(itertools.zip_longest(golden_files, actual_files))
-    )
-    return Comparison(golden_path, actual_path, tolerance, episodes)
+    episodes = []
+    for index, (g, a) in enumerate(itertools.zip_longest(golden_files, actual_files)):
+        episodes.append(_compare_episode(index, g, a, root))
+        if progress is not None:
+            progress(episodes[-1])
+    return Comparison(golden_path, actual_path, tolerance, tuple(episodes))
 
 
 def format_path(path: tuple[str | int, ...]) -> str:
@@ -259,7 +265,15 @@ def _compare_lines(index: int, golden: Path, actual: Path, root: _Node) -> Episo
     first: Divergence | None = None
     golden_rest = itertools.chain(golden_next, golden_lines)
     actual_rest = itertools.chain(actual_next, actual_lines)
-    for (golden_number, golden_raw), (actual_number, actual_raw) in zip(golden_rest, actual_rest):
+    golden_extra: list[int] = []
+    actual_extra: list[int] = []
+    # zip() would drop the record it pulled from the golden when the actual ends first.
+    for golden_item, actual_item in itertools.zip_longest(golden_rest, actual_rest):
+        if golden_item is None or actual_item is None:
+            golden_extra = [golden_item[0], *_drain(golden_rest)] if golden_item else []
+            actual_extra = [actual_item[0], *_drain(actual_rest)] if actual_item else []
+            break
+        (golden_number, golden_raw), (actual_number, actual_raw) = golden_item, actual_item
         records += 1
         if golden_raw == actual_raw:
             continue
@@ -279,8 +293,6 @@ def _compare_lines(index: int, golden: Path, actual: Path, root: _Node) -> Episo
                 differences=tuple(found),
             )
 
-    golden_extra = _drain(golden_rest)
-    actual_extra = _drain(actual_rest)
     if first is None and (golden_extra or actual_extra):
         # The record after the last common one is where the lengths part.
         first = Divergence(

@@ -20,11 +20,14 @@ if TYPE_CHECKING:
     import gymnasium as gym
 
     from gym_goldens.check import TrajectoryChecks
+    from gym_goldens.htmlreport import HtmlReport
     from gym_goldens.recorder import RecordTrajectory
     from gym_goldens.tolerance import ToleranceSpec
 
 _checks_key: Final = pytest.StashKey["TrajectoryChecks"]()
 _results_key: Final = pytest.StashKey[list[list[str]]]()
+_mismatches_key: Final = pytest.StashKey[list[dict[str, Any]]]()
+_html_report_key: Final = pytest.StashKey["HtmlReport"]()
 
 
 class RecordTrajectoryFixture(Protocol):
@@ -56,6 +59,12 @@ def pytest_configure(config: pytest.Config) -> None:
     session = GoldensSession(config, settings)
     config.stash[session_key] = session
     config.pluginmanager.register(session, "gym-goldens-session")
+    if settings.report_dir is not None and not hasattr(config, "workerinput"):
+        from gym_goldens.htmlreport import HtmlReport
+
+        html_report = HtmlReport(settings.report_dir, settings.display)
+        config.stash[_html_report_key] = html_report
+        config.pluginmanager.register(html_report, "gym-goldens-html-report")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -63,6 +72,10 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     if session is not None:
         config.pluginmanager.unregister(session)
         del config.stash[session_key]
+    html_report = config.stash.get(_html_report_key, None)
+    if html_report is not None:
+        config.pluginmanager.unregister(html_report)
+        del config.stash[_html_report_key]
 
 
 @pytest.fixture
@@ -98,6 +111,10 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
         outcomes = checks.check()
         settings = item.config.stash[settings_key]
         item.stash[_results_key] = [[o.status, settings.display(o.golden_dir)] for o in outcomes]
+        if settings.report_dir is not None:
+            from gym_goldens.htmlreport import mismatches_of
+
+            item.stash[_mismatches_key] = mismatches_of(item.nodeid, outcomes, settings.display)
         failures = [o.message for o in outcomes if o.message]
         if failures:
             pytest.fail("\n\n".join(failures), pytrace=False)
@@ -111,4 +128,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         results = item.stash.get(_results_key, None)
         if results:
             setattr(report, REPORT_ATTRIBUTE, results)
+        mismatches = item.stash.get(_mismatches_key, None)
+        if mismatches:
+            from gym_goldens.htmlreport import MISMATCH_ATTRIBUTE
+
+            setattr(report, MISMATCH_ATTRIBUTE, mismatches)
     return report

@@ -26,6 +26,7 @@ class GoldensSettings:
         atol: Default absolute tolerance (ini ``goldens_atol``).
         rootdir: The session's rootdir.
         invocation_dir: Where pytest was started, for showing paths.
+        report_dir: Where ``--goldens-report`` writes its HTML page, or None.
     """
 
     goldens_dir: Path
@@ -34,6 +35,7 @@ class GoldensSettings:
     atol: float
     rootdir: Path
     invocation_dir: Path
+    report_dir: Path | None = None
 
     def display(self, path: Path | str) -> str:
         """A path as shown to the user: relative to the invocation folder if inside it."""
@@ -57,6 +59,8 @@ class GoldensSettings:
             goldens_dir = (invocation_dir / option_dir).resolve()
         else:
             goldens_dir = (rootdir / str(config.getini("goldens_dir"))).resolve()
+        report_option = config.getoption("goldens_report")
+        report_dir = (invocation_dir / report_option).resolve() if report_option else None
         return cls(
             goldens_dir=goldens_dir,
             update=bool(config.getoption("update_goldens")),
@@ -64,6 +68,7 @@ class GoldensSettings:
             atol=_ini_number(config, "goldens_atol"),
             rootdir=rootdir,
             invocation_dir=invocation_dir,
+            report_dir=report_dir,
         )
 
 
@@ -86,6 +91,13 @@ def add_options(parser: pytest.Parser) -> None:
         default=None,
         metavar="DIR",
         help="folder of the golden recordings (default: ini goldens_dir, 'goldens' in the rootdir).",
+    )
+    group.addoption(
+        "--goldens-report",
+        dest="goldens_report",
+        default=None,
+        metavar="DIR",
+        help="write DIR/index.html, one page with every golden mismatch and its plot (for CI artifacts).",
     )
     parser.addini("goldens_dir", help="folder of the golden recordings, relative to the rootdir.", default="goldens")
     parser.addini(
