@@ -190,10 +190,10 @@ def _divergence_plot(
     from gym_goldens.viz import VizDependencyError, write_divergence_plot
 
     try:
-        plot = write_divergence_plot(comparison, actual_dir / DIVERGENCE_PLOT)
+        plot = write_divergence_plot(comparison, actual_dir / DIVERGENCE_PLOT, display=display)
     except VizDependencyError:
         return None, None
-    except Exception as error:  # noqa: BLE001 - a broken plot must not hide the mismatch
+    except Exception as error:  # a broken plot must not hide the mismatch
         return None, f"plot: not drawn ({type(error).__name__}: {error})"
     return plot, None if plot is None else f"plot: {display(plot)}"
 

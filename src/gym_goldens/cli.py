@@ -80,9 +80,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     show.add_argument("path", type=Path, metavar="PATH")
     show.add_argument(
-        "--steps", metavar="A:B", help="print the records with A <= t < B as a table (the reset is t=0)"
+        "--steps",
+        metavar="A:B",
+        help="print the records with A <= t < B as a table (the reset is t=0)",
     )
-    show.add_argument("--episode", type=int, default=0, metavar="N", help="the episode for --steps (default 0)")
+    show.add_argument(
+        "--episode", type=int, default=0, metavar="N", help="the episode for --steps (default 0)"
+    )
     show.add_argument("--all", action="store_true", help="list every episode, however many")
     show.set_defaults(run=_show)
 
@@ -106,7 +110,9 @@ def _parser() -> argparse.ArgumentParser:
         'matplotlib: pip install "pytest-gym-goldens[viz]".',
     )
     plot.add_argument("path", type=Path, metavar="PATH")
-    plot.add_argument("--vs", type=Path, metavar="OTHER", help="the actual recording to compare with PATH")
+    plot.add_argument(
+        "--vs", type=Path, metavar="OTHER", help="the actual recording to compare with PATH"
+    )
     plot.add_argument(
         "-o",
         "--output",
@@ -122,7 +128,10 @@ def _parser() -> argparse.ArgumentParser:
         help="comma-separated field patterns (default obs,action,reward; e.g. obs[2],info.x)",
     )
     plot.add_argument(
-        "--episode", type=int, metavar="N", help="the episode (default: the first that differs, else 0)"
+        "--episode",
+        type=int,
+        metavar="N",
+        help="the episode (default: the first that differs, else 0)",
     )
     _add_tolerance_options(plot)
     plot.set_defaults(run=_plot)
@@ -134,11 +143,20 @@ def _parser() -> argparse.ArgumentParser:
         "CartPole-v1, or module:EnvId to import the module that registers it).",
     )
     record.add_argument("env_id", metavar="ENV_ID")
-    record.add_argument("--seed", type=int, required=True, metavar="S", help="seeds the reset and the actions")
-    record.add_argument("--steps", type=int, required=True, metavar="N", help="steps to record, over all episodes")
-    record.add_argument("-o", "--output", type=Path, required=True, metavar="DIR", help="the recording folder")
     record.add_argument(
-        "--env-kwargs", default="{}", metavar="JSON", help='keyword arguments of gym.make, e.g. \'{"is_slippery": false}\''
+        "--seed", type=int, required=True, metavar="S", help="seeds the reset and the actions"
+    )
+    record.add_argument(
+        "--steps", type=int, required=True, metavar="N", help="steps to record, over all episodes"
+    )
+    record.add_argument(
+        "-o", "--output", type=Path, required=True, metavar="DIR", help="the recording folder"
+    )
+    record.add_argument(
+        "--env-kwargs",
+        default="{}",
+        metavar="JSON",
+        help="keyword arguments of gym.make, e.g. '{\"is_slippery\": false}'",
     )
     record.set_defaults(run=_record)
     return parser
@@ -150,17 +168,21 @@ def _add_tolerance_options(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="[FIELD=]X",
-        help="relative tolerance, for every field or for a field pattern (repeatable; default 1e-6)",
+        help="relative tolerance, for all fields or a field pattern (repeatable; default 1e-6)",
     )
     parser.add_argument(
         "--atol",
         action="append",
         default=[],
         metavar="[FIELD=]X",
-        help="absolute tolerance, for every field or for a field pattern (repeatable; default 1e-12)",
+        help="absolute tolerance, for all fields or a field pattern (repeatable; default 1e-12)",
     )
     parser.add_argument(
-        "--ignore", action="append", default=[], metavar="FIELD", help="leave a field pattern out (repeatable)"
+        "--ignore",
+        action="append",
+        default=[],
+        metavar="FIELD",
+        help="leave a field pattern out (repeatable)",
     )
 
 
@@ -181,10 +203,14 @@ def _show(args: argparse.Namespace) -> int:
     path: Path = args.path
     if path.is_dir() and not episode_files(path):
         if args.steps is not None:
-            raise _UsageError(f"{path} is a folder of recordings; give --steps one recording or episode file")
+            raise _UsageError(
+                f"{path} is a folder of recordings; give --steps one recording or episode file"
+            )
         recordings = find_recordings(path)
         if not recordings:
-            raise _UsageError(f"{path}: no recordings (episode_00000.jsonl, ...) in this folder or below")
+            raise _UsageError(
+                f"{path}: no recordings (episode_00000.jsonl, ...) in this folder or below"
+            )
         files = [file for folder in recordings for file in episode_files(folder)]
         with _progress(files, "reading") as bar:
             summaries = [summarize(folder, advance=bar.advance) for folder in recordings]
@@ -194,7 +220,9 @@ def _show(args: argparse.Namespace) -> int:
         start, stop = _step_range(args.steps)
         files = recording_files(path)
         if not 0 <= args.episode < len(files):
-            raise _UsageError(f"{path}: there is no episode {args.episode}; it has episodes 0 to {len(files) - 1}")
+            raise _UsageError(
+                f"{path}: there is no episode {args.episode}; it has episodes 0 to {len(files) - 1}"
+            )
         _print_lines(format_steps(files[args.episode], start, stop))
         return _EXIT_OK
     with _progress(recording_files(path), "reading") as bar:
@@ -239,7 +267,12 @@ def _plot(args: argparse.Namespace) -> int:
         episode = args.episode or 0
         figure = viz.plot_recording(args.path, episode=episode, fields=fields)
         if html:
-            _write_html(output, f"{_display(args.path)}: episode {episode}", [], [(f"episode {episode}", "", figure)])
+            _write_html(
+                output,
+                f"{_display(args.path)}: episode {episode}",
+                [],
+                [(f"episode {episode}", "", figure)],
+            )
         else:
             viz.save_figure(figure, output)
         print(f"wrote {_display(output)}")
@@ -253,20 +286,39 @@ def _plot(args: argparse.Namespace) -> int:
     else:
         episodes = [0]
     figures = [
-        viz.plot_comparison(args.path, args.vs, episode=e, fields=fields, tolerance=tolerance, comparison=comparison)
+        viz.plot_comparison(
+            args.path,
+            args.vs,
+            episode=e,
+            fields=fields,
+            tolerance=tolerance,
+            comparison=comparison,
+            display=_display,
+        )
         for e in episodes
     ]
     if html:
         from gym_goldens.report import format_comparison
 
-        verdict = "equal within tolerance" if comparison.equal else f"{len(comparison.differing)} episodes differ"
+        verdict = (
+            "equal within tolerance"
+            if comparison.equal
+            else f"{len(comparison.differing)} episodes differ"
+        )
         text = (
             format_comparison(comparison, display=_display, fix="pytest --update-goldens")
             if not comparison.equal
             else f"equal: {_display(args.vs)} matches {_display(args.path)}"
         )
-        intro = [f"golden: {_display(args.path)}", f"actual: {_display(args.vs)}", f"{verdict}; {tolerance.describe()}"]
-        sections = [(f"episode {e}", text if i == 0 else "", f) for i, (e, f) in enumerate(zip(episodes, figures))]
+        intro = [
+            f"golden: {_display(args.path)}",
+            f"actual: {_display(args.vs)}",
+            f"{verdict}; {tolerance.describe()}",
+        ]
+        sections = [
+            (f"episode {e}", text if i == 0 else "", f)
+            for i, (e, f) in enumerate(zip(episodes, figures, strict=True))
+        ]
         _write_html(output, "gym-goldens: golden vs actual", intro, sections)
     else:
         viz.save_figure(figures[0], output)
@@ -283,7 +335,12 @@ def _record(args: argparse.Namespace) -> int:
         raise _UsageError(f"--steps must be 0 or more, got {args.steps}")
     with Progress(args.steps, f"recording {args.env_id}") as bar:
         rollout = record_rollout(
-            args.env_id, args.output, seed=args.seed, steps=args.steps, env_kwargs=kwargs, advance=bar.advance
+            args.env_id,
+            args.output,
+            seed=args.seed,
+            steps=args.steps,
+            env_kwargs=kwargs,
+            advance=bar.advance,
         )
     episodes = f"{rollout.episodes} episode{'s' if rollout.episodes != 1 else ''}"
     print(
@@ -305,9 +362,14 @@ def _compare(golden: Path, actual: Path, tolerance: Any) -> Any:
     if not golden_files or not actual_files:
         empty = golden if not golden_files else actual
         raise _UsageError(f"{empty}: no episode files (episode_00000.jsonl, ...) in this folder")
-    pairs = [[f for f in pair if f is not None] for pair in itertools.zip_longest(golden_files, actual_files)]
+    pairs = [
+        [f for f in pair if f is not None]
+        for pair in itertools.zip_longest(golden_files, actual_files)
+    ]
     with _FileProgress(pairs, "comparing") as bar:
-        return compare(golden, actual, tolerance, progress=lambda episode: bar.advance_group(episode.index))
+        return compare(
+            golden, actual, tolerance, progress=lambda episode: bar.advance_group(episode.index)
+        )
 
 
 class _FileProgress:
@@ -349,9 +411,10 @@ def _tolerance(args: argparse.Namespace) -> Any:
 
     tolerance = Tolerance()
     try:
-        for name in ("rtol", "atol"):
-            for spec in getattr(args, name):
-                tolerance = tolerance.refine(**{name: _tolerance_spec(name, spec)})
+        for spec in args.rtol:
+            tolerance = tolerance.refine(rtol=_tolerance_spec("rtol", spec))
+        for spec in args.atol:
+            tolerance = tolerance.refine(atol=_tolerance_spec("atol", spec))
         ignored = [p.strip() for item in args.ignore for p in item.split(",") if p.strip()]
         return tolerance.refine(ignore=ignored)
     except (TypeError, ValueError) as error:
@@ -389,7 +452,9 @@ def _step_range(text: str) -> tuple[int, int | None]:
             return start, start + 1
         stop = int(stop_text) if stop_text.strip() else None
     except ValueError:
-        raise _UsageError(f"--steps expects A:B (such as 10:20, :5 or 100:), got {text!r}") from None
+        raise _UsageError(
+            f"--steps expects A:B (such as 10:20, :5 or 100:), got {text!r}"
+        ) from None
     if start < 0 or (stop is not None and stop < start):
         raise _UsageError(f"--steps expects 0 <= A <= B, got {text!r}")
     return start, stop
@@ -401,13 +466,16 @@ def _env_kwargs(text: str) -> dict[str, Any]:
     except json.JSONDecodeError as error:
         raise _UsageError(f"--env-kwargs is not valid JSON ({error}): {text!r}") from None
     if not isinstance(value, dict):
-        raise _UsageError(f'--env-kwargs expects a JSON object such as {{"is_slippery": false}}, got {text!r}')
+        raise _UsageError(
+            f'--env-kwargs expects a JSON object such as {{"is_slippery": false}}, got {text!r}'
+        )
     return value
 
 
-def _write_html(output: Path, title: str, intro: list[str], sections: list[tuple[str, str, Any]]) -> None:
-    from gym_goldens.htmlreport import Mismatch, render_page
-    from gym_goldens.store import atomic_write_bytes
+def _write_html(
+    output: Path, title: str, intro: list[str], sections: list[tuple[str, str, Any]]
+) -> None:
+    from gym_goldens.htmlreport import Mismatch, render_page, write_page
     from gym_goldens.viz import figure_png
 
     entries = [
@@ -415,7 +483,7 @@ def _write_html(output: Path, title: str, intro: list[str], sections: list[tuple
         for heading, text, figure in sections
     ]
     page = render_page(title, intro, entries, empty="nothing to plot")
-    atomic_write_bytes(output.resolve(), page.encode("utf-8"))
+    write_page(output.resolve(), page)
 
 
 def _stem(path: Path) -> str:

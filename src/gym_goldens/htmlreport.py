@@ -15,6 +15,7 @@ import base64
 import dataclasses
 import datetime
 import html
+import os
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -31,6 +32,7 @@ __all__ = [
     "Mismatch",
     "mismatches_of",
     "render_page",
+    "write_page",
 ]
 
 MISMATCH_ATTRIBUTE: Final = "gym_goldens_mismatches"
@@ -139,7 +141,26 @@ def mismatches_of(
     return found
 
 
-def render_page(title: str, intro: Sequence[str], mismatches: Sequence[Mismatch], *, empty: str) -> str:
+def write_page(path: Path, page: str) -> Path:
+    """Write a page so that a reader sees the old file or the new one, never half.
+
+    Unlike goldens, the page gets the usual permissions (the umask's), so a
+    browser or a CI upload step run by another user can read it.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        temporary.write_text(page, encoding="utf-8")
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+    return path
+
+
+def render_page(
+    title: str, intro: Sequence[str], mismatches: Sequence[Mismatch], *, empty: str
+) -> str:
     """A self-contained HTML page listing ``mismatches``.
 
     Args:
@@ -163,7 +184,8 @@ def render_page(title: str, intro: Sequence[str], mismatches: Sequence[Mismatch]
     elif len(mismatches) > 1:
         parts.append("<nav><ol>")
         parts += [
-            f'<li><a href="#m{number}">{escape(m.title)}</a> <span class="note">{escape(m.status)}</span></li>'
+            f'<li><a href="#m{number}">{escape(m.title)}</a> '
+            f'<span class="note">{escape(m.status)}</span></li>'
             for number, m in enumerate(mismatches, 1)
         ]
         parts.append("</ol></nav>")
@@ -183,7 +205,9 @@ def _section(number: int, mismatch: Mismatch) -> str:
     ]
     if mismatch.details:
         parts.append("<dl>")
-        parts += [f"<dt>{escape(label)}</dt><dd>{escape(value)}</dd>" for label, value in mismatch.details]
+        parts += [
+            f"<dt>{escape(label)}</dt><dd>{escape(value)}</dd>" for label, value in mismatch.details
+        ]
         parts.append("</dl>")
     parts.append(f"<pre>{escape(mismatch.message)}</pre>")
     if mismatch.plot_png:
@@ -221,8 +245,6 @@ class HtmlReport:
             self.mismatches.append(Mismatch.from_json(data))
 
     def pytest_sessionfinish(self) -> None:
-        from gym_goldens.store import atomic_write_bytes
-
         count = len(self.mismatches)
         noun = "mismatch" if count == 1 else "mismatches"
         now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
@@ -232,7 +254,7 @@ class HtmlReport:
             sorted(self.mismatches, key=lambda m: m.title),
             empty="Every recorded trajectory matched its golden.",
         )
-        atomic_write_bytes(self.path, page.encode("utf-8"))
+        write_page(self.path, page)
         self.written = True
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:

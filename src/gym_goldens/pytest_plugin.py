@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 _checks_key: Final = pytest.StashKey["TrajectoryChecks"]()
 _results_key: Final = pytest.StashKey[list[list[str]]]()
 _mismatches_key: Final = pytest.StashKey[list[dict[str, Any]]]()
-_html_report_key: Final = pytest.StashKey["HtmlReport"]()
+_html_report_key: Final[pytest.StashKey[HtmlReport]] = pytest.StashKey()
 
 
 class RecordTrajectoryFixture(Protocol):

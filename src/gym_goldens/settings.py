@@ -97,7 +97,7 @@ def add_options(parser: pytest.Parser) -> None:
         dest="goldens_report",
         default=None,
         metavar="DIR",
-        help="write DIR/index.html, one page with every golden mismatch and its plot (for CI artifacts).",
+        help="write DIR/index.html: every golden mismatch of the session with its plot.",
     )
     parser.addini("goldens_dir", help="folder of the golden recordings, relative to the rootdir.", default="goldens")
     parser.addini(

@@ -211,7 +211,9 @@ def format_recording(
             lines.append(f"  {key.replace('_', ' ')}: {format_space(header[key])}")
     versions = header.get("versions")
     if isinstance(versions, dict) and versions:
-        lines.append("  recorded with: " + ", ".join(f"{k} {v}" for k, v in sorted(versions.items())))
+        lines.append(
+            "  recorded with: " + ", ".join(f"{k} {v}" for k, v in sorted(versions.items()))
+        )
     if not header:
         lines.append("  (no header: a file in the original format)")
     step = next((e.first_step for e in episodes if e.first_step is not None), None)
@@ -435,7 +437,7 @@ def _table(rows: Sequence[Sequence[str]], *, right: Sequence[int] = ()) -> list[
     for row in rows:
         cells = [
             cell.rjust(width) if i in right else cell.ljust(width)
-            for i, (cell, width) in enumerate(zip(row, widths))
+            for i, (cell, width) in enumerate(zip(row, widths, strict=True))
         ]
         lines.append("  ".join(cells).rstrip())
     return lines

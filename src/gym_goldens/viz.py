@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import dataclasses
 import io
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -78,6 +78,7 @@ _ACTUAL_COLOR: Final = "#ff7f0e"
 _DIFF_COLOR: Final = "#6a3d9a"
 _MARKER_COLOR: Final = "#d62728"
 _ONE_SIDED_COLOR: Final = "#d62728"
+_DIFFERENCE: Final = "actual \N{MINUS SIGN} golden"
 _MAX_TITLE_PATH: Final = 90
 _DPI: Final = 100
 
@@ -263,8 +264,8 @@ def plot_recording(
     shown = series[:max_fields]
     figure = _new_figure(height=1.7 * len(shown) + 1.0)
     axes_list = figure.subplots(len(shown), 1, sharex=True, squeeze=False)[:, 0]
-    for axes, item in zip(axes_list, shown):
-        _draw_series(axes, item.t, item.values, item.discrete, _GOLDEN_COLOR, "-", None)
+    for axes, item in zip(axes_list, shown, strict=True):
+        _draw_series(axes, item.t, item.values, discrete=item.discrete, color=_GOLDEN_COLOR)
         axes.set_title(item.label, loc="left", fontsize=10, fontweight="bold")
         axes.grid(alpha=0.3)
         _integer_steps(axes)
@@ -286,6 +287,7 @@ def plot_comparison(
     only_divergent: bool = False,
     max_fields: int = 8,
     comparison: Comparison | None = None,
+    display: Callable[[Path], str] = str,
 ) -> Figure:
     """Plot golden and actual for one episode, with their difference.
 
@@ -304,6 +306,7 @@ def plot_comparison(
         max_fields: Plot at most this many leaves.
         comparison: The result of ``compare(golden, actual, tolerance)`` if
             it is at hand (it picks the episode).
+        display: Turns a path into the text shown in the title.
 
     Raises:
         VizDependencyError: matplotlib is not installed.
@@ -323,7 +326,8 @@ def plot_comparison(
     actual_series = episode_series(actual_file, fields) if actual_file else []
     fields_compared = compare_series(golden_series, actual_series, tolerance)
     diverging = sorted(
-        (f for f in fields_compared if f.diverges), key=lambda f: f.first if f.first is not None else 0
+        (f for f in fields_compared if f.diverges),
+        key=lambda f: f.first if f.first is not None else 0,
     )
     rest = [f for f in fields_compared if not f.diverges]
     chosen = diverging if only_divergent else diverging + rest
@@ -346,11 +350,18 @@ def plot_comparison(
                 axes.sharex(first_axes)
         top.tick_params(labelbottom=False)
         _draw_field(top, bottom, item)
-    figure.suptitle(_comparison_title(golden, golden_file, actual_file, episode, diverging, shown, chosen), fontsize=11)
+    figure.suptitle(
+        _comparison_title(
+            golden, golden_file, actual_file, episode, (diverging, shown, chosen), display=display
+        ),
+        fontsize=11,
+    )
     return figure
 
 
-def plot_divergence(comparison: Comparison, *, max_fields: int = 6) -> Figure | None:
+def plot_divergence(
+    comparison: Comparison, *, max_fields: int = 6, display: Callable[[Path], str] = str
+) -> Figure | None:
     """Plot the diverging fields of the first differing episode of a comparison.
 
     Returns:
@@ -370,12 +381,15 @@ def plot_divergence(comparison: Comparison, *, max_fields: int = 6) -> Figure | 
             only_divergent=True,
             max_fields=max_fields,
             comparison=comparison,
+            display=display,
         )
     except NothingToPlotError:
         return None
 
 
-def write_divergence_plot(comparison: Comparison, path: str | Path) -> Path | None:
+def write_divergence_plot(
+    comparison: Comparison, path: str | Path, *, display: Callable[[Path], str] = str
+) -> Path | None:
     """Write :func:`plot_divergence` as PNG to ``path``, if there is anything to plot.
 
     Returns:
@@ -384,7 +398,7 @@ def write_divergence_plot(comparison: Comparison, path: str | Path) -> Path | No
     Raises:
         VizDependencyError: matplotlib is not installed.
     """
-    figure = plot_divergence(comparison)
+    figure = plot_divergence(comparison, display=display)
     return None if figure is None else save_figure(figure, path)
 
 
@@ -413,19 +427,45 @@ def _new_figure(height: float) -> Figure:
 
 
 def _draw_field(top: Axes, bottom: Axes, item: FieldComparison) -> None:
-    _draw_series(top, item.t[item.in_golden], item.golden[item.in_golden], item.discrete, _GOLDEN_COLOR, "-", "golden")
-    _draw_series(top, item.t[item.in_actual], item.actual[item.in_actual], item.discrete, _ACTUAL_COLOR, "--", "actual")
+    golden_t, golden_values = item.t[item.in_golden], item.golden[item.in_golden]
+    actual_t, actual_values = item.t[item.in_actual], item.actual[item.in_actual]
+    _draw_series(
+        top, golden_t, golden_values, discrete=item.discrete, color=_GOLDEN_COLOR, label="golden"
+    )
+    _draw_series(
+        top,
+        actual_t,
+        actual_values,
+        discrete=item.discrete,
+        color=_ACTUAL_COLOR,
+        style="--",
+        label="actual",
+    )
     top.set_title(item.label, loc="left", fontsize=10, fontweight="bold")
     difference = item.actual - item.golden
     both = item.in_golden & item.in_actual
     bottom.fill_between(
-        item.t, -item.allowed, item.allowed, where=both, color="0.6", alpha=0.35, linewidth=0, label="tolerance"
+        item.t,
+        -item.allowed,
+        item.allowed,
+        where=both,
+        color="0.6",
+        alpha=0.35,
+        linewidth=0,
+        label="tolerance",
     )
     bottom.axhline(0.0, color="0.5", linewidth=0.6)
-    _draw_series(bottom, item.t, np.where(both, difference, np.nan), item.discrete, _DIFF_COLOR, "-", "actual − golden")
-    if not np.any(np.nan_to_num(np.where(both, difference, 0.0)) != 0) and not np.any(item.allowed[both] > 0):
-        bottom.set_ylim(-1.0, 1.0)  # nothing to scale to: keep matplotlib from zooming on rounding noise
-    bottom.set_ylabel("actual −\ngolden", fontsize=8)
+    difference = np.where(both, difference, np.nan)
+    _draw_series(
+        bottom, item.t, difference, discrete=item.discrete, color=_DIFF_COLOR, label=_DIFFERENCE
+    )
+    flat = not np.any(np.nan_to_num(np.where(both, difference, 0.0))) and not np.any(
+        item.allowed[both]
+    )
+    if flat:
+        # Nothing to scale to: keep matplotlib from zooming in on rounding noise.
+        bottom.set_ylim(-1.0, 1.0)
+    bottom.set_ylabel(_DIFFERENCE.replace(" ", "\n", 1), fontsize=8)
     bottom.set_xlabel("t (step; reset at 0)", fontsize=8)
     for axes in (top, bottom):
         axes.grid(alpha=0.3)
@@ -436,7 +476,12 @@ def _draw_field(top: Axes, bottom: Axes, item: FieldComparison) -> None:
         label = f"first divergence, t={item.first}"
         for axes in (top, bottom):
             axes.axvline(
-                item.first, color=_MARKER_COLOR, linestyle=(0, (4, 2)), linewidth=1.4, gid=MARKER_ID, label=label
+                item.first,
+                color=_MARKER_COLOR,
+                linestyle=(0, (4, 2)),
+                linewidth=1.4,
+                gid=MARKER_ID,
+                label=label,
             )
         top.annotate(
             f"t={item.first}",
@@ -448,7 +493,9 @@ def _draw_field(top: Axes, bottom: Axes, item: FieldComparison) -> None:
             color=_MARKER_COLOR,
             fontsize=8,
         )
-        top.set_title(f"out of tolerance from t={item.first}", loc="right", fontsize=8, color=_MARKER_COLOR)
+        top.set_title(
+            f"out of tolerance from t={item.first}", loc="right", fontsize=8, color=_MARKER_COLOR
+        )
     top.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8, frameon=False)
     bottom.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8, frameon=False)
 
@@ -463,10 +510,11 @@ def _draw_series(
     axes: Axes,
     t: np.ndarray[Any, Any],
     values: np.ndarray[Any, Any],
+    *,
     discrete: bool,
     color: str,
-    style: str,
-    label: str | None,
+    style: str = "-",
+    label: str | None = None,
 ) -> None:
     axes.plot(
         t,
@@ -487,7 +535,14 @@ def _shade_one_sided(axes: Axes, item: FieldComparison) -> None:
     start = int(item.t[one_sided].min())
     end = int(item.t[one_sided].max())
     side = "golden" if item.in_golden[one_sided].all() else "actual"
-    axes.axvspan(start - 0.5, end + 0.5, color=_ONE_SIDED_COLOR, alpha=0.08, linewidth=0, label=f"only in {side}")
+    axes.axvspan(
+        start - 0.5,
+        end + 0.5,
+        color=_ONE_SIDED_COLOR,
+        alpha=0.08,
+        linewidth=0,
+        label=f"only in {side}",
+    )
 
 
 def _comparison_title(
@@ -495,21 +550,25 @@ def _comparison_title(
     golden_file: Path | None,
     actual_file: Path | None,
     episode: int,
-    diverging: Sequence[FieldComparison],
-    shown: Sequence[FieldComparison],
-    chosen: Sequence[FieldComparison],
+    fields: tuple[Sequence[FieldComparison], Sequence[FieldComparison], Sequence[FieldComparison]],
+    *,
+    display: Callable[[Path], str],
 ) -> str:
+    """The figure title; ``fields`` are the diverging, shown and chosen ones."""
+    diverging, shown, chosen = fields
     name = _name(golden_file or actual_file or Path(golden), golden)
     if diverging:
         head = diverging[0]
-        verdict = f"first divergence at t={head.first} ({head.label}); {len(diverging)} fields diverge"
+        verdict = (
+            f"first divergence at t={head.first} ({head.label}); {len(diverging)} fields diverge"
+        )
     else:
         verdict = "no divergence within tolerance"
     lines = [f"{name}, episode {episode}: golden vs actual: {verdict}"]
     if len(shown) < len(chosen):
         lines[0] += f" (first {len(shown)} of {len(chosen)} fields shown)"
-    lines.append(f"golden: {_short(golden_file) if golden_file else '(no such episode)'}")
-    lines.append(f"actual: {_short(actual_file) if actual_file else '(no such episode)'}")
+    for side, path in [("golden", golden_file), ("actual", actual_file)]:
+        lines.append(f"{side}: {_short(display(path)) if path else '(no such episode)'}")
     return "\n".join(lines)
 
 
@@ -535,14 +594,20 @@ def _compare_one(
     if discrete:
         allowed = np.zeros(grid.shape)
     else:
-        allowed = atol + rtol * np.abs(np.nan_to_num(golden_values, nan=0.0, posinf=0.0, neginf=0.0))
+        allowed = atol + rtol * np.abs(
+            np.nan_to_num(golden_values, nan=0.0, posinf=0.0, neginf=0.0)
+        )
     with np.errstate(invalid="ignore"):
-        close = (golden_values == actual_values) | (np.abs(actual_values - golden_values) <= allowed)
+        close = (golden_values == actual_values) | (
+            np.abs(actual_values - golden_values) <= allowed
+        )
     both_nan = np.isnan(golden_values) & np.isnan(actual_values)
     matches = in_golden & in_actual & (close | both_nan)
     misses = np.flatnonzero(~matches)
     first = int(grid[misses[0]]) if misses.size else None
-    return FieldComparison(path, grid, golden_values, actual_values, in_golden, in_actual, allowed, first, discrete)
+    return FieldComparison(
+        path, grid, golden_values, actual_values, in_golden, in_actual, allowed, first, discrete
+    )
 
 
 def _tolerance_at(tolerance: Tolerance, path: FieldPath) -> tuple[float, float, bool]:
@@ -578,7 +643,9 @@ def _leaves(value: Any, path: FieldPath, out: list[tuple[FieldPath, float, bool]
 def _selects(selector: tuple[str | int, ...], path: FieldPath) -> bool:
     if len(selector) > len(path):
         return False
-    return all(wanted in ("*", got) for wanted, got in zip(selector, path))
+    return all(
+        wanted in ("*", got) for wanted, got in zip(selector, path[: len(selector)], strict=True)
+    )
 
 
 def _ordered(
@@ -586,6 +653,7 @@ def _ordered(
     selectors: Sequence[tuple[str | int, ...]],
 ) -> Iterable[tuple[FieldPath, tuple[list[int], list[float], list[bool]]]]:
     """Leaves in the order of the selectors that chose them, then as found."""
+
     def rank(leaf: FieldPath) -> int:
         return next(i for i, selector in enumerate(selectors) if _selects(selector, leaf))
 
@@ -624,11 +692,14 @@ def _name(file_path: Path, given: str | Path) -> str:
     return given_path.name if given_path.is_dir() else given_path.parent.name
 
 
-def _short(path: Path | None) -> str:
+def _short(path: Path | str) -> str:
     text = str(path)
     return text if len(text) <= _MAX_TITLE_PATH else "…" + text[-(_MAX_TITLE_PATH - 1) :]
 
 
 def _nothing_message(path: Path, fields: Sequence[str] | None) -> str:
     chosen = ", ".join(fields) if fields else "any field"
-    return f"{path}: no numbers to plot in {chosen}; choose numeric fields with --fields (obs, action, reward, info...)"
+    return (
+        f"{path}: no numbers to plot in {chosen}; "
+        "choose numeric fields with --fields (obs, action, reward, info...)"
+    )
