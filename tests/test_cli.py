@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import io
 import re
 import shutil
 import subprocess
@@ -519,3 +520,42 @@ def test_console_script_and_module_run(golden: Path, actual: Path) -> None:
     )
     assert missing.returncode == 2
     assert missing.stderr == "gym-goldens: error: nowhere: no such file or folder\n"
+
+
+# progress
+
+
+class Terminal(io.StringIO):
+    """A text stream that says it is a terminal, as a console's stderr does."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def test_long_operations_draw_a_progress_bar_on_a_terminal(
+    golden: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    lines = (golden / "episode_00000.jsonl").read_bytes().splitlines()
+    header, reset, step = lines[0], lines[1], orjson.loads(lines[2])
+    steps = [orjson.dumps({**step, "t": t}, option=orjson.OPT_SORT_KEYS) for t in range(1, 100_001)]
+    long_run = tmp_path / "long"
+    long_run.mkdir()
+    (long_run / "episode_00000.jsonl").write_bytes(b"\n".join([header, reset, *steps]) + b"\n")
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    code, out, _ = run(capsys, "show", long_run)
+    assert code == 0
+    assert "episodes: 1, steps: 100,000" in out
+    assert terminal.getvalue().startswith("\rreading [")
+    assert terminal.getvalue().endswith("\r\x1b[K")
+    terminal.seek(0)
+    terminal.truncate()
+    assert run(capsys, "diff", long_run, long_run)[0] == 0
+    assert "\rcomparing [" in terminal.getvalue()
+    # The same work off a terminal draws nothing.
+    monkeypatch.setattr(sys, "stderr", io.StringIO())
+    assert run(capsys, "show", long_run)[0] == 0
+    assert sys.stderr.getvalue() == ""
