@@ -78,7 +78,12 @@ def _parser() -> argparse.ArgumentParser:
         description="Summarise a recording, an episode file or a folder of recordings: episodes, "
         "steps and return per episode, spaces and fields.",
     )
-    show.add_argument("path", type=Path, metavar="PATH")
+    show.add_argument(
+        "path",
+        type=Path,
+        metavar="PATH",
+        help="a recording folder, an episode file or a goldens folder",
+    )
     show.add_argument(
         "--steps",
         metavar="A:B",
@@ -97,8 +102,12 @@ def _parser() -> argparse.ArgumentParser:
         "report the pytest plugin prints. Exit 0 when equal within tolerance, 1 when different, "
         "2 when an input cannot be read.",
     )
-    diff.add_argument("golden", type=Path, metavar="GOLDEN")
-    diff.add_argument("actual", type=Path, metavar="ACTUAL")
+    diff.add_argument(
+        "golden", type=Path, metavar="GOLDEN", help="the golden folder or episode file"
+    )
+    diff.add_argument(
+        "actual", type=Path, metavar="ACTUAL", help="the recording to check, of the same kind"
+    )
     _add_tolerance_options(diff)
     diff.set_defaults(run=_diff)
 
@@ -109,7 +118,7 @@ def _parser() -> argparse.ArgumentParser:
         "actual (OTHER), mark each field's first divergence and plot their difference. Needs "
         'matplotlib: pip install "pytest-gym-goldens[viz]".',
     )
-    plot.add_argument("path", type=Path, metavar="PATH")
+    plot.add_argument("path", type=Path, metavar="PATH", help="a recording (the golden, with --vs)")
     plot.add_argument(
         "--vs", type=Path, metavar="OTHER", help="the actual recording to compare with PATH"
     )
@@ -142,7 +151,7 @@ def _parser() -> argparse.ArgumentParser:
         description="Record a seeded random rollout of any registered env (ids such as "
         "CartPole-v1, or module:EnvId to import the module that registers it).",
     )
-    record.add_argument("env_id", metavar="ENV_ID")
+    record.add_argument("env_id", metavar="ENV_ID", help="a registered env id, such as CartPole-v1")
     record.add_argument(
         "--seed", type=int, required=True, metavar="S", help="seeds the reset and the actions"
     )

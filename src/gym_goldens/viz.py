@@ -18,8 +18,8 @@ Example:
     >>> out = tempfile.mkdtemp()
     >>> env = RecordTrajectory(gym.make("CartPole-v1"), out)
     >>> _ = env.reset(seed=0)
-    >>> for _ in range(10):
-    ...     _ = env.step(1)
+    >>> for t in range(10):
+    ...     _ = env.step(t % 2)
     >>> env.close()
     >>> figure = plot_recording(out, fields=["obs[0]", "reward"])
     >>> [axes.get_title(loc="left") for axes in figure.axes]
