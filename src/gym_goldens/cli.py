@@ -396,7 +396,7 @@ class _FileProgress:
         # Counting lines is fast next to parsing them, and skipped when no bar is drawn.
         counting = _is_terminal(sys.stderr)
         self.sizes = [count_records(group) if counting else 0 for group in groups]
-        self._bar = Progress(sum(self.sizes), label)
+        self._bar = Progress(sum(self.sizes), label, unit="records")
 
     def advance(self, count: int) -> None:
         self._bar.advance(count)

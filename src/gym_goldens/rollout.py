@@ -10,6 +10,7 @@ replay.
 from __future__ import annotations
 
 import dataclasses
+import shutil
 import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -85,7 +86,8 @@ def record_rollout(
     env = _make(env_id, dict(env_kwargs or {}))
     target = Path(output_dir)
     target.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix=".gym-goldens-record-", dir=target.parent) as scratch:
+    scratch = Path(tempfile.mkdtemp(prefix=".gym-goldens-record-", dir=target.parent))
+    try:
         recorder: RecordTrajectory[Any, Any] = RecordTrajectory(env, scratch)
         try:
             recorder.action_space.seed(seed)
@@ -102,9 +104,15 @@ def record_rollout(
             raise EnvCreationError(f"{env_id} failed during the rollout: {error}") from None
         finally:
             recorder.close()
-        episodes = recorder.episode_count
-        update = update_golden(Path(scratch), target)
-    return Rollout(target, episodes, steps, update.status)
+        if not target.exists():
+            # A new folder: one rename puts the whole recording in place.
+            scratch.rename(target)
+            return Rollout(target, recorder.episode_count, steps, "created")
+        # An existing one is updated file by file, atomically, as goldens are.
+        update = update_golden(scratch, target)
+        return Rollout(target, recorder.episode_count, steps, update.status)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def _make(env_id: str, kwargs: dict[str, Any]) -> Any:

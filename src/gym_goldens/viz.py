@@ -262,18 +262,21 @@ def plot_recording(
     if not series:
         raise NothingToPlotError(_nothing_message(file_path, fields))
     shown = series[:max_fields]
-    figure = _new_figure(height=1.7 * len(shown) + 1.0)
-    axes_list = figure.subplots(len(shown), 1, sharex=True, squeeze=False)[:, 0]
+    layout = _Layout(head=0.75, right=0.3)
+    axes_list = [layout.add(1.3, gap=0.32) for _ in shown]
+    figure = layout.figure()
     for axes, item in zip(axes_list, shown, strict=True):
         _draw_series(axes, item.t, item.values, discrete=item.discrete, color=_GOLDEN_COLOR)
         axes.set_title(item.label, loc="left", fontsize=10, fontweight="bold")
         axes.grid(alpha=0.3)
         _integer_steps(axes)
+    for axes in axes_list[:-1]:
+        axes.tick_params(labelbottom=False)
     axes_list[-1].set_xlabel("t (step; reset at 0)")
     title = f"{_name(file_path, path)}: episode {episode}"
     if len(shown) < len(series):
         title += f" (first {len(shown)} of {len(series)} fields; choose with --fields)"
-    figure.suptitle(f"{title}\n{_short(file_path)}", fontsize=11)
+    layout.title(f"{title}\n{_short(file_path)}")
     return figure
 
 
@@ -335,26 +338,19 @@ def plot_comparison(
         what = "diverging numeric fields" if only_divergent else "numeric fields"
         raise NothingToPlotError(f"no {what} to plot in episode {episode}")
     shown = chosen[:max_fields]
-    figure = _new_figure(height=2.6 * len(shown) + 1.2)
-    # Per field: values, difference, then a thin empty row that sets the
-    # field apart from the next; one grid keeps every axis aligned.
-    heights = [2.2, 1.0, 0.3] * len(shown)
-    grid = figure.add_gridspec(len(heights) - 1, 1, height_ratios=heights[:-1])
-    first_axes: Axes | None = None
-    for number, item in enumerate(shown):
-        top = figure.add_subplot(grid[3 * number])
-        bottom = figure.add_subplot(grid[3 * number + 1])
-        first_axes = first_axes or top
-        for axes in (top, bottom):
-            if axes is not first_axes:
-                axes.sharex(first_axes)
+    # Per field: its values, then their difference just below, then room for
+    # the tick labels and the next field's title.
+    layout = _Layout(head=0.95, right=2.0)
+    pairs = [(layout.add(1.35, gap=0.6), layout.add(0.6, gap=0.2)) for _ in shown]
+    figure = layout.figure()
+    for (top, bottom), item in zip(pairs, shown, strict=True):
         top.tick_params(labelbottom=False)
         _draw_field(top, bottom, item)
-    figure.suptitle(
+    pairs[-1][1].set_xlabel("t (step; reset at 0)", fontsize=8)
+    layout.title(
         _comparison_title(
             golden, golden_file, actual_file, episode, (diverging, shown, chosen), display=display
-        ),
-        fontsize=11,
+        )
     )
     return figure
 
@@ -417,13 +413,60 @@ def figure_png(figure: Figure) -> bytes:
     return buffer.getvalue()
 
 
-def _new_figure(height: float) -> Figure:
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
+class _Layout:
+    """A column of axes placed in inches, top to bottom, sharing one x axis.
 
-    figure = Figure(figsize=(10.0, height), layout="constrained")
-    FigureCanvasAgg(figure)
-    return figure
+    Placing axes by hand costs nothing at draw time, where a layout engine
+    would spend as long as the drawing itself on a figure of a dozen axes.
+
+    Args:
+        head: Room above the first axes, for the title.
+        right: Room right of the axes, for legends.
+    """
+
+    _WIDTH: Final = 10.0
+    _LEFT: Final = 1.0
+    _FOOT: Final = 0.55
+
+    def __init__(self, head: float, right: float) -> None:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+
+        self._figure = Figure(figsize=(self._WIDTH, 1.0))
+        FigureCanvasAgg(self._figure)
+        self._head = head
+        self._right = right
+        self._rows: list[tuple[Axes, float, float]] = []
+        self._used = head
+
+    def add(self, height: float, *, gap: float) -> Axes:
+        """Add axes ``height`` inches tall, ``gap`` inches below the previous ones."""
+        self._used += gap if self._rows else 0.0
+        axes = self._figure.add_axes((0.0, 0.0, 1.0, 1.0))
+        if self._rows:
+            axes.sharex(self._rows[0][0])
+        self._rows.append((axes, self._used, height))
+        self._used += height
+        return axes
+
+    def figure(self) -> Figure:
+        """Size the figure to its axes and place them."""
+        total = self._used + self._FOOT
+        self._figure.set_size_inches(self._WIDTH, total)
+        width = (self._WIDTH - self._LEFT - self._right) / self._WIDTH
+        for axes, top, height in self._rows:
+            bottom = total - top - height
+            axes.set_position((self._LEFT / self._WIDTH, bottom / total, width, height / total))
+        return self._figure
+
+    def title(self, text: str) -> None:
+        """The title, centred over the axes, in the room left at the top."""
+        height = self._figure.get_size_inches()[1]
+        left, width = (
+            self._LEFT / self._WIDTH,
+            (self._WIDTH - self._LEFT - self._right) / self._WIDTH,
+        )
+        self._figure.suptitle(text, x=left + width / 2, y=1 - 0.1 / height, va="top", fontsize=11)
 
 
 def _draw_field(top: Axes, bottom: Axes, item: FieldComparison) -> None:
@@ -466,7 +509,6 @@ def _draw_field(top: Axes, bottom: Axes, item: FieldComparison) -> None:
         # Nothing to scale to: keep matplotlib from zooming in on rounding noise.
         bottom.set_ylim(-1.0, 1.0)
     bottom.set_ylabel(_DIFFERENCE.replace(" ", "\n", 1), fontsize=8)
-    bottom.set_xlabel("t (step; reset at 0)", fontsize=8)
     for axes in (top, bottom):
         axes.grid(alpha=0.3)
         axes.tick_params(labelsize=8)
