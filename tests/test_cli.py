@@ -260,6 +260,20 @@ def test_diff_sees_a_golden_one_step_longer(
     assert "first divergence: episode 1, step t=10: only the actual recording has this step" in out
 
 
+def test_diff_compares_episode_files(
+    golden: Path, actual: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = run(
+        capsys, "diff", golden / "episode_00000.jsonl", actual / "episode_00000.jsonl"
+    )
+    assert code == 1
+    assert "first divergence: episode 0, step t=17, obs[2]" in out
+    code, out, _ = run(
+        capsys, "diff", golden / "episode_00001.jsonl", actual / "episode_00001.jsonl"
+    )
+    assert (code, out.split(":")[0]) == (0, "equal")
+
+
 def test_diff_counts_missing_episodes(
     golden: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -555,6 +569,10 @@ def test_long_operations_draw_a_progress_bar_on_a_terminal(
     terminal.truncate()
     assert run(capsys, "diff", long_run, long_run)[0] == 0
     assert "\rcomparing [" in terminal.getvalue()
+    terminal.seek(0)
+    terminal.truncate()
+    assert run(capsys, "plot", long_run, "-o", tmp_path / "long.png", "--fields", "reward")[0] == 0
+    assert "\rreading [" in terminal.getvalue()
     # The same work off a terminal draws nothing.
     monkeypatch.setattr(sys, "stderr", io.StringIO())
     assert run(capsys, "show", long_run)[0] == 0

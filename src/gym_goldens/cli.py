@@ -29,6 +29,7 @@ _MAX_HTML_EPISODES: Final = 5
 _EXIT_OK: Final = 0
 _EXIT_DIFFERENT: Final = 1
 _EXIT_ERROR: Final = 2
+_FIX: Final = "pytest --update-goldens, in the project the golden belongs to"
 
 
 class _UsageError(GoldensError, ValueError):
@@ -256,7 +257,7 @@ def _diff(args: argparse.Namespace) -> int:
         format_comparison(
             comparison,
             display=_display,
-            fix="pytest --update-goldens, in the project the golden belongs to",
+            fix=_FIX,
         )
     )
     print(f"  plot it with: {_PROG} plot {_display(args.golden)} --vs {_display(args.actual)}")
@@ -265,6 +266,7 @@ def _diff(args: argparse.Namespace) -> int:
 
 def _plot(args: argparse.Namespace) -> int:
     from gym_goldens import viz
+    from gym_goldens.summary import recording_files
 
     viz.require_matplotlib()
     fields = _fields(args.fields)
@@ -274,7 +276,11 @@ def _plot(args: argparse.Namespace) -> int:
         if args.rtol or args.atol or args.ignore:
             raise _UsageError("--rtol, --atol and --ignore apply to a comparison; add --vs OTHER")
         episode = args.episode or 0
-        figure = viz.plot_recording(args.path, episode=episode, fields=fields)
+        files = recording_files(args.path)[episode : episode + 1]
+        with _progress(files, "reading") as bar:
+            figure = viz.plot_recording(
+                args.path, episode=episode, fields=fields, advance=bar.advance
+            )
         if html:
             _write_html(
                 output,
@@ -294,18 +300,22 @@ def _plot(args: argparse.Namespace) -> int:
         episodes = [e.index for e in comparison.differing[: _MAX_HTML_EPISODES if html else 1]]
     else:
         episodes = [0]
-    figures = [
-        viz.plot_comparison(
-            args.path,
-            args.vs,
-            episode=e,
-            fields=fields,
-            tolerance=tolerance,
-            comparison=comparison,
-            display=_display,
-        )
-        for e in episodes
-    ]
+    golden_files, actual_files = recording_files(args.path), recording_files(args.vs)
+    files = [f[e] for e in episodes for f in (golden_files, actual_files) if 0 <= e < len(f)]
+    with _progress(files, "reading") as bar:
+        figures = [
+            viz.plot_comparison(
+                args.path,
+                args.vs,
+                episode=e,
+                fields=fields,
+                tolerance=tolerance,
+                comparison=comparison,
+                display=_display,
+                advance=bar.advance,
+            )
+            for e in episodes
+        ]
     if html:
         from gym_goldens.report import format_comparison
 
@@ -315,7 +325,7 @@ def _plot(args: argparse.Namespace) -> int:
             else f"{len(comparison.differing)} episodes differ"
         )
         text = (
-            format_comparison(comparison, display=_display, fix="pytest --update-goldens")
+            format_comparison(comparison, display=_display, fix=_FIX)
             if not comparison.equal
             else f"equal: {_display(args.vs)} matches {_display(args.path)}"
         )

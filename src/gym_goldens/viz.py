@@ -81,6 +81,7 @@ _ONE_SIDED_COLOR: Final = "#d62728"
 _DIFFERENCE: Final = "actual \N{MINUS SIGN} golden"
 _MAX_TITLE_PATH: Final = 90
 _DPI: Final = 100
+_ADVANCE_EVERY: Final = 1000
 
 FieldPath = tuple[str | int, ...]
 
@@ -169,13 +170,20 @@ def require_matplotlib() -> None:
     del matplotlib
 
 
-def episode_series(path: str | Path, fields: Sequence[str] | None = DEFAULT_FIELDS) -> list[Series]:
+def episode_series(
+    path: str | Path,
+    fields: Sequence[str] | None = DEFAULT_FIELDS,
+    *,
+    advance: Callable[[int], None] | None = None,
+) -> list[Series]:
     """The numeric leaves of the chosen fields of one episode file, over time.
 
     Args:
         path: An episode file.
         fields: Field patterns (``"obs"``, ``"obs[2]"``, ``"info.*"``); None
             for every field.
+        advance: Called with the number of records read, now and then (for
+            a progress bar).
 
     Raises:
         GoldenFormatError: The file cannot be read.
@@ -185,7 +193,9 @@ def episode_series(path: str | Path, fields: Sequence[str] | None = DEFAULT_FIEL
     tops = [key for key in _ALL_FIELDS if any(s[0] in (key, "*") for s in selectors)]
     columns: dict[FieldPath, tuple[list[int], list[float], list[bool]]] = {}
     file_path = Path(path)
-    for _, record in iter_records(file_path):
+    for number, record in iter_records(file_path):
+        if advance is not None and number % _ADVANCE_EVERY == 0:
+            advance(_ADVANCE_EVERY)
         event = record["event"]
         if event == "header":
             continue
@@ -242,6 +252,7 @@ def plot_recording(
     episode: int = 0,
     fields: Sequence[str] | None = DEFAULT_FIELDS,
     max_fields: int = 12,
+    advance: Callable[[int], None] | None = None,
 ) -> Figure:
     """Plot the chosen fields of one episode of a recording, one axis per leaf.
 
@@ -250,6 +261,7 @@ def plot_recording(
         episode: Which episode of the folder.
         fields: Field patterns; None for every field.
         max_fields: Plot at most this many leaves (the first ones).
+        advance: Called with the number of records read, now and then.
 
     Raises:
         VizDependencyError: matplotlib is not installed.
@@ -258,7 +270,7 @@ def plot_recording(
     """
     require_matplotlib()
     file_path = _episode_file(path, episode)
-    series = episode_series(file_path, fields)
+    series = episode_series(file_path, fields, advance=advance)
     if not series:
         raise NothingToPlotError(_nothing_message(file_path, fields))
     shown = series[:max_fields]
@@ -291,6 +303,7 @@ def plot_comparison(
     max_fields: int = 8,
     comparison: Comparison | None = None,
     display: Callable[[Path], str] = str,
+    advance: Callable[[int], None] | None = None,
 ) -> Figure:
     """Plot golden and actual for one episode, with their difference.
 
@@ -310,6 +323,7 @@ def plot_comparison(
         comparison: The result of ``compare(golden, actual, tolerance)`` if
             it is at hand (it picks the episode).
         display: Turns a path into the text shown in the title.
+        advance: Called with the number of records read, now and then.
 
     Raises:
         VizDependencyError: matplotlib is not installed.
@@ -325,8 +339,8 @@ def plot_comparison(
     actual_file = _episode_file(actual, episode, missing_ok=True)
     if golden_file is None and actual_file is None:
         raise GoldenFormatError(golden, f"neither recording has an episode {episode}")
-    golden_series = episode_series(golden_file, fields) if golden_file else []
-    actual_series = episode_series(actual_file, fields) if actual_file else []
+    golden_series = episode_series(golden_file, fields, advance=advance) if golden_file else []
+    actual_series = episode_series(actual_file, fields, advance=advance) if actual_file else []
     fields_compared = compare_series(golden_series, actual_series, tolerance)
     diverging = sorted(
         (f for f in fields_compared if f.diverges),
