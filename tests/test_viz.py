@@ -245,3 +245,69 @@ def test_without_matplotlib_the_error_says_how_to_install_it(
         plot_recording(golden)
     assert isinstance(info.value, ImportError)
     assert isinstance(info.value, GoldensError)
+
+
+class GaugeEnv(gym.Env[dict[str, object], int]):
+    """Dict observations, a float and a string in info, and a NaN once."""
+
+    observation_space = gym.spaces.Dict(
+        {"pos": gym.spaces.Box(-1.0, 1.0, (2,)), "mode": gym.spaces.Discrete(3)}
+    )
+    action_space = gym.spaces.Discrete(2)
+
+    def __init__(self, drift: float = 0.0) -> None:
+        self.drift = drift
+        self.t = 0
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, object] | None = None
+    ) -> tuple[dict[str, object], dict[str, object]]:
+        super().reset(seed=seed)
+        self.t = 0
+        return self._obs(), {"energy": 1.0, "tag": "start"}
+
+    def step(self, action: int) -> tuple[dict[str, object], float, bool, bool, dict[str, object]]:
+        self.t += 1
+        energy = (
+            float("nan")
+            if self.t == 3
+            else 1.0 - self.t / 10 + (self.drift if self.t >= 6 else 0.0)
+        )
+        return self._obs(), 0.5, False, False, {"energy": energy, "tag": "run"}
+
+    def _obs(self) -> dict[str, object]:
+        pos = np.array([self.t / 10, -self.t / 10], dtype=np.float32)
+        return {"pos": pos, "mode": self.t % 3}
+
+
+def record_gauge(out: Path, drift: float = 0.0) -> Path:
+    env = RecordTrajectory(GaugeEnv(drift), out)
+    env.reset(seed=0)
+    for _ in range(8):
+        env.step(0)
+    env.close()
+    return out
+
+
+def test_nested_fields_become_one_series_per_number(tmp_path: Path) -> None:
+    path = record_gauge(tmp_path / "g") / "episode_00000.jsonl"
+    series = {s.label: s for s in episode_series(path, ["obs", "info"])}
+    assert list(series) == ["obs.mode", "obs.pos[0]", "obs.pos[1]", "info.energy"]
+    assert series["obs.mode"].discrete
+    assert series["obs.mode"].values.tolist() == [t % 3 for t in range(9)]
+    assert np.isnan(series["info.energy"].values[3])
+
+
+def test_nan_matches_nan_and_a_drift_is_found(tmp_path: Path) -> None:
+    golden = record_gauge(tmp_path / "g") / "episode_00000.jsonl"
+    same = record_gauge(tmp_path / "s") / "episode_00000.jsonl"
+    drifted = record_gauge(tmp_path / "d", drift=1e-3) / "episode_00000.jsonl"
+    fields = ["obs", "info"]
+    assert not any(
+        f.diverges
+        for f in compare_series(episode_series(golden, fields), episode_series(same, fields))
+    )
+    found = compare_series(episode_series(golden, fields), episode_series(drifted, fields))
+    assert [(f.label, f.first) for f in found if f.diverges] == [("info.energy", 6)]
+    figure = plot_comparison(tmp_path / "g", tmp_path / "d", fields=["info"])
+    assert "first divergence at t=6 (info.energy)" in figure.get_suptitle()
