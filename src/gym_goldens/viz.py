@@ -234,15 +234,14 @@ def compare_series(
     ignored fields are left out. A step held by one side only diverges.
     """
     tolerance = tolerance or Tolerance()
-    by_path = {series.path: series for series in actual}
-    paths = [s.path for s in golden] + [p for p in by_path if p not in {s.path for s in golden}]
     golden_by_path = {series.path: series for series in golden}
+    actual_by_path = {series.path: series for series in actual}
     found = []
-    for path in paths:
+    for path in dict.fromkeys([*golden_by_path, *actual_by_path]):
         rtol, atol, ignored = _tolerance_at(tolerance, path)
-        if ignored:
-            continue
-        found.append(_compare_one(path, golden_by_path.get(path), by_path.get(path), rtol, atol))
+        if not ignored:
+            golden_series, actual_series = golden_by_path.get(path), actual_by_path.get(path)
+            found.append(_compare_one(path, golden_series, actual_series, rtol, atol))
     return found
 
 
