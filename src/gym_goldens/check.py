@@ -23,11 +23,15 @@ if TYPE_CHECKING:
     import gymnasium as gym
 
     from gym_goldens.codec import ArraySizeSpec
+    from gym_goldens.diff import Comparison
     from gym_goldens.errors import GoldenFormatError
     from gym_goldens.recorder import RecordTrajectory
     from gym_goldens.vector import RecordVectorTrajectory
 
-__all__ = ["CheckResult", "TrajectoryChecks"]
+__all__ = ["DIVERGENCE_PLOT", "CheckResult", "TrajectoryChecks"]
+
+DIVERGENCE_PLOT: Final = "divergence.png"
+"""The file, next to an actual recording, that plots where it left its golden."""
 
 Status = Literal["passed", "failed", "missing", "created", "updated", "unchanged"]
 _MARKER_KEYS: Final = frozenset({"rtol", "atol", "ignore"})
@@ -42,12 +46,16 @@ class CheckResult:
         golden_dir: Its golden folder.
         status: What happened to it.
         message: The failure text, for ``failed`` and ``missing``.
+        actual_dir: The actual recording, for ``failed`` and ``missing``.
+        plot: The plot of the diverging fields, when one was written.
     """
 
     name: str
     golden_dir: Path
     status: Status
     message: str | None = None
+    actual_dir: Path | None = None
+    plot: Path | None = None
 
 
 _UNSET: Final[Any] = object()
@@ -198,23 +206,28 @@ class TrajectoryChecks:
                 message = format_missing(
                     golden_dir, actual_dir, nodeid=self.nodeid, display=display
                 )
-                return CheckResult(recording.name, golden_dir, "missing", message)
+                return CheckResult(recording.name, golden_dir, "missing", message, actual_dir)
             comparison = compare(golden_dir, actual_dir, recording.tolerance)
         except UnsafeGoldenPathError as error:
             message = _format_refused(
                 _displayed(error, display), actual_dir=display(actual_dir), nodeid=self.nodeid
             )
-            return CheckResult(recording.name, golden_dir, "failed", message)
+            return CheckResult(recording.name, golden_dir, "failed", message, actual_dir)
         except GoldenFormatError as error:
             shown = _displayed(error, display)
             message = format_unreadable(
                 shown, nodeid=self.nodeid, actual_dir=actual_dir, display=display
             )
-            return CheckResult(recording.name, golden_dir, "failed", message)
+            return CheckResult(recording.name, golden_dir, "failed", message, actual_dir)
         if comparison.equal:
             return CheckResult(recording.name, golden_dir, "passed")
         message = format_comparison(comparison, nodeid=self.nodeid, display=display)
-        return CheckResult(recording.name, golden_dir, "failed", message)
+        plot, plot_line = _divergence_plot(comparison, actual_dir, display)
+        if plot_line:
+            # Beside the actual recording, before the last line (the fix).
+            head, _, fix = message.rpartition("\n")
+            message = f"{head}\n  {plot_line}\n{fix}"
+        return CheckResult(recording.name, golden_dir, "failed", message, actual_dir, plot)
 
     def _unique_name(self, name: str) -> str:
         taken = {recording.name for recording in self._recordings}
@@ -252,6 +265,21 @@ def _format_not_updated(error: Exception, *, actual_dir: str) -> str:
             "  fix or remove the golden, then run pytest --update-goldens again",
         ]
     )
+
+
+def _divergence_plot(
+    comparison: Comparison, actual_dir: Path, display: Callable[[Path], str]
+) -> tuple[Path | None, str | None]:
+    """Plot the diverging fields next to the actual recording, if matplotlib is installed."""
+    from gym_goldens.viz import VizDependencyError, write_divergence_plot
+
+    try:
+        plot = write_divergence_plot(comparison, actual_dir / DIVERGENCE_PLOT, display=display)
+    except VizDependencyError:
+        return None, None
+    except Exception as error:  # a broken plot must not hide the mismatch
+        return None, f"plot: not drawn ({type(error).__name__}: {error})"
+    return plot, None if plot is None else f"plot: {display(plot)}"
 
 
 def _default_name(env: gym.Env[Any, Any] | gym.vector.VectorEnv[Any, Any, Any]) -> str:

@@ -28,7 +28,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Final, Literal
 
@@ -183,7 +183,11 @@ class Comparison:
 
 
 def compare(
-    golden: str | Path, actual: str | Path, tolerance: Tolerance | None = None
+    golden: str | Path,
+    actual: str | Path,
+    tolerance: Tolerance | None = None,
+    *,
+    progress: Callable[[EpisodeComparison], None] | None = None,
 ) -> Comparison:
     """Compare a recording with its golden.
 
@@ -192,6 +196,7 @@ def compare(
         actual: A recording folder or an episode file, of the same kind.
             The recordings of vector envs are compared sub-env by sub-env.
         tolerance: Float tolerances and ignored fields; the defaults if None.
+        progress: Called with each episode's comparison as it is done.
 
     Returns:
         The comparison; ``comparison.equal`` is the verdict.
@@ -210,11 +215,12 @@ def compare(
         )
     golden_files = _files(golden_path)
     actual_files = _files(actual_path)
-    episodes = tuple(
-        _compare_episode(index, g, a, root)
-        for index, (g, a) in enumerate(itertools.zip_longest(golden_files, actual_files))
-    )
-    return Comparison(golden_path, actual_path, tolerance, episodes)
+    episodes = []
+    for index, (g, a) in enumerate(itertools.zip_longest(golden_files, actual_files)):
+        episodes.append(_compare_episode(index, g, a, root))
+        if progress is not None:
+            progress(episodes[-1])
+    return Comparison(golden_path, actual_path, tolerance, tuple(episodes))
 
 
 def _compare_vector(

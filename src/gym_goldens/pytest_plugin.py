@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
     from gym_goldens.check import TrajectoryChecks
     from gym_goldens.codec import ArraySizeSpec
+    from gym_goldens.htmlreport import HtmlReport
     from gym_goldens.recorder import RecordTrajectory
     from gym_goldens.tolerance import ToleranceSpec
     from gym_goldens.vector import RecordVectorTrajectory
@@ -37,6 +38,8 @@ if TYPE_CHECKING:
 _checks_key: Final[pytest.StashKey[TrajectoryChecks]] = pytest.StashKey()
 _results_key: Final = pytest.StashKey[list[list[str]]]()
 _used_key: Final = pytest.StashKey[list[str]]()
+_mismatches_key: Final = pytest.StashKey[list[dict[str, Any]]]()
+_html_report_key: Final[pytest.StashKey[HtmlReport]] = pytest.StashKey()
 
 
 class RecordTrajectoryFixture(Protocol):
@@ -86,6 +89,12 @@ def pytest_configure(config: pytest.Config) -> None:
     session = GoldensSession(config, settings)
     config.stash[session_key] = session
     config.pluginmanager.register(session, "gym-goldens-session")
+    if settings.report_dir is not None and not hasattr(config, "workerinput"):
+        from gym_goldens.htmlreport import HtmlReport
+
+        html_report = HtmlReport(settings.report_dir, settings.display)
+        config.stash[_html_report_key] = html_report
+        config.pluginmanager.register(html_report, "gym-goldens-html-report")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -93,6 +102,10 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     if session is not None:
         config.pluginmanager.unregister(session)
         del config.stash[session_key]
+    html_report = config.stash.get(_html_report_key, None)
+    if html_report is not None:
+        config.pluginmanager.unregister(html_report)
+        del config.stash[_html_report_key]
 
 
 @pytest.fixture
@@ -141,6 +154,10 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
         settings = item.config.stash[settings_key]
         item.stash[_results_key] = [[o.status, settings.display(o.golden_dir)] for o in outcomes]
         item.stash[_used_key] = [relative_golden_dir(settings, o.golden_dir) for o in outcomes]
+        if settings.report_dir is not None:
+            from gym_goldens.htmlreport import mismatches_of
+
+            item.stash[_mismatches_key] = mismatches_of(item.nodeid, outcomes, settings.display)
         failures = [o.message for o in outcomes if o.message]
         if failures:
             pytest.fail("\n\n".join(failures), pytrace=False)
@@ -157,6 +174,11 @@ def pytest_runtest_makereport(
         if results:
             setattr(report, REPORT_ATTRIBUTE, results)
             setattr(report, USED_ATTRIBUTE, item.stash[_used_key])
+        mismatches = item.stash.get(_mismatches_key, None)
+        if mismatches:
+            from gym_goldens.htmlreport import MISMATCH_ATTRIBUTE
+
+            setattr(report, MISMATCH_ATTRIBUTE, mismatches)
     if report.skipped:
         setattr(report, PROTECTED_ATTRIBUTE, protected_dirs(item, item.config.stash[settings_key]))
     return report

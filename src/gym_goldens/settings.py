@@ -40,6 +40,7 @@ class GoldensSettings:
             loadgroup``, which appends ``@<group>`` to node ids.
         subset: Why the command line runs only part of the collected test
             files (so no golden may be called stale), or None.
+        report_dir: Where ``--goldens-report`` writes its HTML page, or None.
     """
 
     goldens_dir: Path
@@ -54,6 +55,7 @@ class GoldensSettings:
     prune: bool = False
     loadgroup: bool = False
     subset: str | None = None
+    report_dir: Path | None = None
 
     def display(self, path: Path | str) -> str:
         """A path as shown to the user: relative to the invocation folder if inside it."""
@@ -84,6 +86,8 @@ class GoldensSettings:
             raise pytest.UsageError(
                 "--prune-goldens deletes stale goldens while updating: use it with --update-goldens"
             )
+        report_option = config.getoption("goldens_report")
+        report_dir = (invocation_dir / report_option).resolve() if report_option else None
         return cls(
             goldens_dir=goldens_dir,
             update=update,
@@ -98,6 +102,7 @@ class GoldensSettings:
             # Set by pytest-xdist on its workers only.
             loadgroup=bool(getattr(config.option, "loadgroup", False)),
             subset=_subset(config),
+            report_dir=report_dir,
         )
 
 
@@ -135,6 +140,13 @@ def add_options(parser: pytest.Parser) -> None:
         dest="prune_goldens",
         default=False,
         help="with --update-goldens: delete the goldens no test used, after a complete run.",
+    )
+    group.addoption(
+        "--goldens-report",
+        dest="goldens_report",
+        default=None,
+        metavar="DIR",
+        help="write DIR/index.html: every golden mismatch of the session with its plot.",
     )
     parser.addini(
         "goldens_dir",
