@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from gym_goldens.codec import ArraySummary
+    from gym_goldens.determinism import NondeterminismError, assert_deterministic
     from gym_goldens.diff import Comparison, Difference, Divergence, EpisodeComparison, compare
     from gym_goldens.errors import (
         GoldenFormatError,
@@ -21,6 +22,8 @@ if TYPE_CHECKING:
     )
     from gym_goldens.reader import Episode, Recording, read_recording
     from gym_goldens.recorder import RecordTrajectory
+    from gym_goldens.replay import ReplayActions
+    from gym_goldens.rollout import RolloutResult, rollout
     from gym_goldens.tolerance import Tolerance
 
 __all__ = [
@@ -33,12 +36,17 @@ __all__ = [
     "GoldenFormatError",
     "GoldensError",
     "GoldensWarning",
+    "NondeterminismError",
     "RecordTrajectory",
     "Recording",
+    "ReplayActions",
+    "RolloutResult",
     "Tolerance",
     "UnsupportedFormatVersionError",
+    "assert_deterministic",
     "compare",
     "read_recording",
+    "rollout",
 ]
 
 _LOCATIONS = {
@@ -51,12 +59,17 @@ _LOCATIONS = {
     "GoldenFormatError": "errors",
     "GoldensError": "errors",
     "GoldensWarning": "errors",
+    "NondeterminismError": "determinism",
     "RecordTrajectory": "recorder",
     "Recording": "reader",
+    "ReplayActions": "replay",
+    "RolloutResult": "rollout",
     "Tolerance": "tolerance",
     "UnsupportedFormatVersionError": "errors",
+    "assert_deterministic": "determinism",
     "compare": "diff",
     "read_recording": "reader",
+    "rollout": "rollout",
 }
 
 try:

@@ -10,7 +10,7 @@ recording with its golden, or writes it as the golden under
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal
 
@@ -21,12 +21,19 @@ from gym_goldens.tolerance import Tolerance, ToleranceSpec
 if TYPE_CHECKING:
     import gymnasium as gym
 
+    from gym_goldens.diff import Comparison
     from gym_goldens.recorder import RecordTrajectory
+    from gym_goldens.repeats import Run
+    from gym_goldens.variants import GoldenChoice
 
 __all__ = ["CheckResult", "TrajectoryChecks"]
 
-Status = Literal["passed", "failed", "missing", "created", "updated", "unchanged"]
-_MARKER_KEYS: Final = frozenset({"rtol", "atol", "ignore"})
+Status = Literal[
+    "passed", "failed", "missing", "created", "updated", "unchanged", "nondeterministic"
+]
+_MARKER_KEYS: Final = frozenset({"rtol", "atol", "ignore", "variant_by"})
+_RECORDED_MODE: Final = "mode: recorded (the test's own actions)"
+_REPLAY_MODE: Final = "mode: replay (the golden's own actions and reset seeds drove the env)"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -37,13 +44,18 @@ class CheckResult:
         name: The recording's name in the test.
         golden_dir: Its golden folder.
         status: What happened to it.
-        message: The failure text, for ``failed`` and ``missing``.
+        message: The failure text, for ``failed``, ``missing`` and ``nondeterministic``.
+        actual_dir: The recording of this run.
+        other_runs: Recordings of other runs that differ from it, as
+            ``(folder name, path)``, for a nondeterministic result.
     """
 
     name: str
     golden_dir: Path
     status: Status
     message: str | None = None
+    actual_dir: Path | None = None
+    other_runs: tuple[tuple[str, Path], ...] = ()
 
 
 @dataclasses.dataclass
@@ -51,6 +63,7 @@ class _Recording:
     name: str
     env: RecordTrajectory[Any, Any]
     tolerance: Tolerance
+    replay: bool = False
 
 
 class TrajectoryChecks:
@@ -81,6 +94,11 @@ class TrajectoryChecks:
                 f"@pytest.mark.goldens got unknown arguments {sorted(unknown)}; "
                 f"it takes {sorted(_MARKER_KEYS)}"
             )
+        self._variant_by: tuple[str, ...] = ()
+        if "variant_by" in marker_kwargs:
+            from gym_goldens.variants import check_variant_by
+
+            self._variant_by = check_variant_by(marker_kwargs.pop("variant_by"))
         base = Tolerance(rtol=settings.rtol, atol=settings.atol)
         self._tolerance = base.refine(**marker_kwargs)
 
@@ -92,8 +110,13 @@ class TrajectoryChecks:
         rtol: ToleranceSpec | None = None,
         atol: ToleranceSpec | None = None,
         ignore: Iterable[str] = (),
-    ) -> RecordTrajectory[Any, Any]:
-        """Wrap ``env`` so that its trajectory is recorded and checked."""
+        replay: bool = False,
+    ) -> gym.Wrapper[Any, Any, Any, Any]:
+        """Wrap ``env`` so that its trajectory is recorded and checked.
+
+        With ``replay=True`` the env is driven by the golden's actions and
+        reset arguments instead of the test's (see :mod:`gym_goldens.replay`).
+        """
         import gymnasium as gym
 
         from gym_goldens.recorder import RecordTrajectory
@@ -108,11 +131,51 @@ class TrajectoryChecks:
         tolerance = self._tolerance.refine(rtol=rtol, atol=atol, ignore=ignore)
         unique = self._unique_name(name or _default_name(env))
         wrapped: RecordTrajectory[Any, Any] = RecordTrajectory(env, self.output_dir / _dir_name(unique))
-        self._recordings.append(_Recording(unique, wrapped, tolerance))
+        self._recordings.append(_Recording(unique, wrapped, tolerance, replay))
+        if replay:
+            return self._replay(wrapped, unique)
         return wrapped
 
-    def check(self) -> list[CheckResult]:
-        """Compare every recording with its golden, or update the golden."""
+    def flush(self) -> dict[str, Path]:
+        """Write what is buffered; return each recording's folder by name."""
+        for recording in self._recordings:
+            recording.env.flush()
+        return {recording.name: recording.env.output_dir for recording in self._recordings}
+
+    def check(self, runs: Sequence[Run] = ()) -> list[CheckResult]:
+        """Compare every recording with its golden, or update the golden.
+
+        Args:
+            runs: Every run of a determinism check, this one included (with
+                ``dirs=None``); their recordings must match before any
+                golden is compared or written.
+        """
+        if runs:
+            from gym_goldens.repeats import find_nondeterminism
+
+            self.flush()
+            found = find_nondeterminism(
+                [(r.name, r.env.output_dir, r.tolerance) for r in self._recordings],
+                runs,
+                display=self.settings.display,
+            )
+            if found:
+                results = [
+                    CheckResult(
+                        recording.name,
+                        self._golden(recording.name).path,
+                        "nondeterministic",
+                        found[recording.name][0],
+                        recording.env.output_dir,
+                        found[recording.name][1],
+                    )
+                    for recording in self._recordings
+                    if recording.name in found
+                ]
+                if self.settings.update:
+                    return results  # a nondeterministic test never writes a golden
+                others = [r for r in self._recordings if r.name not in found]
+                return results + [self._check_one(recording) for recording in others]
         return [self._check_one(recording) for recording in self._recordings]
 
     def close(self) -> None:
@@ -135,8 +198,12 @@ class TrajectoryChecks:
 
         recording.env.flush()
         actual_dir = recording.env.output_dir
-        golden_dir = golden_dir_for(self.settings.goldens_dir, self.nodeid, recording.name)
+        choice = self._golden(recording.name)
+        golden_dir = choice.path
         display = self.settings.display
+        notes = [_REPLAY_MODE if recording.replay else _RECORDED_MODE]
+        if self._variant_by:
+            notes.append(choice.describe(display))
         if recording.env.episode_count == 0:
             return CheckResult(
                 recording.name,
@@ -146,20 +213,64 @@ class TrajectoryChecks:
                 "call env.reset(seed=...) before stepping it",
             )
         if self.settings.update:
-            update = update_golden(actual_dir, golden_dir)
-            return CheckResult(recording.name, golden_dir, update.status)
+            if choice.fallback and _matches(golden_dir, actual_dir, recording.tolerance):
+                # The plain golden serves this variant too: no copy of it is needed.
+                return CheckResult(recording.name, golden_dir, "unchanged")
+            update = update_golden(actual_dir, choice.variant_path)
+            return CheckResult(recording.name, choice.variant_path, update.status)
         if not golden_dir.is_dir() or not episode_files(golden_dir):
             message = format_missing(golden_dir, actual_dir, nodeid=self.nodeid, display=display)
-            return CheckResult(recording.name, golden_dir, "missing", message)
+            return CheckResult(
+                recording.name, golden_dir, "missing", _with_notes(message, notes[1:]), actual_dir
+            )
         try:
             comparison = compare(golden_dir, actual_dir, recording.tolerance)
         except GoldenFormatError as error:
             message = format_unreadable(error, nodeid=self.nodeid, actual_dir=actual_dir, display=display)
-            return CheckResult(recording.name, golden_dir, "failed", message)
+            return CheckResult(recording.name, golden_dir, "failed", message, actual_dir)
         if comparison.equal:
             return CheckResult(recording.name, golden_dir, "passed")
-        message = format_comparison(comparison, nodeid=self.nodeid, display=display)
-        return CheckResult(recording.name, golden_dir, "failed", message)
+        message = format_comparison(
+            comparison,
+            title="golden mismatch in replay mode" if recording.replay else "golden mismatch",
+            nodeid=self.nodeid,
+            display=display,
+        )
+        if not recording.replay and _actions_differ(comparison):
+            notes.append(
+                "the actions differ, so the policy changed: to check the dynamics alone, replay "
+                "the golden's actions with record_trajectory(env, replay=True)"
+            )
+        return CheckResult(
+            recording.name, golden_dir, "failed", _with_notes(message, notes), actual_dir
+        )
+
+    def _golden(self, name: str) -> GoldenChoice:
+        from gym_goldens.variants import GoldenChoice, choose_golden
+
+        plain = golden_dir_for(self.settings.goldens_dir, self.nodeid, name)
+        if not self._variant_by:
+            return GoldenChoice(plain, plain, "", fallback=False)
+        return choose_golden(plain, self._variant_by)
+
+    def _replay(
+        self, recorder: RecordTrajectory[Any, Any], name: str
+    ) -> gym.Wrapper[Any, Any, Any, Any]:
+        from gym_goldens.errors import GoldenFormatError
+        from gym_goldens.reader import episode_files
+        from gym_goldens.replay import ReplayActions
+        from gym_goldens.report import update_command
+
+        golden_dir = self._golden(name).path
+        if not golden_dir.is_dir() or not episode_files(golden_dir):
+            if self.settings.update:
+                return recorder  # nothing to replay yet: record the test's own actions
+            raise GoldenFormatError(
+                self.settings.display(golden_dir),
+                "record_trajectory(env, replay=True) replays a golden, and there is none here; "
+                f"record it first with: {update_command(self.nodeid)}",
+            )
+        return ReplayActions(recorder, golden_dir)
 
     def _unique_name(self, name: str) -> str:
         taken = {recording.name for recording in self._recordings}
@@ -168,6 +279,32 @@ class TrajectoryChecks:
             candidate = f"{name}-{number}"
             number += 1
         return candidate
+
+
+def _with_notes(message: str, notes: Sequence[str]) -> str:
+    """Put note lines under the first line of a failure message."""
+    if not notes:
+        return message
+    head, _, rest = message.partition("\n")
+    return "\n".join([head, *(f"  {note}" for note in notes), *([rest] if rest else [])])
+
+
+def _actions_differ(comparison: Comparison) -> bool:
+    for episode in comparison.differing:
+        first = episode.first
+        if first is not None and any(d.path[:1] == ("action",) for d in first.differences):
+            return True
+    return False
+
+
+def _matches(golden_dir: Path, actual_dir: Path, tolerance: Tolerance) -> bool:
+    from gym_goldens.diff import compare
+    from gym_goldens.errors import GoldenFormatError
+
+    try:
+        return compare(golden_dir, actual_dir, tolerance).equal
+    except GoldenFormatError:
+        return False
 
 
 def _default_name(env: gym.Env[Any, Any]) -> str:

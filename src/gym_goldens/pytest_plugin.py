@@ -20,7 +20,6 @@ if TYPE_CHECKING:
     import gymnasium as gym
 
     from gym_goldens.check import TrajectoryChecks
-    from gym_goldens.recorder import RecordTrajectory
     from gym_goldens.tolerance import ToleranceSpec
 
 _checks_key: Final = pytest.StashKey["TrajectoryChecks"]()
@@ -38,7 +37,8 @@ class RecordTrajectoryFixture(Protocol):
         rtol: ToleranceSpec | None = None,
         atol: ToleranceSpec | None = None,
         ignore: Iterable[str] = (),
-    ) -> RecordTrajectory[Any, Any]: ...
+        replay: bool = False,
+    ) -> gym.Wrapper[Any, Any, Any, Any]: ...
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -48,8 +48,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        "goldens(rtol=None, atol=None, ignore=()): tolerances and ignored fields of the "
-        "test's golden trajectories (numbers, or mappings from field patterns to numbers).",
+        "goldens(rtol=None, atol=None, ignore=(), variant_by=()): tolerances and ignored fields "
+        "of the test's golden trajectories (numbers, or mappings from field patterns to "
+        "numbers); variant_by keeps one golden per value of the named facts (mujoco, machine).",
     )
     settings = GoldensSettings.from_config(config)
     config.stash[settings_key] = settings
@@ -69,18 +70,20 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 def record_trajectory(request: pytest.FixtureRequest, tmp_path: Path) -> Generator[RecordTrajectoryFixture]:
     """Record envs in this test and check them against their goldens.
 
-    ``record_trajectory(env, name=None, *, rtol=None, atol=None, ignore=())``
-    returns ``env`` wrapped in :class:`gym_goldens.RecordTrajectory`. After the
+    ``record_trajectory(env, name=None, *, rtol=None, atol=None, ignore=(),
+    replay=False)`` returns ``env`` wrapped in :class:`gym_goldens.RecordTrajectory`
+    (and, with ``replay=True``, driven by the golden's actions). After the
     test body passes, each recording is compared with its golden within
     tolerance, or written as the golden under ``--update-goldens``.
     """
+    from gym_goldens import repeats
     from gym_goldens.check import TrajectoryChecks
 
     marker = request.node.get_closest_marker("goldens")
     checks = TrajectoryChecks(
         request.config.stash[settings_key],
         request.node.nodeid,
-        tmp_path,
+        repeats.output_dir(request, tmp_path),
         marker.kwargs if marker is not None else None,
     )
     request.node.stash[_checks_key] = checks
@@ -91,13 +94,32 @@ def record_trajectory(request: pytest.FixtureRequest, tmp_path: Path) -> Generat
 
 
 @pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(
+    item: pytest.Item, nextitem: pytest.Item | None
+) -> Generator[None, object, object]:
+    settings = item.config.stash[settings_key]
+    if settings.determinism and settings.determinism_mode == "inprocess":
+        from gym_goldens import repeats
+
+        if repeats.applies(item):
+            repeats.run_in_process(item)
+    return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     result = yield
     checks = item.stash.get(_checks_key, None)
     if checks is not None:
-        outcomes = checks.check()
+        from gym_goldens import repeats
+        from gym_goldens.artifacts import save_artifacts
+
+        if repeats.intercept(item, checks):
+            return result
+        outcomes = checks.check(repeats.runs_of(item, checks))
         settings = item.config.stash[settings_key]
         item.stash[_results_key] = [[o.status, settings.display(o.golden_dir)] for o in outcomes]
+        save_artifacts(outcomes, settings, item.nodeid)
         failures = [o.message for o in outcomes if o.message]
         if failures:
             pytest.fail("\n\n".join(failures), pytrace=False)

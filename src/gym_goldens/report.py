@@ -42,6 +42,7 @@ def format_comparison(
     nodeid: str | None = None,
     display: Any = str,
     fix: str | None = None,
+    fix_label: str = "update with",
 ) -> str:
     """Describe a failed comparison.
 
@@ -52,6 +53,7 @@ def format_comparison(
         display: Turns a path into the text shown (for example, relative
             to the current folder).
         fix: The last line; by default the update command.
+        fix_label: What the last line is, before the colon.
     """
     differing = comparison.differing
     if not differing:
@@ -68,7 +70,7 @@ def format_comparison(
     lines += _describe_versions(episode)
     actual_where = comparison.actual
     lines.append(f"  actual recording: {display(actual_where)}")
-    lines.append(f"  update with: {fix or update_command(nodeid)}")
+    lines.append(f"  {fix_label}: {fix or update_command(nodeid)}")
     return "\n".join(lines)
 
 
@@ -228,6 +230,7 @@ class SummaryReport:
     passed: list[str] = dataclasses.field(default_factory=list)
     failed: list[str] = dataclasses.field(default_factory=list)
     missing: list[str] = dataclasses.field(default_factory=list)
+    nondeterministic: list[str] = dataclasses.field(default_factory=list)
     warnings: list[str] = dataclasses.field(default_factory=list)
 
     def add(self, status: str, golden: str) -> None:
@@ -241,6 +244,7 @@ class SummaryReport:
             (len(self.passed), "matched"),
             (len(self.failed), "mismatched"),
             (len(self.missing), "missing"),
+            (len(self.nondeterministic), "nondeterministic"),
             (len(self.created), "created"),
             (len(self.updated), "updated"),
             (len(self.unchanged), "unchanged"),

@@ -6,6 +6,7 @@ same whether tests ran in this process or on pytest-xdist workers.
 
 from __future__ import annotations
 
+import os
 from typing import Final
 
 import pytest
@@ -26,6 +27,11 @@ class GoldensSession:
         self.config = config
         self.settings = settings
         self.report = SummaryReport()
+        if settings.update and _running_in_ci():
+            self.report.warnings.append(
+                "warning: --update-goldens ran with CI set: goldens written in CI are usually a "
+                "mistake; regenerate them locally, review the diff and commit it"
+            )
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         for status, golden in getattr(report, REPORT_ATTRIBUTE, ()):
@@ -43,3 +49,8 @@ class GoldensSession:
 
 
 session_key: Final = pytest.StashKey[GoldensSession]()
+
+
+def _running_in_ci() -> bool:
+    # CI services set CI (GitHub Actions, GitLab, CircleCI, Travis: "true"); "0"/"false" opt out.
+    return os.environ.get("CI", "").strip().lower() not in {"", "0", "false", "no"}

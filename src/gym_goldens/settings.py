@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 from pathlib import Path
 from typing import Final
@@ -26,6 +27,11 @@ class GoldensSettings:
         atol: Default absolute tolerance (ini ``goldens_atol``).
         rootdir: The session's rootdir.
         invocation_dir: Where pytest was started, for showing paths.
+        determinism: Extra runs of each recording test (``--goldens-determinism``).
+        determinism_mode: Where they run: ``inprocess`` or ``subprocess``.
+        artifacts_dir: Where failing recordings are copied (``--goldens-artifacts``).
+        record_into: Set in the subprocess of a cross-process run: record
+            there, check nothing (hidden ``--goldens-record-into``).
     """
 
     goldens_dir: Path
@@ -34,6 +40,10 @@ class GoldensSettings:
     atol: float
     rootdir: Path
     invocation_dir: Path
+    determinism: int = 0
+    determinism_mode: str = "inprocess"
+    artifacts_dir: Path | None = None
+    record_into: Path | None = None
 
     def display(self, path: Path | str) -> str:
         """A path as shown to the user: relative to the invocation folder if inside it."""
@@ -57,6 +67,11 @@ class GoldensSettings:
             goldens_dir = (invocation_dir / option_dir).resolve()
         else:
             goldens_dir = (rootdir / str(config.getini("goldens_dir"))).resolve()
+        determinism = int(config.getoption("goldens_determinism") or 0)
+        if determinism < 0:
+            raise pytest.UsageError(f"--goldens-determinism must be 0 or more, got {determinism}")
+        artifacts = config.getoption("goldens_artifacts")
+        record_into = config.getoption("goldens_record_into")
         return cls(
             goldens_dir=goldens_dir,
             update=bool(config.getoption("update_goldens")),
@@ -64,6 +79,10 @@ class GoldensSettings:
             atol=_ini_number(config, "goldens_atol"),
             rootdir=rootdir,
             invocation_dir=invocation_dir,
+            determinism=determinism,
+            determinism_mode=str(config.getoption("goldens_determinism_mode")),
+            artifacts_dir=(invocation_dir / artifacts).resolve() if artifacts else None,
+            record_into=Path(record_into).resolve() if record_into else None,
         )
 
 
@@ -86,6 +105,38 @@ def add_options(parser: pytest.Parser) -> None:
         default=None,
         metavar="DIR",
         help="folder of the golden recordings (default: ini goldens_dir, 'goldens' in the rootdir).",
+    )
+    group.addoption(
+        "--goldens-determinism",
+        dest="goldens_determinism",
+        type=int,
+        default=0,
+        metavar="N",
+        help="run each test that records trajectories N more times; all runs must record the same "
+        "trajectories (a nondeterministic test fails and never writes a golden).",
+    )
+    group.addoption(
+        "--goldens-determinism-mode",
+        dest="goldens_determinism_mode",
+        choices=["inprocess", "subprocess"],
+        default="inprocess",
+        help="where the extra runs happen: 'inprocess' (default; fresh function-scoped fixtures) "
+        "or 'subprocess' (a fresh python -m pytest per run, each with another PYTHONHASHSEED, "
+        "to catch set-order and global-state leaks).",
+    )
+    group.addoption(
+        "--goldens-artifacts",
+        dest="goldens_artifacts",
+        default=None,
+        metavar="DIR",
+        help="copy the actual recordings of mismatching, missing and nondeterministic goldens "
+        "into DIR, laid out like the goldens, with a report.txt each (for CI uploads).",
+    )
+    group.addoption(
+        "--goldens-record-into",
+        dest="goldens_record_into",
+        default=None,
+        help=argparse.SUPPRESS,  # internal: the subprocess of a cross-process determinism run
     )
     parser.addini("goldens_dir", help="folder of the golden recordings, relative to the rootdir.", default="goldens")
     parser.addini(
