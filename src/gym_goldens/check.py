@@ -33,7 +33,10 @@ Status = Literal[
 ]
 _MARKER_KEYS: Final = frozenset({"rtol", "atol", "ignore", "variant_by"})
 _RECORDED_MODE: Final = "mode: recorded (the test's own actions)"
-_REPLAY_MODE: Final = "mode: replay (the golden's own actions and reset seeds drove the env)"
+_REPLAY_MODE: Final = (
+    "mode: replay (the golden's own actions and reset seeds drove the env, "
+    "so the dynamics changed, not the policy)"
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -96,9 +99,10 @@ class TrajectoryChecks:
             )
         self._variant_by: tuple[str, ...] = ()
         if "variant_by" in marker_kwargs:
-            from gym_goldens.variants import check_variant_by
+            from gym_goldens.variants import check_variant_by, variant_facts
 
             self._variant_by = check_variant_by(marker_kwargs.pop("variant_by"))
+            variant_facts(self._variant_by)  # an unknown fact fails at setup, not at the check
         base = Tolerance(rtol=settings.rtol, atol=settings.atol)
         self._tolerance = base.refine(**marker_kwargs)
 
@@ -117,6 +121,7 @@ class TrajectoryChecks:
         With ``replay=True`` the env is driven by the golden's actions and
         reset arguments instead of the test's (see :mod:`gym_goldens.replay`).
         """
+        __tracebackhide__ = True
         import gymnasium as gym
 
         from gym_goldens.recorder import RecordTrajectory
@@ -256,6 +261,7 @@ class TrajectoryChecks:
     def _replay(
         self, recorder: RecordTrajectory[Any, Any], name: str
     ) -> gym.Wrapper[Any, Any, Any, Any]:
+        __tracebackhide__ = True
         from gym_goldens.errors import GoldenFormatError
         from gym_goldens.reader import episode_files
         from gym_goldens.replay import ReplayActions
