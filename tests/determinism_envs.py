@@ -15,7 +15,10 @@ import numpy as np
 from gymnasium import spaces
 
 _NAMES = frozenset(
-    "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima".split()
+    [
+        *("alpha", "bravo", "charlie", "delta", "echo", "foxtrot"),
+        *("golf", "hotel", "india", "juliet", "kilo", "lima"),
+    ]
 )
 _SORTED_NAMES = sorted(_NAMES)
 _CREATED = [0]
@@ -61,7 +64,7 @@ class UnseededNumpyEnv(SeededEnv):
     """Draws its noise from the global ``np.random``, which reset does not seed."""
 
     def _noise(self) -> np.ndarray:
-        return np.random.normal(0.0, 0.01, size=2)  # noqa: NPY002 - the bug on purpose
+        return np.random.normal(0.0, 0.01, size=2)
 
 
 class GlobalRandomEnv(SeededEnv):

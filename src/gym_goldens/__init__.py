@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from gym_goldens.reader import Episode, Recording, read_recording
     from gym_goldens.recorder import RecordTrajectory
     from gym_goldens.replay import ReplayActions
-    from gym_goldens.rollout import RolloutResult, rollout
+    from gym_goldens.rollouts import RolloutResult, rollout
     from gym_goldens.tolerance import Tolerance
 
 __all__ = [
@@ -63,13 +63,13 @@ _LOCATIONS = {
     "RecordTrajectory": "recorder",
     "Recording": "reader",
     "ReplayActions": "replay",
-    "RolloutResult": "rollout",
+    "RolloutResult": "rollouts",
     "Tolerance": "tolerance",
     "UnsupportedFormatVersionError": "errors",
     "assert_deterministic": "determinism",
     "compare": "diff",
     "read_recording": "reader",
-    "rollout": "rollout",
+    "rollout": "rollouts",
 }
 
 try:

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     import gymnasium as gym
 
     from gym_goldens.diff import Comparison
-    from gym_goldens.rollout import Policy
+    from gym_goldens.rollouts import Policy
     from gym_goldens.tolerance import Tolerance
 
 __all__ = ["NondeterminismError", "assert_deterministic", "format_nondeterminism"]
@@ -146,7 +146,7 @@ def assert_deterministic(
     __tracebackhide__ = True
     from gym_goldens.diff import compare
     from gym_goldens.recorder import RecordTrajectory
-    from gym_goldens.rollout import rollout
+    from gym_goldens.rollouts import rollout
     from gym_goldens.tolerance import Tolerance
 
     if isinstance(runs, bool) or not isinstance(runs, int) or runs < 2:

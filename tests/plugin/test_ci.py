@@ -19,7 +19,9 @@ WARNING = (
 
 
 @pytest.mark.parametrize("value", ["true", "1", "yes"])
-def test_update_in_ci_warns(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, value: str) -> None:
+def test_update_in_ci_warns(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
     monkeypatch.setenv("CI", value)
     pytester.makepyfile(TEST)
     result = pytester.runpytest("--update-goldens")
@@ -41,7 +43,9 @@ def test_no_warning_outside_ci(
     result.stdout.no_fnmatch_line("*--update-goldens ran with CI set*")
 
 
-def test_checking_in_ci_does_not_warn(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_checking_in_ci_does_not_warn(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
     pytester.makepyfile(TEST)
     pytester.runpytest("--update-goldens").assert_outcomes(passed=1)
     monkeypatch.setenv("CI", "true")

@@ -61,7 +61,9 @@ def test_deterministic_envs_pass_with_and_without_goldens(pytester: pytest.Pytes
         ("GlobalCounterEnv", "episode 0, step t=1, info.serial"),
     ],
 )
-def test_nondeterminism_is_caught_in_process(pytester: pytest.Pytester, name: str, where: str) -> None:
+def test_nondeterminism_is_caught_in_process(
+    pytester: pytest.Pytester, name: str, where: str
+) -> None:
     _project(pytester, name)
     result = pytester.runpytest("--goldens-determinism=1")
     result.assert_outcomes(failed=1)

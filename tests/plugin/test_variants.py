@@ -30,7 +30,9 @@ def _write(pytester: pytest.Pytester, marker: str) -> None:
     pytester.makepyfile(test_pendulum=TEST.format(marker=marker))
 
 
-def test_the_plain_golden_is_the_fallback(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_plain_golden_is_the_fallback(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
     _write(pytester, "")
     pytester.runpytest("--update-goldens").assert_outcomes(passed=1)
     _write(pytester, '@pytest.mark.goldens(variant_by=["machine"])')
@@ -53,7 +55,9 @@ def test_the_plain_golden_is_the_fallback(pytester: pytest.Pytester, monkeypatch
     )
 
 
-def test_a_variant_golden_is_written_and_used(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_variant_golden_is_written_and_used(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
     _write(pytester, "")
     pytester.runpytest("--update-goldens").assert_outcomes(passed=1)
     _write(pytester, '@pytest.mark.goldens(variant_by=["machine", "numpy"])')
@@ -97,11 +101,14 @@ def test_a_new_test_with_variants_records_its_variant(pytester: pytest.Pytester)
         ),
         (
             "@pytest.mark.goldens(variant_by=[1])",
-            "*variant_by=...) takes a list of fact names, such as [[]\"mujoco\", \"machine\"[]], got [[]1[]]",
+            "*variant_by=...) takes a list of fact names, "
+            '*such as [[]"mujoco", "machine"[]], got [[]1[]]',
         ),
     ],
 )
-def test_bad_variant_names_fail_at_setup(pytester: pytest.Pytester, marker: str, message: str) -> None:
+def test_bad_variant_names_fail_at_setup(
+    pytester: pytest.Pytester, marker: str, message: str
+) -> None:
     _write(pytester, marker)
     result = pytester.runpytest()
     result.assert_outcomes(errors=1)

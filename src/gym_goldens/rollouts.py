@@ -72,7 +72,7 @@ def rollout(
         >>> import gymnasium as gym
         >>> result = rollout(gym.make("CartPole-v1"), seed=0, steps=50)
         >>> result.steps, result.episodes
-        (50, 3)
+        (50, 4)
     """
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise TypeError(f"rollout seed must be an int, got {type(seed).__name__} {seed!r}")
