@@ -45,6 +45,12 @@ _MAX_FAILURE_LINES: Final = 40
 _HASH_SEED_RANGE: Final = 2**32
 # Variables that would make the subprocess think it is an xdist worker or mid-test.
 _CHILD_ENV_DROP: Final = ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_CURRENT_TEST")
+_IN_PROCESS_NOTE: Final = "in this process, with fresh function-scoped fixtures"
+_SUBPROCESS_NOTE: Final = "in a fresh subprocess"
+_SUBPROCESS_HINT: Final = (
+    "a difference that only a fresh process shows often comes from iterating over a set "
+    "(or set-ordered dict) of strings, or from module state left by earlier tests"
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -121,9 +127,6 @@ def run_in_process(item: pytest.Item) -> None:
     sections = getattr(item, "_report_sections", None)
     if isinstance(sections, list):
         sections.clear()
-
-
-_IN_PROCESS_NOTE: Final = "in this process, with fresh function-scoped fixtures"
 
 
 def output_dir(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
@@ -240,6 +243,8 @@ def find_nondeterminism(
                 break
             if not comparison.equal:
                 notes = [f"{first.label}: {first.note}", f"{other.label}: {other.note}"]
+                if _SUBPROCESS_NOTE in other.note:
+                    notes.append(_SUBPROCESS_HINT)
                 text = format_nondeterminism(
                     comparison, first=first.label, second=other.label, notes=notes, display=display
                 )
@@ -276,7 +281,7 @@ def _run_subprocesses(
             text=True,
             check=False,
         )
-        note = f"in a fresh subprocess, PYTHONHASHSEED={hash_seed}"
+        note = f"{_SUBPROCESS_NOTE}, PYTHONHASHSEED={hash_seed}"
         if completed.returncode != 0:
             output = _tail(completed.stdout + completed.stderr)
             failure = f"python -m pytest exited with code {completed.returncode}:\n{output}"

@@ -253,7 +253,11 @@ class SummaryReport:
         lines: list[str] = []
         if parts:
             lines.append("goldens: " + ", ".join(parts))
-        for label, paths in [("created", self.created), ("updated", self.updated)]:
+        for label, paths in [
+            ("created", self.created),
+            ("updated", self.updated),
+            ("nondeterministic", self.nondeterministic),
+        ]:
             lines += [f"  {label}: {path}" for path in sorted(paths)]
         if self.missing:
             lines.append("  record the missing goldens with: pytest --update-goldens")

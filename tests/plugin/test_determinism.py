@@ -77,7 +77,12 @@ def test_nondeterminism_is_caught_in_process(
             "*make it deterministic: draw every random number from self.np_random*",
         ]
     )
-    result.stdout.fnmatch_lines(["goldens: 1 nondeterministic"])
+    result.stdout.fnmatch_lines(
+        [
+            "goldens: 1 nondeterministic",
+            f"  nondeterministic: goldens/test_envs/test_env[[]{name}[]]/{name}",
+        ]
+    )
     result.stdout.no_fnmatch_line("*golden missing*")
 
 
@@ -251,6 +256,7 @@ def test_set_order_is_caught_across_processes(
             "*nondeterministic: run 1 vs run 2*",
             "*run 1: in this process, checked against the golden",
             "*run 2: in a fresh subprocess, PYTHONHASHSEED=1",
+            "*a difference that only a fresh process shows often comes from iterating over a set*",
             "*first divergence: episode 0, step t=1, info.index",
             "*also differ there: info.visiting",
         ]
@@ -293,3 +299,29 @@ def test_a_failing_subprocess_run_is_reported(
         ]
     )
     assert not (pytester.path / "goldens").exists()
+
+
+@pytest.mark.parametrize(
+    ("mode", "env", "field"),
+    [
+        ("inprocess", "GlobalCounterEnv", "info.serial"),
+        ("subprocess", "UnseededNumpyEnv", "obs[[]0]"),
+    ],
+)
+def test_runs_on_xdist_workers(pytester: pytest.Pytester, mode: str, env: str, field: str) -> None:
+    _project(pytester, "SeededEnv", env)
+    result = pytester.runpytest(
+        "-n",
+        "2",
+        "--goldens-determinism=1",
+        f"--goldens-determinism-mode={mode}",
+        "--update-goldens",
+    )
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*nondeterministic: run 1 vs run 2*",
+            f"*first divergence: episode 0, step t=1, {field}",
+            "goldens: 1 nondeterministic, 1 created",
+        ]
+    )
