@@ -325,3 +325,20 @@ def test_runs_on_xdist_workers(pytester: pytest.Pytester, mode: str, env: str, f
             "goldens: 1 nondeterministic, 1 created",
         ]
     )
+
+
+def test_output_of_the_extra_runs_is_not_shown_twice(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        import gymnasium as gym
+        from gym_goldens import rollout
+
+        def test_noisy(record_trajectory):
+            print("printed by the test")
+            rollout(record_trajectory(gym.make("CartPole-v1")), seed=0, steps=5)
+            assert False, "fails in every run"
+        """
+    )
+    result = pytester.runpytest("--goldens-determinism=2")
+    result.assert_outcomes(failed=1)
+    assert result.stdout.lines.count("printed by the test") == 1  # not 3
