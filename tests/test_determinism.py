@@ -54,6 +54,7 @@ def _failure(make_env: object, **kwargs: object) -> NondeterminismError:
             [
                 "env.reset(seed=0) twice gave different observations on the same env:",
                 "nondeterministic: run 1 vs run 2: *",
+                "  hint: the runs part at the first observation, so reset(seed=...) does not seed*",
                 "  first divergence: episode 0, reset, obs[[]0]",
             ],
         ),
@@ -61,6 +62,8 @@ def _failure(make_env: object, **kwargs: object) -> NondeterminismError:
             envs.WallClockEnv,
             [
                 "nondeterministic: run 1 vs run 2: *",
+                "  hint: info.time looks like a clock: *, or leave it out of the comparison "
+                'with ignore=[[]"info.time"[]]',
                 "  first divergence: episode 0, step t=1, info.time",
             ],
         ),

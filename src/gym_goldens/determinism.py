@@ -40,6 +40,8 @@ FIX: Final = (
 )
 """The advice closing every nondeterminism report."""
 
+_CLOCK_WORDS: Final = ("time", "clock", "elapsed", "duration", "fps", "timestamp")
+
 
 class NondeterminismError(GoldensError, AssertionError):
     """The same seeded rollout gave different trajectories.
@@ -86,8 +88,34 @@ def format_nondeterminism(
         fix_label="make it deterministic",
     )
     head, _, rest = text.partition("\n")
-    added = [f"  {first} is shown as golden, {second} as actual", *(f"  {note}" for note in notes)]
-    return "\n".join([head, *added, rest]) if rest else "\n".join([head, *added])
+    added = [f"  {first} is shown as golden, {second} as actual", *notes, *_hints(comparison)]
+    lines = [head, *(f"  {line}" if not line.startswith("  ") else line for line in added)]
+    return "\n".join([*lines, rest] if rest else lines)
+
+
+def _hints(comparison: Comparison) -> list[str]:
+    """What the first divergence suggests, in the words of a reviewer."""
+    differing = comparison.differing
+    first = differing[0].first if differing else None
+    if first is None:
+        return []
+    hints: list[str] = []
+    if first.event == "reset":
+        hints.append(
+            "hint: the runs part at the first observation, so reset(seed=...) does not seed "
+            "everything: look for np.random, random or an RNG made outside reset()"
+        )
+    clocks = [
+        d.field
+        for d in first.differences
+        if any(word in str(part).lower() for part in d.path for word in _CLOCK_WORDS)
+    ]
+    if clocks:
+        hints.append(
+            f"hint: {clocks[0]} looks like a clock: keep wall-clock time out of the recording, "
+            f'or leave it out of the comparison with ignore=["{clocks[0]}"]'
+        )
+    return hints
 
 
 def assert_deterministic(
