@@ -9,10 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from envs import ImageEnv, run
 from gym_goldens import ArraySummary, RecordTrajectory, compare, read_recording
 from gym_goldens.codec import Encoder, decode_line
 from gym_goldens.report import format_comparison
+from tests.envs import ImageEnv, run
 
 
 def record_image(path: Path, poke: int | None = None, steps: int = 1000, **storage: object) -> None:

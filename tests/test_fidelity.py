@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 from gymnasium import spaces
 
-from envs import MultiObjectiveEnv, ScriptedEnv, run
 from gym_goldens import RecordTrajectory, Tolerance, compare, read_recording
 from gym_goldens.report import format_comparison
+from tests.envs import MultiObjectiveEnv, ScriptedEnv, run
 
 BOX = spaces.Box(-10.0, 10.0, (3,), dtype=np.float32)
 

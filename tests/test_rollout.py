@@ -1,45 +1,90 @@
-"""Seeded random rollouts, recorded."""
+"""rollout(): a seeded rollout in one call."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import gymnasium as gym
+import numpy as np
 import pytest
 
-from gym_goldens.errors import GoldensError
-from gym_goldens.reader import read_recording
-from gym_goldens.rollout import EnvCreationError, record_rollout
+from gym_goldens import RecordTrajectory, compare, read_recording, rollout
 
 
-def test_no_episode_is_a_bare_reset(tmp_path: Path) -> None:
-    # Find where the first episode of this seed ends, then stop exactly there.
-    probe = record_rollout("CartPole-v1", tmp_path / "probe", seed=2, steps=100)
-    first = len(read_recording(probe.output_dir)[0].steps)
-    rollout = record_rollout("CartPole-v1", tmp_path / "exact", seed=2, steps=first)
-    assert rollout.episodes == 1
-    recording = read_recording(tmp_path / "exact")
-    assert len(recording) == 1
-    assert recording[0].complete
+def _manual_loop(env: gym.Env, seed: int, steps: int) -> None:
+    env.action_space.seed(seed)
+    env.reset(seed=seed)
+    for _ in range(steps):
+        _, _, terminated, truncated, _ = env.step(env.action_space.sample())
+        if terminated or truncated:
+            env.reset()
 
 
-def test_zero_steps_records_the_reset(tmp_path: Path) -> None:
-    rollout = record_rollout("Acrobot-v1", tmp_path / "r", seed=0, steps=0)
-    assert (rollout.episodes, rollout.steps, rollout.status) == (1, 0, "created")
-    (episode,) = read_recording(tmp_path / "r")
-    assert [r["event"] for r in episode.records] == ["reset"]
+def test_it_records_what_the_hand_written_loop_records(tmp_path: Path) -> None:
+    by_hand = RecordTrajectory(gym.make("CartPole-v1"), tmp_path / "hand")
+    _manual_loop(by_hand, seed=0, steps=120)
+    by_hand.close()
+    helper = RecordTrajectory(gym.make("CartPole-v1"), tmp_path / "helper")
+    result = rollout(helper, seed=0, steps=120)
+    helper.close()
+    assert compare(tmp_path / "hand", tmp_path / "helper").equal
+    assert result.episodes == len(read_recording(tmp_path / "helper"))
 
 
-def test_advance_is_called_once_per_step(tmp_path: Path) -> None:
-    calls: list[int] = []
-    record_rollout("MountainCar-v0", tmp_path / "r", seed=0, steps=25, advance=calls.append)
-    assert calls == [1] * 25
+def test_it_resets_when_an_episode_ends(tmp_path: Path) -> None:
+    env = RecordTrajectory(gym.make("CartPole-v1"), tmp_path)
+    result = rollout(env, seed=0, steps=100)
+    env.close()
+    episodes = list(read_recording(tmp_path))
+    assert result.steps == 100
+    assert result.episodes == len(episodes) > 1
+    assert sum(len(e.steps) for e in episodes) == 100
+    assert all(e.complete for e in episodes[:-1])
+    assert episodes[0].header is not None
+    assert episodes[0].header["reset"]["seed"] == 0
+    assert all(e.header is not None and e.header["reset"]["seed"] is None for e in episodes[1:])
+    # CartPole pays 1 per step, so the returns are the episode lengths.
+    assert list(result.returns) == [float(len(e.steps)) for e in episodes]
 
 
-def test_errors_say_what_could_not_be_made(tmp_path: Path) -> None:
-    with pytest.raises(EnvCreationError, match="cannot make env 'CartPole-v99'") as info:
-        record_rollout("CartPole-v99", tmp_path / "r", seed=0, steps=1)
-    assert isinstance(info.value, GoldensError)
-    assert isinstance(info.value, ValueError)
-    with pytest.raises(ValueError, match="steps must be 0 or more"):
-        record_rollout("CartPole-v1", tmp_path / "r", seed=0, steps=-3)
-    assert not (tmp_path / "r").exists()
+def test_the_same_seed_takes_the_same_actions_and_another_seed_others(tmp_path: Path) -> None:
+    for folder, seed in [("a", 4), ("b", 4), ("c", 5)]:
+        env = RecordTrajectory(gym.make("FrozenLake-v1"), tmp_path / folder)
+        rollout(env, seed=seed, steps=50)
+        env.close()
+    assert compare(tmp_path / "a", tmp_path / "b").equal
+    assert not compare(tmp_path / "a", tmp_path / "c").equal
+
+
+def test_a_policy_chooses_the_actions(tmp_path: Path) -> None:
+    seen: list[np.ndarray] = []
+
+    def policy(obs: np.ndarray) -> np.ndarray:
+        seen.append(obs)
+        return np.array([1.0], dtype=np.float32)
+
+    env = RecordTrajectory(gym.make("Pendulum-v1"), tmp_path)
+    rollout(env, seed=2, steps=10, policy=policy)
+    env.close()
+    actions = [step["action"] for step in read_recording(tmp_path)[0].steps]
+    assert actions == [[1.0]] * 10
+    assert len(seen) == 10
+
+
+def test_zero_steps_only_resets() -> None:
+    result = rollout(gym.make("CartPole-v1"), seed=0, steps=0)
+    assert (result.steps, result.episodes, result.returns) == (0, 1, (0.0,))
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        ({"seed": 0, "steps": -1}, ValueError, "rollout steps must be zero or more, got -1"),
+        ({"seed": 0, "steps": 2.5}, TypeError, "rollout steps must be an int, got float 2.5"),
+        ({"seed": None, "steps": 3}, TypeError, "rollout seed must be an int, got NoneType None"),
+        ({"seed": 0, "steps": 3, "policy": 1}, TypeError, "rollout policy must be a callable"),
+    ],
+)
+def test_bad_arguments(kwargs: dict, error: type[Exception], message: str) -> None:
+    with pytest.raises(error, match=message):
+        rollout(gym.make("CartPole-v1"), **kwargs)

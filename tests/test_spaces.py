@@ -21,9 +21,9 @@ from gymnasium import spaces
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from envs import ScriptedEnv
 from gym_goldens import ArraySummary, RecordTrajectory, compare, read_recording
 from gym_goldens.codec import ArraySizeSpec
+from tests.envs import ScriptedEnv
 
 DTYPES = [
     np.float16,

@@ -12,11 +12,11 @@ import pytest
 from gymnasium.spaces import Box
 from gymnasium.vector import AutoresetMode
 
-from envs import ScriptedEnv
 from gym_goldens import Recording, RecordVectorTrajectory, compare, read_recording
 from gym_goldens.report import format_comparison
 from gym_goldens.store import update_golden
 from gym_goldens.vector import sub_env_info
+from tests.envs import ScriptedEnv
 
 NUM_ENVS = 4
 STEPS = 120

@@ -11,7 +11,7 @@ recording with its golden, or writes it as the golden under
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal
 
@@ -26,6 +26,8 @@ if TYPE_CHECKING:
     from gym_goldens.diff import Comparison
     from gym_goldens.errors import GoldenFormatError
     from gym_goldens.recorder import RecordTrajectory
+    from gym_goldens.repeats import Run
+    from gym_goldens.variants import GoldenChoice
     from gym_goldens.vector import RecordVectorTrajectory
 
 __all__ = ["DIVERGENCE_PLOT", "CheckResult", "TrajectoryChecks"]
@@ -33,8 +35,15 @@ __all__ = ["DIVERGENCE_PLOT", "CheckResult", "TrajectoryChecks"]
 DIVERGENCE_PLOT: Final = "divergence.png"
 """The file, next to an actual recording, that plots where it left its golden."""
 
-Status = Literal["passed", "failed", "missing", "created", "updated", "unchanged"]
-_MARKER_KEYS: Final = frozenset({"rtol", "atol", "ignore"})
+Status = Literal[
+    "passed", "failed", "missing", "created", "updated", "unchanged", "nondeterministic"
+]
+_MARKER_KEYS: Final = frozenset({"rtol", "atol", "ignore", "variant_by"})
+_RECORDED_MODE: Final = "mode: recorded (the test's own actions)"
+_REPLAY_MODE: Final = (
+    "mode: replay (the golden's own actions and reset seeds drove the env, "
+    "so the dynamics changed, not the policy)"
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -45,9 +54,11 @@ class CheckResult:
         name: The recording's name in the test.
         golden_dir: Its golden folder.
         status: What happened to it.
-        message: The failure text, for ``failed`` and ``missing``.
-        actual_dir: The actual recording, for ``failed`` and ``missing``.
+        message: The failure text, for ``failed``, ``missing`` and ``nondeterministic``.
+        actual_dir: The actual recording of this run.
         plot: The plot of the diverging fields, when one was written.
+        other_runs: Recordings of other runs that differ from it, as
+            ``(folder name, path)``, for a nondeterministic result.
     """
 
     name: str
@@ -56,6 +67,7 @@ class CheckResult:
     message: str | None = None
     actual_dir: Path | None = None
     plot: Path | None = None
+    other_runs: tuple[tuple[str, Path], ...] = ()
 
 
 _UNSET: Final[Any] = object()
@@ -66,6 +78,7 @@ class _Recording:
     name: str
     env: RecordTrajectory[Any, Any] | RecordVectorTrajectory
     tolerance: Tolerance
+    replay: bool = False
 
 
 class TrajectoryChecks:
@@ -96,6 +109,12 @@ class TrajectoryChecks:
                 f"@pytest.mark.goldens got unknown arguments {sorted(unknown)}; "
                 f"it takes {sorted(_MARKER_KEYS)}"
             )
+        self._variant_by: tuple[str, ...] = ()
+        if "variant_by" in marker_kwargs:
+            from gym_goldens.variants import check_variant_by, variant_facts
+
+            self._variant_by = check_variant_by(marker_kwargs.pop("variant_by"))
+            variant_facts(self._variant_by)  # an unknown fact fails at setup, not at the check
         base = Tolerance(rtol=settings.rtol, atol=settings.atol)
         self._tolerance = base.refine(**marker_kwargs)
 
@@ -110,13 +129,16 @@ class TrajectoryChecks:
         max_array_size: ArraySizeSpec = _UNSET,
         compress: bool | None = None,
         full_every: int | None = None,
-    ) -> RecordTrajectory[Any, Any] | RecordVectorTrajectory:
+        replay: bool = False,
+    ) -> gym.Wrapper[Any, Any, Any, Any] | RecordVectorTrajectory:
         """Wrap ``env`` so that its trajectory is recorded and checked.
 
         A ``gymnasium.vector.VectorEnv`` is wrapped in
         :class:`~gym_goldens.vector.RecordVectorTrajectory`. ``max_array_size``
         and ``compress`` default to the ini values ``goldens_max_array_size``
-        and ``goldens_compress``.
+        and ``goldens_compress``. With ``replay=True`` the env is driven by the
+        golden's actions and reset arguments instead of the test's (see
+        :mod:`gym_goldens.replay`).
         """
         import gymnasium as gym
 
@@ -132,6 +154,8 @@ class TrajectoryChecks:
             )
         if name is not None and (not isinstance(name, str) or not name.strip()):
             raise ValueError(f"record_trajectory name must be a non-empty string, got {name!r}")
+        if replay and is_vector:
+            raise ValueError("record_trajectory(replay=True) replays single envs, not vector envs")
         tolerance = self._tolerance.refine(rtol=rtol, atol=atol, ignore=ignore)
         unique = self._unique_name(name or _default_name(env))
         storage: dict[str, Any] = {
@@ -147,11 +171,52 @@ class TrajectoryChecks:
             wrapped = RecordVectorTrajectory(env, output, **storage)  # type: ignore[arg-type]
         else:
             wrapped = RecordTrajectory(env, output, **storage)  # type: ignore[arg-type]
-        self._recordings.append(_Recording(unique, wrapped, tolerance))
+        self._recordings.append(_Recording(unique, wrapped, tolerance, replay))
+        if replay:
+            assert isinstance(wrapped, RecordTrajectory)
+            return self._replay(wrapped, unique)
         return wrapped
 
-    def check(self) -> list[CheckResult]:
-        """Compare every recording with its golden, or update the golden."""
+    def flush(self) -> dict[str, Path]:
+        """Write what is buffered; return each recording's folder by name."""
+        for recording in self._recordings:
+            recording.env.flush()
+        return {recording.name: recording.env.output_dir for recording in self._recordings}
+
+    def check(self, runs: Sequence[Run] = ()) -> list[CheckResult]:
+        """Compare every recording with its golden, or update the golden.
+
+        Args:
+            runs: Every run of a determinism check, this one included (with
+                ``dirs=None``); their recordings must match before any
+                golden is compared or written.
+        """
+        if runs:
+            from gym_goldens.repeats import find_nondeterminism
+
+            self.flush()
+            found = find_nondeterminism(
+                [(r.name, r.env.output_dir, r.tolerance) for r in self._recordings],
+                runs,
+                display=self.settings.display,
+            )
+            if found:
+                results = [
+                    CheckResult(
+                        recording.name,
+                        self._golden(recording.name).path,
+                        "nondeterministic",
+                        found[recording.name][0],
+                        recording.env.output_dir,
+                        other_runs=found[recording.name][1],
+                    )
+                    for recording in self._recordings
+                    if recording.name in found
+                ]
+                if self.settings.update:
+                    return results  # a nondeterministic test never writes a golden
+                others = [r for r in self._recordings if r.name not in found]
+                return results + [self._check_one(recording) for recording in others]
         return [self._check_one(recording) for recording in self._recordings]
 
     def close(self) -> None:
@@ -174,8 +239,12 @@ class TrajectoryChecks:
 
         recording.env.flush()
         actual_dir = recording.env.output_dir
-        golden_dir = golden_dir_for(self.settings.goldens_dir, self.nodeid, recording.name)
+        choice = self._golden(recording.name)
+        golden_dir = choice.path
         display = self.settings.display
+        notes = [_REPLAY_MODE if recording.replay else _RECORDED_MODE]
+        if self._variant_by:
+            notes.append(choice.describe(display))
         if recording.env.episode_count == 0:
             return CheckResult(
                 recording.name,
@@ -185,16 +254,19 @@ class TrajectoryChecks:
                 "call env.reset(seed=...) before stepping it",
             )
         if self.settings.update:
+            if choice.fallback and _matches(golden_dir, actual_dir, recording.tolerance):
+                # The plain golden serves this variant too: no copy of it is needed.
+                return CheckResult(recording.name, golden_dir, "unchanged")
             try:
                 update = update_golden(
-                    actual_dir, golden_dir, goldens_dir=self.settings.goldens_dir
+                    actual_dir, choice.variant_path, goldens_dir=self.settings.goldens_dir
                 )
             except GoldenFormatError as error:
                 message = _format_not_updated(
                     _displayed(error, display), actual_dir=display(actual_dir)
                 )
                 return CheckResult(recording.name, golden_dir, "failed", message)
-            return CheckResult(recording.name, golden_dir, update.status)
+            return CheckResult(recording.name, choice.variant_path, update.status)
         try:
             # Checked before reading: no symlink out of the goldens dir, no
             # folder or empty file where an episode file should be.
@@ -206,6 +278,7 @@ class TrajectoryChecks:
                 message = format_missing(
                     golden_dir, actual_dir, nodeid=self.nodeid, display=display
                 )
+                message = _with_notes(message, notes[1:])
                 return CheckResult(recording.name, golden_dir, "missing", message, actual_dir)
             comparison = compare(golden_dir, actual_dir, recording.tolerance)
         except UnsafeGoldenPathError as error:
@@ -221,13 +294,54 @@ class TrajectoryChecks:
             return CheckResult(recording.name, golden_dir, "failed", message, actual_dir)
         if comparison.equal:
             return CheckResult(recording.name, golden_dir, "passed")
-        message = format_comparison(comparison, nodeid=self.nodeid, display=display)
+        message = format_comparison(
+            comparison,
+            title="golden mismatch in replay mode" if recording.replay else "golden mismatch",
+            nodeid=self.nodeid,
+            display=display,
+        )
+        if not recording.replay and _actions_differ(comparison):
+            notes.append(
+                "the actions differ, so the policy changed: to check the dynamics alone, replay "
+                "the golden's actions with record_trajectory(env, replay=True)"
+            )
+        message = _with_notes(message, notes)
         plot, plot_line = _divergence_plot(comparison, actual_dir, display)
         if plot_line:
             # Beside the actual recording, before the last line (the fix).
             head, _, fix = message.rpartition("\n")
             message = f"{head}\n  {plot_line}\n{fix}"
         return CheckResult(recording.name, golden_dir, "failed", message, actual_dir, plot)
+
+    def _golden(self, name: str) -> GoldenChoice:
+        from gym_goldens.variants import GoldenChoice, choose_golden
+
+        plain = golden_dir_for(self.settings.goldens_dir, self.nodeid, name)
+        if not self._variant_by:
+            return GoldenChoice(plain, plain, "", fallback=False)
+        return choose_golden(plain, self._variant_by)
+
+    def _replay(
+        self, recorder: RecordTrajectory[Any, Any], name: str
+    ) -> gym.Wrapper[Any, Any, Any, Any]:
+        __tracebackhide__ = True
+        from gym_goldens.errors import GoldenFormatError
+        from gym_goldens.reader import has_episodes
+        from gym_goldens.replay import ReplayActions
+        from gym_goldens.report import update_command
+        from gym_goldens.store import golden_episode_files
+
+        golden_dir = self._golden(name).path
+        golden_episode_files(self.settings.goldens_dir, golden_dir)  # refuses unsafe paths
+        if not has_episodes(golden_dir):
+            if self.settings.update:
+                return recorder  # nothing to replay yet: record the test's own actions
+            raise GoldenFormatError(
+                self.settings.display(golden_dir),
+                "record_trajectory(env, replay=True) replays a golden, and there is none here; "
+                f"record it first with: {update_command(self.nodeid)}",
+            )
+        return ReplayActions(recorder, golden_dir)
 
     def _unique_name(self, name: str) -> str:
         taken = {recording.name for recording in self._recordings}
@@ -236,6 +350,32 @@ class TrajectoryChecks:
             candidate = f"{name}-{number}"
             number += 1
         return candidate
+
+
+def _with_notes(message: str, notes: Sequence[str]) -> str:
+    """Put note lines under the first line of a failure message."""
+    if not notes:
+        return message
+    head, _, rest = message.partition("\n")
+    return "\n".join([head, *(f"  {note}" for note in notes), *([rest] if rest else [])])
+
+
+def _actions_differ(comparison: Comparison) -> bool:
+    for episode in comparison.differing:
+        first = episode.first
+        if first is not None and any(d.path[:1] == ("action",) for d in first.differences):
+            return True
+    return False
+
+
+def _matches(golden_dir: Path, actual_dir: Path, tolerance: Tolerance) -> bool:
+    from gym_goldens.diff import compare
+    from gym_goldens.errors import GoldenFormatError
+
+    try:
+        return compare(golden_dir, actual_dir, tolerance).equal
+    except GoldenFormatError:
+        return False
 
 
 def _displayed(error: GoldenFormatError, display: Callable[[Path], str]) -> GoldenFormatError:

@@ -3,7 +3,7 @@
 A thin argparse layer over the library: ``show`` (:mod:`gym_goldens.summary`),
 ``diff`` (:func:`gym_goldens.compare` and the report the pytest plugin
 prints), ``plot`` (:mod:`gym_goldens.viz`) and ``record``
-(:mod:`gym_goldens.rollout`).
+(:mod:`gym_goldens.rollouts`).
 
 Exit codes: 0 success (``diff``: equal within tolerance), 1 ``diff`` found a
 difference, 2 unusable input (unreadable file, bad argument, missing
@@ -347,7 +347,7 @@ def _plot(args: argparse.Namespace) -> int:
 
 def _record(args: argparse.Namespace) -> int:
     from gym_goldens.progress import Progress
-    from gym_goldens.rollout import record_rollout
+    from gym_goldens.rollouts import record_rollout
 
     kwargs = _env_kwargs(args.env_kwargs)
     if args.steps < 0:

@@ -31,7 +31,6 @@ if TYPE_CHECKING:
     from gym_goldens.check import TrajectoryChecks
     from gym_goldens.codec import ArraySizeSpec
     from gym_goldens.htmlreport import HtmlReport
-    from gym_goldens.recorder import RecordTrajectory
     from gym_goldens.tolerance import ToleranceSpec
     from gym_goldens.vector import RecordVectorTrajectory
 
@@ -57,7 +56,8 @@ class RecordTrajectoryFixture(Protocol):
         max_array_size: ArraySizeSpec = ...,
         compress: bool | None = None,
         full_every: int | None = None,
-    ) -> RecordTrajectory[Any, Any]: ...
+        replay: bool = False,
+    ) -> gym.Wrapper[Any, Any, Any, Any]: ...
 
     @overload
     def __call__(
@@ -81,8 +81,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        "goldens(rtol=None, atol=None, ignore=()): tolerances and ignored fields of the "
-        "test's golden trajectories (numbers, or mappings from field patterns to numbers).",
+        "goldens(rtol=None, atol=None, ignore=(), variant_by=()): tolerances and ignored fields "
+        "of the test's golden trajectories (numbers, or mappings from field patterns to "
+        "numbers); variant_by keeps one golden per value of the named facts (mujoco, machine).",
     )
     settings = GoldensSettings.from_config(config)
     config.stash[settings_key] = settings
@@ -115,12 +116,14 @@ def record_trajectory(
     """Record envs in this test and check them against their goldens.
 
     ``record_trajectory(env, name=None, *, rtol=None, atol=None, ignore=(),
-    max_array_size=..., compress=None, full_every=None)`` returns ``env``
+    max_array_size=..., compress=None, full_every=None, replay=False)`` returns ``env``
     wrapped in :class:`gym_goldens.RecordTrajectory` (a vector env in
-    :class:`gym_goldens.RecordVectorTrajectory`). After the
+    :class:`gym_goldens.RecordVectorTrajectory`; with ``replay=True``, driven by
+    the golden's actions). After the
     test body passes, each recording is compared with its golden within
     tolerance, or written as the golden under ``--update-goldens``.
     """
+    from gym_goldens import repeats
     from gym_goldens.check import TrajectoryChecks
 
     marker = request.node.get_closest_marker("goldens")
@@ -129,7 +132,7 @@ def record_trajectory(
         checks = TrajectoryChecks(
             settings,
             golden_nodeid(request.node, settings),
-            tmp_path,
+            repeats.output_dir(request, tmp_path),
             marker.kwargs if marker is not None else None,
         )
     except (TypeError, ValueError) as error:
@@ -146,11 +149,29 @@ def record_trajectory(
 
 
 @pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(
+    item: pytest.Item, nextitem: pytest.Item | None
+) -> Generator[None, object, object]:
+    settings = item.config.stash[settings_key]
+    if settings.determinism and settings.determinism_mode == "inprocess":
+        from gym_goldens import repeats
+
+        if repeats.applies(item):
+            repeats.run_in_process(item)
+    return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     result = yield
     checks = item.stash.get(_checks_key, None)
     if checks is not None:
-        outcomes = checks.check()
+        from gym_goldens import repeats
+        from gym_goldens.artifacts import save_artifacts
+
+        if repeats.intercept(item, checks):
+            return result
+        outcomes = checks.check(repeats.runs_of(item, checks))
         settings = item.config.stash[settings_key]
         item.stash[_results_key] = [[o.status, settings.display(o.golden_dir)] for o in outcomes]
         item.stash[_used_key] = [relative_golden_dir(settings, o.golden_dir) for o in outcomes]
@@ -158,6 +179,7 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
             from gym_goldens.htmlreport import mismatches_of
 
             item.stash[_mismatches_key] = mismatches_of(item.nodeid, outcomes, settings.display)
+        save_artifacts(outcomes, settings, item.nodeid)
         failures = [o.message for o in outcomes if o.message]
         if failures:
             pytest.fail("\n\n".join(failures), pytrace=False)

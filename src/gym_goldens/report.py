@@ -44,6 +44,7 @@ def format_comparison(
     nodeid: str | None = None,
     display: Any = str,
     fix: str | None = None,
+    fix_label: str = "update with",
 ) -> str:
     """Describe a failed comparison.
 
@@ -54,6 +55,7 @@ def format_comparison(
         display: Turns a path into the text shown (for example, relative
             to the current folder).
         fix: The last line; by default the update command.
+        fix_label: What the last line is, before the colon.
     """
     differing = comparison.differing
     if not differing:
@@ -74,7 +76,7 @@ def format_comparison(
     lines += _describe_versions(episode)
     actual_where = comparison.actual
     lines.append(f"  actual recording: {display(actual_where)}")
-    lines.append(f"  update with: {fix or update_command(nodeid)}")
+    lines.append(f"  {fix_label}: {fix or update_command(nodeid)}")
     return "\n".join(lines)
 
 

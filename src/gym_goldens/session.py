@@ -10,6 +10,7 @@ goldens verdict is given once, in the main process.
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final
@@ -84,6 +85,7 @@ class SummaryReport:
     passed: list[str] = dataclasses.field(default_factory=list)
     failed: list[str] = dataclasses.field(default_factory=list)
     missing: list[str] = dataclasses.field(default_factory=list)
+    nondeterministic: list[str] = dataclasses.field(default_factory=list)
     warnings: list[str] = dataclasses.field(default_factory=list)
     stale: list[str] = dataclasses.field(default_factory=list)
     pruned: list[str] = dataclasses.field(default_factory=list)
@@ -100,6 +102,7 @@ class SummaryReport:
             (len(self.passed), "matched"),
             (len(self.failed), "mismatched"),
             (len(self.missing), "missing"),
+            (len(self.nondeterministic), "nondeterministic"),
             (len(self.created), "created"),
             (len(self.updated), "updated"),
             (len(self.unchanged), "unchanged"),
@@ -108,7 +111,11 @@ class SummaryReport:
         lines: list[str] = []
         if parts:
             lines.append("goldens: " + ", ".join(parts))
-        for label, paths in [("created", self.created), ("updated", self.updated)]:
+        for label, paths in [
+            ("created", self.created),
+            ("updated", self.updated),
+            ("nondeterministic", self.nondeterministic),
+        ]:
             lines += [f"  {label}: {path}" for path in sorted(paths)]
         if self.missing:
             lines.append("  record the missing goldens with: pytest --update-goldens")
@@ -143,6 +150,11 @@ class GoldensSession:
         self.tracker = StaleTracker()
         self._is_worker = hasattr(config, "workerinput")
         self.tracker.partial_reason = settings.subset
+        if settings.update and _running_in_ci():
+            self.report.warnings.append(
+                "warning: --update-goldens ran with CI set: goldens written in CI are usually a "
+                "mistake; regenerate them locally, review the diff and commit it"
+            )
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         for status, golden in getattr(report, REPORT_ATTRIBUTE, ()):
@@ -204,3 +216,8 @@ class GoldensSession:
 
 
 session_key: Final = pytest.StashKey[GoldensSession]()
+
+
+def _running_in_ci() -> bool:
+    # CI services set CI (GitHub Actions, GitLab, CircleCI, Travis: "true"); "0"/"false" opt out.
+    return os.environ.get("CI", "").strip().lower() not in {"", "0", "false", "no"}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 from pathlib import Path
 from typing import Final
@@ -41,6 +42,11 @@ class GoldensSettings:
         subset: Why the command line runs only part of the collected test
             files (so no golden may be called stale), or None.
         report_dir: Where ``--goldens-report`` writes its HTML page, or None.
+        determinism: Extra runs of each recording test (``--goldens-determinism``).
+        determinism_mode: Where they run: ``inprocess`` or ``subprocess``.
+        artifacts_dir: Where failing recordings are copied (``--goldens-artifacts``).
+        record_into: Set in the subprocess of a cross-process run: record
+            there, check nothing (hidden ``--goldens-record-into``).
     """
 
     goldens_dir: Path
@@ -56,6 +62,10 @@ class GoldensSettings:
     loadgroup: bool = False
     subset: str | None = None
     report_dir: Path | None = None
+    determinism: int = 0
+    determinism_mode: str = "inprocess"
+    artifacts_dir: Path | None = None
+    record_into: Path | None = None
 
     def display(self, path: Path | str) -> str:
         """A path as shown to the user: relative to the invocation folder if inside it."""
@@ -88,6 +98,11 @@ class GoldensSettings:
             )
         report_option = config.getoption("goldens_report")
         report_dir = (invocation_dir / report_option).resolve() if report_option else None
+        determinism = int(config.getoption("goldens_determinism") or 0)
+        if determinism < 0:
+            raise pytest.UsageError(f"--goldens-determinism must be 0 or more, got {determinism}")
+        artifacts = config.getoption("goldens_artifacts")
+        record_into = config.getoption("goldens_record_into")
         return cls(
             goldens_dir=goldens_dir,
             update=update,
@@ -103,6 +118,10 @@ class GoldensSettings:
             loadgroup=bool(getattr(config.option, "loadgroup", False)),
             subset=_subset(config),
             report_dir=report_dir,
+            determinism=determinism,
+            determinism_mode=str(config.getoption("goldens_determinism_mode")),
+            artifacts_dir=(invocation_dir / artifacts).resolve() if artifacts else None,
+            record_into=Path(record_into).resolve() if record_into else None,
         )
 
 
@@ -147,6 +166,38 @@ def add_options(parser: pytest.Parser) -> None:
         default=None,
         metavar="DIR",
         help="write DIR/index.html: every golden mismatch of the session with its plot.",
+    )
+    group.addoption(
+        "--goldens-determinism",
+        dest="goldens_determinism",
+        type=int,
+        default=0,
+        metavar="N",
+        help="run each test that records trajectories N more times; all runs must record the same "
+        "trajectories (a nondeterministic test fails and never writes a golden).",
+    )
+    group.addoption(
+        "--goldens-determinism-mode",
+        dest="goldens_determinism_mode",
+        choices=["inprocess", "subprocess"],
+        default="inprocess",
+        help="where the extra runs happen: 'inprocess' (default; fresh function-scoped fixtures) "
+        "or 'subprocess' (a fresh python -m pytest per run, each with another PYTHONHASHSEED, "
+        "to catch set-order and global-state leaks).",
+    )
+    group.addoption(
+        "--goldens-artifacts",
+        dest="goldens_artifacts",
+        default=None,
+        metavar="DIR",
+        help="copy the actual recordings of mismatching, missing and nondeterministic goldens "
+        "into DIR, laid out like the goldens, with a report.txt each (for CI uploads).",
+    )
+    group.addoption(
+        "--goldens-record-into",
+        dest="goldens_record_into",
+        default=None,
+        help=argparse.SUPPRESS,  # internal: the subprocess of a cross-process determinism run
     )
     parser.addini(
         "goldens_dir",

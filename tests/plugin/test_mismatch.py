@@ -37,6 +37,8 @@ def test_perturbed_cartpole_fails_in_the_call_phase_with_the_message(
     lines = _message_lines(result)
     golden_file = GOLDEN / "episode_00000.jsonl"
     assert lines[0] == f"golden mismatch: {golden_file}"
+    assert lines[1] == "  mode: recorded (the test's own actions)"
+    del lines[1]
     assert re.fullmatch(r"  first divergence: episode 0, step t=(\d+), obs\[\d\]", lines[1]), lines
     match = re.fullmatch(
         r"    golden (\S+)  actual (\S+)  \|diff\| (\S+) > tol (\S+) \(rtol 1e-06, atol 1e-12\)",
@@ -76,6 +78,8 @@ def test_relative_change_of_1e_9_passes_by_default_and_fails_exactly(
     result = pytester.runpytest()
     result.assert_outcomes(failed=1)
     lines = _message_lines(result)
+    assert lines[1] == "  mode: recorded (the test's own actions)"
+    del lines[1]
     assert lines[1] == "  first divergence: episode 0, reset, obs[0]"
     assert "(rtol 0, atol 0)" in lines[2]
     assert any(line.startswith("  reset record differs; steps differing: ") for line in lines)

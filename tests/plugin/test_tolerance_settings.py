@@ -111,7 +111,9 @@ def test_strict_markers_accepts_the_marker(
     result = pytester.runpytest("--strict-markers", "--update-goldens")
     result.assert_outcomes(passed=1)
     result = pytester.runpytest("--markers")
-    result.stdout.fnmatch_lines(["@pytest.mark.goldens(rtol=None, atol=None, ignore=()):*"])
+    result.stdout.fnmatch_lines(
+        ["@pytest.mark.goldens(rtol=None, atol=None, ignore=(), variant_by=()):*"]
+    )
 
 
 @pytest.mark.parametrize(
@@ -120,7 +122,7 @@ def test_strict_markers_accepts_the_marker(
         ("@pytest.mark.goldens(rtol=-1)", "rtol must be a non-negative number, got -1"),
         (
             "@pytest.mark.goldens(tol=1e-3)",
-            "got unknown arguments ['tol']; it takes ['atol', 'ignore', 'rtol']",
+            "got unknown arguments ['tol']; it takes ['atol', 'ignore', 'rtol', 'variant_by']",
         ),
         (
             '@pytest.mark.goldens(ignore=["observation"])',
