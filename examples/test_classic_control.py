@@ -6,15 +6,12 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
+from gym_goldens import rollout
+
 
 def test_cartpole_random_policy(record_trajectory):
     env = record_trajectory(gym.make("CartPole-v1"))
-    env.action_space.seed(0)
-    obs, info = env.reset(seed=0)
-    for _ in range(300):
-        obs, reward, terminated, truncated, info = env.step(env.action_space.sample())
-        if terminated or truncated:
-            obs, info = env.reset()
+    rollout(env, seed=0, steps=300)
 
 
 def test_mountain_car_pushes_right(record_trajectory):
@@ -38,7 +35,4 @@ def test_pendulum_sine_torque(record_trajectory):
 @pytest.mark.parametrize("seed", [0, 1])
 def test_acrobot_seeds(record_trajectory, seed):
     env = record_trajectory(gym.make("Acrobot-v1"))
-    env.action_space.seed(seed)
-    env.reset(seed=seed)
-    for _ in range(100):
-        env.step(env.action_space.sample())
+    rollout(env, seed=seed, steps=100)

@@ -4,28 +4,20 @@ from __future__ import annotations
 
 import gymnasium as gym
 
+from gym_goldens import rollout
+
 
 def test_frozen_lake_slippery(record_trajectory):
     env = record_trajectory(gym.make("FrozenLake-v1", is_slippery=True))
-    env.action_space.seed(42)
-    env.reset(seed=42)
-    for _ in range(100):
-        _, _, terminated, truncated, _ = env.step(env.action_space.sample())
-        if terminated or truncated:
-            env.reset()
+    rollout(env, seed=42, steps=100)
 
 
 def test_two_lakes(record_trajectory):
     # Two envs with the same id in one test: the second is recorded as "FrozenLake-v1-2".
     calm = record_trajectory(gym.make("FrozenLake-v1", is_slippery=False))
     large = record_trajectory(gym.make("FrozenLake-v1", map_name="8x8"))
-    for env, seed in [(calm, 5), (large, 6)]:
-        env.action_space.seed(seed)
-        env.reset(seed=seed)
-        for _ in range(60):
-            _, _, terminated, truncated, _ = env.step(env.action_space.sample())
-            if terminated or truncated:
-                env.reset()
+    rollout(calm, seed=5, steps=60)
+    rollout(large, seed=6, steps=60)
 
 
 class TestBlackjack:

@@ -18,6 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from gym_goldens.arrays import array_deltas
 from gym_goldens.codec import Encoder
 from gym_goldens.diff import (
     Comparison,
@@ -29,6 +30,7 @@ from gym_goldens.diff import (
     compare,
 )
 from gym_goldens.explain import explain
+from gym_goldens.header import FORMAT_VERSION
 from gym_goldens.reader import episode_files, iter_lines, parse_record
 from gym_goldens.report import format_comparison
 from gym_goldens.tolerance import Tolerance
@@ -92,18 +94,24 @@ def _noisy(draw: st.DrawFn, value: Any) -> Any:
 def _record(t: int | None, draw: st.DrawFn, episode: int) -> dict[str, Any]:
     obs = draw(st.lists(st.floats(-10, 10), min_size=2, max_size=3))
     info = draw(st.dictionaries(_KEYS, _VALUES, max_size=3))
+    # Format 1.1 records carry the numpy types, on the reset and when they change.
+    types = draw(st.sampled_from([None, {"obs": "float32[2]"}, {"action": "int64", "obs": "f[3]"}]))
     if t is None:
-        return {"event": "reset", "episode": episode, "obs": obs, "info": info}
-    return {
-        "event": "step",
-        "t": t,
-        "action": draw(_VALUES),
-        "obs": obs,
-        "reward": draw(st.floats(-2, 2)),
-        "terminated": False,
-        "truncated": draw(st.booleans()),
-        "info": info,
-    }
+        record = {"event": "reset", "episode": episode, "obs": obs, "info": info}
+    else:
+        record = {
+            "event": "step",
+            "t": t,
+            "action": draw(_VALUES),
+            "obs": obs,
+            "reward": draw(st.floats(-2, 2)),
+            "terminated": False,
+            "truncated": draw(st.booleans()),
+            "info": info,
+        }
+    if types is not None:
+        record["dtypes"] = types
+    return record
 
 
 def _changed_record(draw: st.DrawFn, record: dict[str, Any]) -> dict[str, Any]:
@@ -116,11 +124,11 @@ def _changed_record(draw: st.DrawFn, record: dict[str, Any]) -> dict[str, Any]:
     return {"event": record["event"], **({"t": record["t"]} if "t" in record else {}), **changed}
 
 
-def _header(episode: int, space: Any) -> dict[str, Any]:
+def _header(episode: int, space: Any, version: str = "1.0") -> dict[str, Any]:
     return {
         "event": "header",
         "format": "gym-goldens",
-        "version": "1.0",
+        "version": version,
         "reset": {"seed": episode, "options": None},
         "observation_space": space,
         "action_space": {"type": "Discrete", "n": 2},
@@ -131,9 +139,11 @@ def _header(episode: int, space: Any) -> dict[str, Any]:
 def trajectories(draw: st.DrawFn) -> tuple[list[list[dict[str, Any]]], list[list[dict[str, Any]]]]:
     """A golden trajectory (episodes of records) and an actual one derived from it."""
     golden: list[list[dict[str, Any]]] = []
+    # Goldens of format 1.0 have no dtypes: an actual one's are not compared.
+    version = draw(st.sampled_from(["1.0", FORMAT_VERSION]))
     for episode in range(draw(st.integers(1, 3))):
         steps = draw(st.integers(0, 4))
-        records = [_header(episode, {"type": "Box", "shape": [2]})]
+        records = [_header(episode, {"type": "Box", "shape": [2]}, version)]
         records += [_record(t or None, draw, episode) for t in range(steps + 1)]
         golden.append(records)
     actual: list[list[dict[str, Any]]] = []
@@ -141,7 +151,7 @@ def trajectories(draw: st.DrawFn) -> tuple[list[list[dict[str, Any]]], list[list
         copied = [_changed_record(draw, record) for record in records[1:]]
         header = records[0]
         if draw(st.integers(0, 9)) == 0:
-            header = _header(header["reset"]["seed"], {"type": "Box", "shape": [3]})
+            header = _header(header["reset"]["seed"], {"type": "Box", "shape": [3]}, version)
         length = draw(
             st.sampled_from([len(copied), len(copied), max(len(copied) - 1, 1), len(copied) + 1])
         )
@@ -150,7 +160,13 @@ def trajectories(draw: st.DrawFn) -> tuple[list[list[dict[str, Any]]], list[list
         actual.append([header, *copied[:length]])
     episodes = draw(st.sampled_from([len(actual), len(actual), len(actual) - 1, len(actual) + 1]))
     actual = (actual + golden)[:episodes] if episodes else actual[:1]
+    if version == "1.0":
+        golden = [[_without_dtypes(record) for record in records] for records in golden]
     return golden, actual
+
+
+def _without_dtypes(record: dict[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in record.items() if key != "dtypes"}
 
 
 def _write(folder: Path, episodes: list[list[dict[str, Any]]]) -> Path:
@@ -188,12 +204,18 @@ def _slow_episode(
     root = tolerance.tree()
     differing = 0
     first = None
+    legacy = golden_header.get("version") == "1.0"
     for (golden_line, g), (actual_line, a) in zip(golden_records, actual_records, strict=False):
+        if legacy:
+            a.pop("dtypes", None)
         found = explain(g, a, root)
         if found:
             differing += 1
             if first is None:
-                first = Divergence(g["event"], g.get("t"), golden_line, actual_line, tuple(found))
+                deltas = array_deltas(g, a, [d.path for d in found], root)
+                first = Divergence(
+                    g["event"], g.get("t"), golden_line, actual_line, tuple(found), deltas
+                )
     longer, shorter = sorted([golden_records, actual_records], key=len, reverse=True)
     extra = longer[len(shorter) :]
     if first is None and extra:

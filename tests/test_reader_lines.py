@@ -50,7 +50,7 @@ def test_a_too_long_line_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     path = tmp_path / "episode_00000.jsonl"
     path.write_bytes(b'{"a":1}\n{"b":"' + b"y" * 30 + b'"}\n')
     with pytest.raises(
-        GoldenFormatError, match=r"episode_00000.jsonl:2: line is longer than 64 MiB"
+        GoldenFormatError, match=r"episode_00000.jsonl:2: line is longer than 16 MiB"
     ):
         list(iter_lines(path))
 

@@ -15,10 +15,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from gym_goldens.codec import Encoder
+from gym_goldens import dtypes
+from gym_goldens.codec import DEFAULT_MAX_ARRAY_SIZE, Encoder
 from gym_goldens.header import FORMAT_NAME, FORMAT_VERSION, describe_env
 from gym_goldens.reader import iter_lines, read_recording
-from gym_goldens.recorder import RecordTrajectory
+from gym_goldens.recorder import RecordTrajectory, storage_header
 
 
 class _Recorded(gym.Wrapper[Any, Any, Any, Any]):
@@ -50,13 +51,23 @@ def test_recorded_lines_are_the_careful_encoding(tmp_path: Path, env_id: str) ->
         "format": FORMAT_NAME,
         "version": FORMAT_VERSION,
         "reset": {"seed": 3, "options": None},
+        "storage": storage_header(DEFAULT_MAX_ARRAY_SIZE, None),
         **describe_env(inner),
     }
-    expected = [
-        encoder.encode_careful(header),
-        encoder.encode_careful({"event": "reset", "episode": 0, "obs": obs, "info": info}),
-    ]
-    for t, (action, (obs, reward, terminated, truncated, info)) in enumerate(inner.steps, 1):
+    reset = {"event": "reset", "episode": 0, "obs": obs, "info": info}
+    reset_types = dtypes.signature({"obs": obs, "info": info})
+    if reset_types is not None:
+        reset["dtypes"] = dtypes.to_json(reset_types)
+    expected = [encoder.encode_careful(header), encoder.encode_careful(reset)]
+    expected += _careful_steps(encoder, inner.steps)
+    assert [raw for _, raw in iter_lines(tmp_path / "episode_00000.jsonl")] == expected
+
+
+def _careful_steps(encoder: Encoder, steps: list[tuple[Any, tuple[Any, ...]]]) -> list[bytes]:
+    """The step lines as the careful encoder writes them, with a full walk of the types."""
+    lines = []
+    previous = None
+    for t, (action, (obs, reward, terminated, truncated, info)) in enumerate(steps, 1):
         record = {
             "event": "step",
             "t": t,
@@ -67,8 +78,19 @@ def test_recorded_lines_are_the_careful_encoding(tmp_path: Path, env_id: str) ->
             "truncated": bool(truncated),
             "info": info,
         }
-        expected.append(encoder.encode_careful(record))
-    assert [raw for _, raw in iter_lines(tmp_path / "episode_00000.jsonl")] == expected
+        types = {
+            "action": dtypes.signature(action),
+            "obs": dtypes.signature(obs),
+            "reward": dtypes.signature(reward),
+            "info": dtypes.signature(info),
+        }
+        if types != previous:
+            previous = types
+            typed = {key: found for key, found in types.items() if found is not None}
+            if typed:
+                record["dtypes"] = dtypes.to_json(typed)
+        lines.append(encoder.encode_careful(record))
+    return lines
 
 
 def test_the_header_follows_the_seed_of_each_reset(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from gym_goldens.codec import ArraySummary
+    from gym_goldens.determinism import NondeterminismError, assert_deterministic
     from gym_goldens.diff import Comparison, Difference, Divergence, EpisodeComparison, compare
     from gym_goldens.errors import (
         GoldenFormatError,
@@ -21,7 +22,10 @@ if TYPE_CHECKING:
     )
     from gym_goldens.reader import Episode, Recording, read_recording
     from gym_goldens.recorder import RecordTrajectory
+    from gym_goldens.replay import ReplayActions
+    from gym_goldens.rollouts import RolloutResult, rollout
     from gym_goldens.tolerance import Tolerance
+    from gym_goldens.vector import RecordVectorTrajectory
 
 __all__ = [
     "ArraySummary",
@@ -33,12 +37,18 @@ __all__ = [
     "GoldenFormatError",
     "GoldensError",
     "GoldensWarning",
+    "NondeterminismError",
     "RecordTrajectory",
+    "RecordVectorTrajectory",
     "Recording",
+    "ReplayActions",
+    "RolloutResult",
     "Tolerance",
     "UnsupportedFormatVersionError",
+    "assert_deterministic",
     "compare",
     "read_recording",
+    "rollout",
 ]
 
 _LOCATIONS = {
@@ -51,14 +61,19 @@ _LOCATIONS = {
     "GoldenFormatError": "errors",
     "GoldensError": "errors",
     "GoldensWarning": "errors",
+    "NondeterminismError": "determinism",
     "RecordTrajectory": "recorder",
+    "RecordVectorTrajectory": "vector",
     "Recording": "reader",
+    "ReplayActions": "replay",
+    "RolloutResult": "rollouts",
     "Tolerance": "tolerance",
     "UnsupportedFormatVersionError": "errors",
+    "assert_deterministic": "determinism",
     "compare": "diff",
     "read_recording": "reader",
+    "rollout": "rollouts",
 }
-
 
 
 def _version() -> str:

@@ -23,9 +23,12 @@ field, so a lossy recording is never silent.
 
 Numpy arrays are written as nested lists; floats of every width are written as
 the shortest decimal that reads back to the same value of that width
-(``float32(0.1)`` is ``0.1``). Arrays with more than ``max_array_size``
-elements are written as a summary: dtype, shape, a SHA-256 of the contents and
-a few statistics, enough to tell that one element changed.
+(``float32(0.1)`` is ``0.1``; ``float16`` as the shortest ``float32``). Named
+tuples, such as a ``GraphInstance``, are written as objects keyed by their
+field names. Arrays with more than ``max_array_size`` elements are written as a
+summary: dtype, shape, a SHA-256 of the contents, a few statistics and a CRC of
+each of up to 16 bands of rows, enough to tell that one element changed and
+roughly where. ``max_array_size`` may differ by field (``{"obs.image": None}``).
 """
 
 from __future__ import annotations
@@ -35,7 +38,9 @@ import dataclasses
 import enum
 import hashlib
 import math
+import re
 import warnings
+import zlib
 from collections.abc import Mapping
 from typing import Any, Final
 
@@ -46,6 +51,7 @@ from gym_goldens.errors import GoldenFormatError, GoldensWarning
 
 __all__ = [
     "DEFAULT_MAX_ARRAY_SIZE",
+    "ArraySizeSpec",
     "ArraySummary",
     "Encoder",
     "TaggedValue",
@@ -56,6 +62,12 @@ __all__ = [
 DEFAULT_MAX_ARRAY_SIZE: Final = 4096
 """Arrays with more elements than this are stored as a summary by default."""
 
+ArraySizeSpec = int | None | Mapping[str, int | None]
+"""A size for every array (None: no limit), or a mapping from field patterns to sizes."""
+
+_MAX_BANDS: Final = 16
+_PATH_SEGMENT: Final = re.compile(r"\[(\d+|\*)\]|\.?([^.\[\]]+)")
+
 _DUMPS_OPTIONS: Final = orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_SORT_KEYS
 _INT_MIN: Final = -(2**63)
 _INT_LIMIT: Final = 2**64
@@ -63,9 +75,12 @@ _NATIVE_ARRAY_KINDS: Final = frozenset("biuf")
 _NONFINITE_NAMES: Final = {math.inf: "inf", -math.inf: "-inf"}
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, eq=False)
 class ArraySummary:
     """A large array as stored in a file: enough to detect any change.
+
+    Two summaries are equal when their dtype, shape and digest are; the
+    statistics and bands only help to describe a difference.
 
     Attributes:
         dtype: Numpy dtype name, such as ``"uint8"``.
@@ -74,6 +89,11 @@ class ArraySummary:
         min: Smallest finite element (None when there is none).
         max: Largest finite element (None when there is none).
         mean: Mean of the finite elements (None when there is none).
+        sum: Sum of the finite elements, an exact int for integer and bool
+            arrays (None when there is none, or in files of format 1.0).
+        bands: CRC-32 (8 hex digits) of each of up to 16 equal bands of the
+            array along its first axis, so that a change can be located
+            (None for 0-d arrays, or in files of format 1.0).
     """
 
     dtype: str
@@ -82,6 +102,25 @@ class ArraySummary:
     min: float | None
     max: float | None
     mean: float | None
+    sum: float | None = None
+    bands: tuple[str, ...] | None = None
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ArraySummary):
+            return NotImplemented
+        return (self.dtype, self.shape, self.sha256) == (other.dtype, other.shape, other.sha256)
+
+    def __hash__(self) -> int:
+        return hash((self.dtype, self.shape, self.sha256))
+
+    def band_rows(self, band: int) -> tuple[int, int]:
+        """The first and last index along the first axis covered by ``band``."""
+        count = len(self.bands or ())
+        length = self.shape[0] if self.shape else 0
+        # np.array_split gives the first (length % count) bands one more row.
+        size, extra = divmod(length, count) if count else (0, 0)
+        start = band * size + min(band, extra)
+        return start, start + size + (1 if band < extra else 0) - 1
 
     @classmethod
     def of(cls, array: np.ndarray[Any, Any]) -> ArraySummary:
@@ -89,14 +128,28 @@ class ArraySummary:
         canonical = np.ascontiguousarray(array)
         if canonical.dtype.byteorder == ">":
             canonical = canonical.astype(canonical.dtype.newbyteorder("<"))
-        digest = hashlib.sha256(canonical.tobytes()).hexdigest()
-        low = high = mean = None
-        if canonical.dtype.kind in "biuf" and canonical.size:
-            finite = canonical[np.isfinite(canonical)] if canonical.dtype.kind == "f" else canonical
+        # Hash the buffer itself: no copy of a large image.
+        digest = hashlib.sha256(_buffer(canonical)).hexdigest()
+        low = high = mean = total = None
+        kind = canonical.dtype.kind
+        if kind in "biuf" and canonical.size:
+            finite = canonical[np.isfinite(canonical)] if kind == "f" else canonical
             if finite.size:
                 low, high = float(finite.min()), float(finite.max())
-                mean = float(finite.mean(dtype=np.float64))
-        return cls(str(canonical.dtype), tuple(canonical.shape), digest, low, high, mean)
+                if kind == "f":
+                    total = float(finite.sum(dtype=np.float64))
+                elif finite.dtype.itemsize < 8:
+                    # Exact: int64 holds the sum of 2**31 elements of 32 bits.
+                    total = int(finite.sum(dtype=np.int64))
+                else:
+                    total = sum(finite.reshape(-1).tolist())  # Python ints: exact
+                mean = total / finite.size
+        bands = None
+        if canonical.ndim and canonical.shape[0]:
+            parts = np.array_split(canonical, min(_MAX_BANDS, canonical.shape[0]), axis=0)
+            bands = tuple(f"{zlib.crc32(_buffer(part)):08x}" for part in parts)
+        shape = tuple(canonical.shape)
+        return cls(str(canonical.dtype), shape, digest, low, high, mean, total, bands)
 
     def to_json(self) -> dict[str, Any]:
         """The ``$array`` tag's content."""
@@ -107,6 +160,8 @@ class ArraySummary:
             "min": self.min,
             "max": self.max,
             "mean": self.mean,
+            "sum": _json_sum(self.sum),
+            "bands": list(self.bands) if self.bands is not None else None,
         }
 
 
@@ -128,7 +183,10 @@ class Encoder:
 
     Args:
         max_array_size: Arrays with more elements are stored as a summary;
-            None keeps every array in full.
+            None keeps every array in full. A mapping from field patterns
+            (``"obs.image"``, ``"info.*.frame"``) to sizes sets the size by
+            field; the most specific pattern wins, and other fields keep
+            :data:`DEFAULT_MAX_ARRAY_SIZE`.
 
     Example:
         >>> import numpy as np
@@ -136,15 +194,21 @@ class Encoder:
         b'{"obs":[0.5,{"$float":"nan"}]}'
     """
 
-    def __init__(self, *, max_array_size: int | None = DEFAULT_MAX_ARRAY_SIZE) -> None:
+    def __init__(self, *, max_array_size: ArraySizeSpec = DEFAULT_MAX_ARRAY_SIZE) -> None:
         self.max_array_size = max_array_size
+        self._limits = _ArrayLimits(max_array_size)
         # Any array with more than N elements encodes to more than 2N bytes,
         # so a shorter line cannot hold one that needs summarising.
-        self._fast_limit = math.inf if max_array_size is None else 2 * max_array_size
+        smallest = self._limits.smallest
+        self._fast_limit = math.inf if smallest is None else 2 * smallest
+        self._smallest = math.inf if smallest is None else smallest
         self._warned: set[tuple[str, str]] = set()
 
     def encode(self, record: Mapping[str, Any]) -> bytes:
         """Encode one record as a JSON line, without the newline."""
+        if type(record) is dict and _large_obs(record.get("obs"), self._smallest):
+            # An image would be written in full only to be summarised.
+            return self._encode_careful(record)
         try:
             line = orjson.dumps(record, option=_DUMPS_OPTIONS)
         except orjson.JSONEncodeError:
@@ -183,6 +247,9 @@ class Encoder:
                 _key(key, path): self.to_jsonable(item, _join(path, key))
                 for key, item in value.items()
             }
+        if isinstance(value, tuple) and hasattr(kind, "_fields"):
+            # A named tuple (GraphInstance, ...) reads better by field name.
+            return self.to_jsonable(dict(zip(kind._fields, value, strict=True)), path)
         if isinstance(value, (list, tuple)):
             return [self.to_jsonable(item, f"{path}[{i}]") for i, item in enumerate(value)]
         return self._other(value, path)
@@ -191,7 +258,8 @@ class Encoder:
         return orjson.dumps(self.to_jsonable(record), option=_DUMPS_OPTIONS)
 
     def _array(self, array: np.ndarray[Any, Any], path: str) -> Any:
-        if self.max_array_size is not None and array.size > self.max_array_size:
+        limit = self._limits.default if self._limits.uniform else self._limits.limit(path)
+        if limit is not None and array.size > limit:
             return {"$array": ArraySummary.of(array).to_json()}
         if array.ndim == 0:
             return self.to_jsonable(array[()], path)
@@ -248,6 +316,83 @@ class Encoder:
         return {"$object": name}
 
 
+def _large_obs(obs: Any, size: float) -> bool:
+    """Whether an observation (or an item of a dict observation) is a large array."""
+    if type(obs) is np.ndarray:
+        return bool(obs.size > size)
+    if type(obs) is dict:
+        return any(type(item) is np.ndarray and item.size > size for item in obs.values())
+    return False
+
+
+class _ArrayLimits:
+    """The summary threshold of each field, from an :data:`ArraySizeSpec`."""
+
+    def __init__(self, spec: ArraySizeSpec) -> None:
+        self.default: int | None = DEFAULT_MAX_ARRAY_SIZE
+        self.patterns: list[tuple[tuple[str | int, ...], int | None]] = []
+        if spec is None or isinstance(spec, int):
+            _check_size("max_array_size", spec)
+            self.default = spec
+        elif isinstance(spec, Mapping):
+            for pattern, size in spec.items():
+                _check_size(f"max_array_size[{pattern!r}]", size)
+                segments = _split_path(str(pattern))
+                if not segments:
+                    raise ValueError(
+                        f"max_array_size: malformed field pattern {pattern!r}; expected "
+                        'something like "obs", "obs.image" or "info.*.frame"'
+                    )
+                self.patterns.append((segments, size))
+            # Most specific first: longer patterns, then fewer wildcards.
+            self.patterns.sort(key=lambda item: (-len(item[0]), item[0].count("*")))
+        else:
+            raise TypeError(
+                "max_array_size must be an int, None or a mapping of field patterns to sizes, "
+                f"got {type(spec).__name__} {spec!r}"
+            )
+        self.uniform = not self.patterns
+        sizes = [self.default, *(size for _, size in self.patterns)]
+        finite = [size for size in sizes if size is not None]
+        self.smallest: int | None = min(finite) if finite else None
+        self._cache: dict[str, int | None] = {}
+
+    def limit(self, path: str) -> int | None:
+        """The threshold of the array at ``path`` (``obs.image``, ``info.frames[0]``)."""
+        if path in self._cache:
+            return self._cache[path]
+        segments = _split_path(path)
+        found = self.default
+        for pattern, size in self.patterns:
+            if len(pattern) <= len(segments) and all(
+                p in ("*", s) for p, s in zip(pattern, segments, strict=False)
+            ):
+                found = size
+                break
+        self._cache[path] = found
+        return found
+
+
+def _split_path(path: str) -> tuple[str | int, ...]:
+    segments: list[str | int] = []
+    position = 0
+    for match in _PATH_SEGMENT.finditer(path):
+        if match.start() != position:
+            return ()
+        index, key = match.groups()
+        if index is not None:
+            segments.append("*" if index == "*" else int(index))
+        else:
+            segments.append(key)
+        position = match.end()
+    return tuple(segments) if position == len(path) else ()
+
+
+def _check_size(name: str, size: object) -> None:
+    if size is not None and (isinstance(size, bool) or not isinstance(size, int) or size < 0):
+        raise ValueError(f"{name} must be None or a non-negative int, got {size!r}")
+
+
 def decode_line(raw: bytes | str, *, path: object = "<recording>", line: int | None = None) -> Any:
     """Parse one JSON line and turn its tags back into values.
 
@@ -257,10 +402,11 @@ def decode_line(raw: bytes | str, *, path: object = "<recording>", line: int | N
     try:
         value = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
-        raise GoldenFormatError(path, f"invalid JSON ({exc})", line=line) from None
-    if (b'"$' in raw) if isinstance(raw, bytes) else ('"$' in raw):
-        return decode_value(value)
-    return value
+        # orjson counts lines within the one line it was given; say the column only.
+        reason = f"invalid JSON at column {exc.colno}: {exc.msg}"
+        raise GoldenFormatError(path, reason, line=line) from None
+    tagged = b'"$' in raw if isinstance(raw, bytes) else '"$' in raw
+    return decode_value(value) if tagged else value
 
 
 def decode_value(value: Any) -> Any:
@@ -284,7 +430,10 @@ def _decode_tag(tag: str, content: Any) -> Any:
     if tag == "$float" and content in ("nan", "inf", "-inf"):
         return float(content)
     if tag == "$int" and isinstance(content, str):
-        return int(content)
+        try:
+            return int(content)
+        except ValueError:
+            pass  # not digits, or more than Python converts: kept as a tag
     if tag == "$array" and isinstance(content, dict):
         try:
             return ArraySummary(
@@ -294,6 +443,8 @@ def _decode_tag(tag: str, content: Any) -> Any:
                 min=content.get("min"),
                 max=content.get("max"),
                 mean=content.get("mean"),
+                sum=content.get("sum"),
+                bands=tuple(str(b) for b in content["bands"]) if content.get("bands") else None,
             )
         except (KeyError, TypeError, ValueError):
             pass
@@ -306,6 +457,20 @@ def _freeze(value: Any) -> Any:
     if isinstance(value, dict):
         return tuple(sorted((key, _freeze(item)) for key, item in value.items()))
     return value
+
+
+def _buffer(array: np.ndarray[Any, Any]) -> memoryview:
+    """The bytes of a C-contiguous array, without copying them."""
+    if array.dtype.hasobject or not array.size:
+        return memoryview(array.tobytes())
+    return memoryview(array.reshape(-1).view(np.uint8))  # type: ignore[arg-type]
+
+
+def _json_sum(total: object) -> object:
+    """An exact sum that JSON can hold; one beyond 64 bits (of a large int64 array) as a float."""
+    if isinstance(total, int) and not _INT_MIN <= total < _INT_LIMIT:
+        return float(total)
+    return total
 
 
 def _nonfinite(value: float) -> dict[str, str]:

@@ -28,15 +28,16 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Final, Literal
 
 import orjson
 
+from gym_goldens.arrays import ArrayDelta, array_deltas, summary_matches
 from gym_goldens.errors import GoldenFormatError
-from gym_goldens.header import INFORMATIONAL_FIELDS
-from gym_goldens.reader import episode_files, iter_lines, parse_record
+from gym_goldens.header import INFORMATIONAL_FIELDS, LEGACY_VERSION
+from gym_goldens.reader import episode_files, iter_lines, parse_record, sub_env_dirs
 from gym_goldens.tolerance import Tolerance, _Node
 
 __all__ = ["Comparison", "Difference", "Divergence", "EpisodeComparison", "compare", "format_path"]
@@ -98,6 +99,8 @@ class Divergence:
         actual_line: Its line in the actual file (None when missing there).
         differences: The fields that differ, at most 20; empty when the
             record is missing on one side (see ``golden_line``/``actual_line``).
+        arrays: For each array held in full on both sides that contains a
+            difference: how many elements differ and by how much.
     """
 
     event: str
@@ -105,6 +108,7 @@ class Divergence:
     golden_line: int | None
     actual_line: int | None
     differences: tuple[Difference, ...]
+    arrays: tuple[ArrayDelta, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -123,6 +127,7 @@ class EpisodeComparison:
         header_differences: Differences of the compared header fields.
         golden_header: The golden's header record, when the episode differs.
         actual_header: The actual header record, when the episode differs.
+        env: The sub-env index, in the recording of a vector env.
     """
 
     index: int
@@ -135,6 +140,7 @@ class EpisodeComparison:
     header_differences: tuple[Difference, ...] = ()
     golden_header: dict[str, Any] | None = None
     actual_header: dict[str, Any] | None = None
+    env: int | None = None
 
     @property
     def equal(self) -> bool:
@@ -178,14 +184,20 @@ class Comparison:
 
 
 def compare(
-    golden: str | Path, actual: str | Path, tolerance: Tolerance | None = None
+    golden: str | Path,
+    actual: str | Path,
+    tolerance: Tolerance | None = None,
+    *,
+    progress: Callable[[EpisodeComparison], None] | None = None,
 ) -> Comparison:
     """Compare a recording with its golden.
 
     Args:
         golden: A recording folder or an episode file.
         actual: A recording folder or an episode file, of the same kind.
+            The recordings of vector envs are compared sub-env by sub-env.
         tolerance: Float tolerances and ignored fields; the defaults if None.
+        progress: Called with each episode's comparison as it is done.
 
     Returns:
         The comparison; ``comparison.equal`` is the verdict.
@@ -196,14 +208,36 @@ def compare(
     """
     tolerance = tolerance or Tolerance()
     golden_path, actual_path = Path(golden), Path(actual)
+    root = tolerance.tree()
+    golden_envs, actual_envs = sub_env_dirs(golden_path), sub_env_dirs(actual_path)
+    if golden_envs or actual_envs:
+        return Comparison(
+            golden_path, actual_path, tolerance, _compare_vector(golden_envs, actual_envs, root)
+        )
     golden_files = _files(golden_path)
     actual_files = _files(actual_path)
-    root = tolerance.tree()
-    episodes = tuple(
-        _compare_episode(index, g, a, root)
-        for index, (g, a) in enumerate(itertools.zip_longest(golden_files, actual_files))
-    )
-    return Comparison(golden_path, actual_path, tolerance, episodes)
+    episodes = []
+    for index, (g, a) in enumerate(itertools.zip_longest(golden_files, actual_files)):
+        episodes.append(_compare_episode(index, g, a, root))
+        if progress is not None:
+            progress(episodes[-1])
+    return Comparison(golden_path, actual_path, tolerance, tuple(episodes))
+
+
+def _compare_vector(
+    golden_envs: list[tuple[int, Path]], actual_envs: list[tuple[int, Path]], root: _Node
+) -> tuple[EpisodeComparison, ...]:
+    """Pair sub-env folders by index, then their episodes by index."""
+    golden_by_env, actual_by_env = dict(golden_envs), dict(actual_envs)
+    episodes: list[EpisodeComparison] = []
+    for env in sorted(golden_by_env.keys() | actual_by_env.keys()):
+        golden_env, actual_env = golden_by_env.get(env), actual_by_env.get(env)
+        golden_files = episode_files(golden_env) if golden_env else []
+        actual_files = episode_files(actual_env) if actual_env else []
+        for index, (g, a) in enumerate(itertools.zip_longest(golden_files, actual_files)):
+            episode = _compare_episode(index, g, a, root)
+            episodes.append(dataclasses.replace(episode, env=env))
+    return tuple(episodes)
 
 
 def format_path(path: tuple[str | int, ...]) -> str:
@@ -250,13 +284,22 @@ def _compare_episode(
     return _compare_lines(index, golden, actual, root)
 
 
-def _compare_lines(index: int, golden: Path, actual: Path, root: _Node) -> EpisodeComparison:
+# One loop over every line pair, inlined for speed: hence its length.
+def _compare_lines(  # noqa: PLR0915
+    index: int, golden: Path, actual: Path, root: _Node
+) -> EpisodeComparison:
     golden_lines, actual_lines = iter_lines(golden), iter_lines(actual)
     golden_header, golden_next = _read_header(golden, golden_lines)
     actual_header, actual_next = _read_header(actual, actual_lines)
     header_differences: tuple[Difference, ...] = ()
-    if golden_header is not None and actual_header is not None and golden_header != actual_header:
-        header_differences = _header_differences(golden_header, actual_header)
+    if golden_header is not None and actual_header is not None:
+        try:
+            if golden_header != actual_header:
+                header_differences = _header_differences(golden_header, actual_header)
+        except RecursionError:
+            raise GoldenFormatError(golden, "JSON nested too deeply", line=1) from None
+    # Goldens of format 1.0 have no dtypes: compare what they hold.
+    legacy = str((golden_header or {}).get("version", LEGACY_VERSION)) == LEGACY_VERSION
 
     records = differing = 0
     first: Divergence | None = None
@@ -303,24 +346,21 @@ def _compare_lines(index: int, golden: Path, actual: Path, root: _Node) -> Episo
         if not fast:
             golden_record = parse_record(golden_raw, golden, golden_number)
             actual_record = parse_record(actual_raw, actual, actual_number)
-        if (
-            _close(golden_record, actual_record, root)
-            if same_types
-            else _equal(golden_record, actual_record, root)
-        ):
-            continue
+        if legacy:
+            actual_record.pop("dtypes", None)
+        try:
+            if (
+                _close(golden_record, actual_record, root)
+                if same_types
+                else _equal(golden_record, actual_record, root)
+            ):
+                continue
+        except RecursionError:
+            raise GoldenFormatError(golden, "JSON nested too deeply", line=golden_number) from None
         differing += 1
         if first is None:
-            # DeepDiff lists the differing paths, once per episode.
-            from gym_goldens.explain import explain
-
-            found = explain(golden_record, actual_record, root)
-            first = Divergence(
-                event=str(golden_record.get("event")),
-                t=golden_record.get("t"),
-                golden_line=golden_number,
-                actual_line=actual_number,
-                differences=tuple(found),
+            first = _divergence(
+                golden_record, actual_record, root, path=golden, lines=(golden_item, actual_item)
             )
     else:
         golden_item = actual_item = None
@@ -354,6 +394,32 @@ def _compare_lines(index: int, golden: Path, actual: Path, root: _Node) -> Episo
         # memory does not grow with the number of matching episodes.
         golden_header=golden_header if differs else None,
         actual_header=actual_header if differs else None,
+    )
+
+
+def _divergence(
+    golden_record: dict[str, Any],
+    actual_record: dict[str, Any],
+    root: _Node,
+    *,
+    path: Path,
+    lines: tuple[tuple[int, bytes], tuple[int, bytes]],
+) -> Divergence:
+    """The first differing record of an episode, with every field that differs."""
+    # DeepDiff lists the differing paths, once per episode.
+    from gym_goldens.explain import explain
+
+    try:
+        found = explain(golden_record, actual_record, root)
+    except RecursionError:
+        raise GoldenFormatError(path, "JSON nested too deeply", line=lines[0][0]) from None
+    return Divergence(
+        event=str(golden_record.get("event")),
+        t=golden_record.get("t"),
+        golden_line=lines[0][0],
+        actual_line=lines[1][0],
+        differences=tuple(found),
+        arrays=array_deltas(golden_record, actual_record, [d.path for d in found], root),
     )
 
 
@@ -406,7 +472,7 @@ def _float_matches(golden: float, actual: float, node: _Node) -> bool:
     difference = abs(actual - golden)
     if difference <= node.atol + node.rtol * abs(golden):
         return difference != _INF
-    return golden != golden and actual != actual  # NaN matches NaN
+    return math.isnan(golden) and math.isnan(actual)  # NaN matches NaN
 
 
 def _equal(golden: Any, actual: Any, node: _Node) -> bool:
@@ -419,7 +485,7 @@ def _equal(golden: Any, actual: Any, node: _Node) -> bool:
         return True
     kind = type(golden)
     if kind is not type(actual):
-        return False
+        return summary_matches(golden, actual)
     if kind is float:
         return _float_matches(golden, actual, node)
     if kind is list:
@@ -462,6 +528,8 @@ def _items_equal(pairs: Iterator[tuple[Any, Any]], node: _Node) -> bool:
         for g, a in stack.pop():
             kind = type(g)
             if kind is not type(a):
+                if summary_matches(g, a):
+                    continue
                 return False
             if kind is float:
                 if g != a:
@@ -573,7 +641,8 @@ def _explain(
         return
     kind = type(golden)
     if kind is not type(actual):
-        found.append(Difference(path, "type", golden, actual))
+        if not summary_matches(golden, actual):
+            found.append(Difference(path, "type", golden, actual))
     elif kind is float:
         if not _float_matches(golden, actual, node):
             found.append(Difference(path, "value", golden, actual, node.rtol, node.atol))
@@ -581,7 +650,7 @@ def _explain(
         if len(golden) != len(actual):
             found.append(Difference(path, "length", len(golden), len(actual)))
             return
-        for i, (g, a) in enumerate(zip(golden, actual)):
+        for i, (g, a) in enumerate(zip(golden, actual, strict=True)):
             _explain(g, a, node.child(i), (*path, i), found)
     elif kind is dict:
         for key in [*golden, *(k for k in actual if k not in golden)]:

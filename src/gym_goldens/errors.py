@@ -11,6 +11,7 @@ __all__ = [
     "GoldenFormatError",
     "GoldensError",
     "GoldensWarning",
+    "UnsafeGoldenPathError",
     "UnsupportedFormatVersionError",
 ]
 
@@ -37,6 +38,13 @@ class GoldenFormatError(GoldensError, ValueError):
 
 class UnsupportedFormatVersionError(GoldenFormatError):
     """A file was written by a newer, incompatible version of the format."""
+
+
+class UnsafeGoldenPathError(GoldenFormatError):
+    """A golden path leads outside the goldens dir (through a symlink).
+
+    Such a golden is neither read nor written.
+    """
 
 
 class GoldensWarning(UserWarning):

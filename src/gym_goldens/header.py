@@ -3,7 +3,10 @@
 Each episode file opens with a header that describes the env (spec, wrapper
 stack, spaces), how the episode was reset (seed and options), and the software
 and platform that recorded it. Spaces are compared; versions and platform are
-informational and shown beside a mismatch, never compared.
+informational and shown beside a mismatch, never compared. The episode files
+of a vector env also describe the vector env (``vector``: number of sub-envs,
+the sub-env's index and the autoreset mode, compared; ``vectorization_mode``,
+informational).
 """
 
 from __future__ import annotations
@@ -22,18 +25,26 @@ __all__ = [
     "FORMAT_NAME",
     "FORMAT_VERSION",
     "INFORMATIONAL_FIELDS",
+    "LEGACY_VERSION",
     "describe_env",
     "describe_space",
+    "describe_vector_env",
     "software_versions",
 ]
 
 FORMAT_NAME: Final = "gym-goldens"
-FORMAT_VERSION: Final = "1.0"
+FORMAT_VERSION: Final = "1.1"
 """``major.minor``: readers accept any minor of their major and refuse newer majors."""
 
-INFORMATIONAL_FIELDS: Final = frozenset({"versions", "platform", "reset", "env", "wrappers"})
+LEGACY_VERSION: Final = "1.0"
+"""The version assumed for files without a header; 1.0 records have no ``dtypes``."""
+
+INFORMATIONAL_FIELDS: Final = frozenset(
+    {"versions", "platform", "reset", "env", "wrappers", "storage", "vectorization_mode"}
+)
 """Header fields that are shown beside a mismatch but never compared."""
 
+_UNIFORM_BOUND_SIZE: Final = 16
 _VERSIONED_PACKAGES: Final = ("gymnasium", "numpy", "pytest-gym-goldens", "mujoco")
 
 
@@ -53,8 +64,8 @@ def describe_space(space: gym.Space[Any]) -> dict[str, Any]:
     if space.shape is not None:
         description["shape"] = list(space.shape)
     if isinstance(space, spaces.Box):
-        description["low"] = space.low
-        description["high"] = space.high
+        description["low"] = _bound(space.low)
+        description["high"] = _bound(space.high)
     elif isinstance(space, spaces.Discrete):
         description["n"] = int(space.n)
         description["start"] = int(space.start)
@@ -81,6 +92,13 @@ def describe_space(space: gym.Space[Any]) -> dict[str, Any]:
     return description
 
 
+def _bound(bound: Any) -> Any:
+    # An image's bounds are one number repeated: write the number, not a summary.
+    if bound.size > _UNIFORM_BOUND_SIZE and (bound == bound.flat[0]).all():
+        return bound.flat[0]
+    return bound
+
+
 def describe_env(env: gym.Env[Any, Any]) -> dict[str, Any]:
     """The parts of the header that do not change between episodes."""
     wrappers: list[str] = []
@@ -98,14 +116,56 @@ def describe_env(env: gym.Env[Any, Any]) -> dict[str, Any]:
     }
 
 
-def _describe_spec(env: gym.Env[Any, Any]) -> dict[str, Any]:
+def describe_vector_env(env: Any) -> dict[str, Any]:
+    """The static header parts of the sub-env episodes of a ``VectorEnv``.
+
+    The spaces are those of one sub-env; ``vector`` is completed with the
+    sub-env's ``index`` by the recorder.
+    """
+    wrappers: list[str] = []
+    inner: Any = env
+    while isinstance(inner, gym.vector.VectorWrapper):
+        wrappers.append(type(inner).__name__)
+        inner = inner.env
+    mode = env.metadata.get("autoreset_mode")
+    return {
+        "env": _describe_spec(env),
+        "wrappers": wrappers,
+        "observation_space": describe_space(env.single_observation_space),
+        "action_space": describe_space(env.single_action_space),
+        "vector": {
+            "num_envs": int(env.num_envs),
+            "autoreset_mode": getattr(mode, "value", mode if mode is None else str(mode)),
+        },
+        # Informational: sync and async give the same trajectories, a vector env
+        # of its own (such as CartPoleVectorEnv) may not; a mismatch shows it.
+        "vectorization_mode": _vectorization_mode(inner),
+        "versions": software_versions(),
+        "platform": _platform(),
+    }
+
+
+def _vectorization_mode(unwrapped: Any) -> str:
+    spec = getattr(unwrapped, "spec", None)
+    mode = spec.kwargs.get("vectorization_mode") if spec is not None else None
+    if mode is not None:
+        return str(getattr(mode, "value", mode))
+    if isinstance(unwrapped, gym.vector.SyncVectorEnv):
+        return "sync"
+    if isinstance(unwrapped, gym.vector.AsyncVectorEnv):
+        return "async"
+    # A vector env of its own (such as CartPoleVectorEnv): name its class.
+    return f"{type(unwrapped).__module__}.{type(unwrapped).__qualname__}"
+
+
+def _describe_spec(env: Any) -> dict[str, Any]:
     spec = env.spec
     if spec is None:
         unwrapped = env.unwrapped
         return {"id": None, "class": f"{type(unwrapped).__module__}.{type(unwrapped).__qualname__}"}
     try:
         described: dict[str, Any] = orjson.loads(spec.to_json())
-    except Exception:  # noqa: BLE001 - any kwarg that fails to serialise falls back to the id
+    except Exception:  # any kwarg that fails to serialise falls back to the id
         described = {"id": spec.id, "kwargs": _stringify(spec.kwargs)}
     return described
 

@@ -9,27 +9,42 @@ from __future__ import annotations
 
 from collections.abc import Generator, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol, overload
 
 import pytest
 
-from gym_goldens.session import REPORT_ATTRIBUTE, GoldensSession, session_key
+from gym_goldens.session import (
+    PROTECTED_ATTRIBUTE,
+    REPORT_ATTRIBUTE,
+    USED_ATTRIBUTE,
+    GoldensSession,
+    golden_nodeid,
+    protected_dirs,
+    relative_golden_dir,
+    session_key,
+)
 from gym_goldens.settings import GoldensSettings, add_options, settings_key
 
 if TYPE_CHECKING:
     import gymnasium as gym
 
     from gym_goldens.check import TrajectoryChecks
-    from gym_goldens.recorder import RecordTrajectory
+    from gym_goldens.codec import ArraySizeSpec
+    from gym_goldens.htmlreport import HtmlReport
     from gym_goldens.tolerance import ToleranceSpec
+    from gym_goldens.vector import RecordVectorTrajectory
 
-_checks_key: Final = pytest.StashKey["TrajectoryChecks"]()
+_checks_key: Final[pytest.StashKey[TrajectoryChecks]] = pytest.StashKey()
 _results_key: Final = pytest.StashKey[list[list[str]]]()
+_used_key: Final = pytest.StashKey[list[str]]()
+_mismatches_key: Final = pytest.StashKey[list[dict[str, Any]]]()
+_html_report_key: Final[pytest.StashKey[HtmlReport]] = pytest.StashKey()
 
 
 class RecordTrajectoryFixture(Protocol):
     """The type of the ``record_trajectory`` fixture."""
 
+    @overload
     def __call__(
         self,
         env: gym.Env[Any, Any],
@@ -38,7 +53,25 @@ class RecordTrajectoryFixture(Protocol):
         rtol: ToleranceSpec | None = None,
         atol: ToleranceSpec | None = None,
         ignore: Iterable[str] = (),
-    ) -> RecordTrajectory[Any, Any]: ...
+        max_array_size: ArraySizeSpec = ...,
+        compress: bool | None = None,
+        full_every: int | None = None,
+        replay: bool = False,
+    ) -> gym.Wrapper[Any, Any, Any, Any]: ...
+
+    @overload
+    def __call__(
+        self,
+        env: gym.vector.VectorEnv[Any, Any, Any],
+        name: str | None = None,
+        *,
+        rtol: ToleranceSpec | None = None,
+        atol: ToleranceSpec | None = None,
+        ignore: Iterable[str] = (),
+        max_array_size: ArraySizeSpec = ...,
+        compress: bool | None = None,
+        full_every: int | None = None,
+    ) -> RecordVectorTrajectory: ...
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -48,14 +81,21 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        "goldens(rtol=None, atol=None, ignore=()): tolerances and ignored fields of the "
-        "test's golden trajectories (numbers, or mappings from field patterns to numbers).",
+        "goldens(rtol=None, atol=None, ignore=(), variant_by=()): tolerances and ignored fields "
+        "of the test's golden trajectories (numbers, or mappings from field patterns to "
+        "numbers); variant_by keeps one golden per value of the named facts (mujoco, machine).",
     )
     settings = GoldensSettings.from_config(config)
     config.stash[settings_key] = settings
     session = GoldensSession(config, settings)
     config.stash[session_key] = session
     config.pluginmanager.register(session, "gym-goldens-session")
+    if settings.report_dir is not None and not hasattr(config, "workerinput"):
+        from gym_goldens.htmlreport import HtmlReport
+
+        html_report = HtmlReport(settings.report_dir, settings.display)
+        config.stash[_html_report_key] = html_report
+        config.pluginmanager.register(html_report, "gym-goldens-html-report")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -63,31 +103,62 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     if session is not None:
         config.pluginmanager.unregister(session)
         del config.stash[session_key]
+    html_report = config.stash.get(_html_report_key, None)
+    if html_report is not None:
+        config.pluginmanager.unregister(html_report)
+        del config.stash[_html_report_key]
 
 
 @pytest.fixture
-def record_trajectory(request: pytest.FixtureRequest, tmp_path: Path) -> Generator[RecordTrajectoryFixture]:
+def record_trajectory(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> Generator[RecordTrajectoryFixture]:
     """Record envs in this test and check them against their goldens.
 
-    ``record_trajectory(env, name=None, *, rtol=None, atol=None, ignore=())``
-    returns ``env`` wrapped in :class:`gym_goldens.RecordTrajectory`. After the
+    ``record_trajectory(env, name=None, *, rtol=None, atol=None, ignore=(),
+    max_array_size=..., compress=None, full_every=None, replay=False)`` returns ``env``
+    wrapped in :class:`gym_goldens.RecordTrajectory` (a vector env in
+    :class:`gym_goldens.RecordVectorTrajectory`; with ``replay=True``, driven by
+    the golden's actions). After the
     test body passes, each recording is compared with its golden within
     tolerance, or written as the golden under ``--update-goldens``.
     """
+    from gym_goldens import repeats
     from gym_goldens.check import TrajectoryChecks
 
     marker = request.node.get_closest_marker("goldens")
-    checks = TrajectoryChecks(
-        request.config.stash[settings_key],
-        request.node.nodeid,
-        tmp_path,
-        marker.kwargs if marker is not None else None,
-    )
+    settings = request.config.stash[settings_key]
+    try:
+        checks = TrajectoryChecks(
+            settings,
+            golden_nodeid(request.node, settings),
+            repeats.output_dir(request, tmp_path),
+            marker.kwargs if marker is not None else None,
+        )
+    except (TypeError, ValueError) as error:
+        # A bad marker is the user's to fix: show the message, not our frames.
+        message = str(error)
+        if not message.startswith("@pytest.mark.goldens"):
+            message = f"@pytest.mark.goldens: {message}"
+        raise pytest.fail.Exception(message, pytrace=False) from None
     request.node.stash[_checks_key] = checks
     try:
-        yield checks.record
+        yield checks.record  # type: ignore[misc]  # the overloads narrow its union
     finally:
         checks.close()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(
+    item: pytest.Item, nextitem: pytest.Item | None
+) -> Generator[None, object, object]:
+    settings = item.config.stash[settings_key]
+    if settings.determinism and settings.determinism_mode == "inprocess":
+        from gym_goldens import repeats
+
+        if repeats.applies(item):
+            repeats.run_in_process(item)
+    return (yield)
 
 
 @pytest.hookimpl(wrapper=True)
@@ -95,9 +166,20 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     result = yield
     checks = item.stash.get(_checks_key, None)
     if checks is not None:
-        outcomes = checks.check()
+        from gym_goldens import repeats
+        from gym_goldens.artifacts import save_artifacts
+
+        if repeats.intercept(item, checks):
+            return result
+        outcomes = checks.check(repeats.runs_of(item, checks))
         settings = item.config.stash[settings_key]
         item.stash[_results_key] = [[o.status, settings.display(o.golden_dir)] for o in outcomes]
+        item.stash[_used_key] = [relative_golden_dir(settings, o.golden_dir) for o in outcomes]
+        if settings.report_dir is not None:
+            from gym_goldens.htmlreport import mismatches_of
+
+            item.stash[_mismatches_key] = mismatches_of(item.nodeid, outcomes, settings.display)
+        save_artifacts(outcomes, settings, item.nodeid)
         failures = [o.message for o in outcomes if o.message]
         if failures:
             pytest.fail("\n\n".join(failures), pytrace=False)
@@ -105,10 +187,20 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
 
 
 @pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     report = yield
     if call.when == "call":
         results = item.stash.get(_results_key, None)
         if results:
             setattr(report, REPORT_ATTRIBUTE, results)
+            setattr(report, USED_ATTRIBUTE, item.stash[_used_key])
+        mismatches = item.stash.get(_mismatches_key, None)
+        if mismatches:
+            from gym_goldens.htmlreport import MISMATCH_ATTRIBUTE
+
+            setattr(report, MISMATCH_ATTRIBUTE, mismatches)
+    if report.skipped:
+        setattr(report, PROTECTED_ATTRIBUTE, protected_dirs(item, item.config.stash[settings_key]))
     return report

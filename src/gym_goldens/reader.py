@@ -1,8 +1,10 @@
 """Reading recordings and goldens back.
 
 A *recording* is a folder of episode files (``episode_00000.jsonl``, ...) or a
-single episode file. Files may be gzip-compressed (``.jsonl.gz``). Files in the
-original format, without a header record, still read.
+single episode file. The recording of a vector env is a folder with one
+sub-folder per sub-env (``env_0/``, ``env_1/``, ...), each a recording of its
+own. Files may be gzip-compressed (``.jsonl.gz``). Files in the original
+format, without a header record, still read.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import itertools
 import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, Final
+from typing import IO, Any, Final
 
 import orjson
 
@@ -21,10 +23,22 @@ from gym_goldens.codec import decode_line
 from gym_goldens.errors import GoldenFormatError, UnsupportedFormatVersionError
 from gym_goldens.header import FORMAT_NAME, FORMAT_VERSION
 
-__all__ = ["Episode", "Recording", "episode_files", "iter_lines", "read_recording"]
+__all__ = [
+    "Episode",
+    "Recording",
+    "episode_files",
+    "has_episodes",
+    "iter_lines",
+    "read_header",
+    "read_recording",
+    "sub_env_dirs",
+]
 
 _EPISODE_NAME: Final = re.compile(r"^episode_(\d+)\.jsonl(\.gz)?$")
-_MAX_LINE_BYTES: Final = 64 * 1024 * 1024
+_SUB_ENV_NAME: Final = re.compile(r"^env_(\d+)$")
+# A line is one record; with the default array summaries records are a few kB.
+# The cap bounds the memory a damaged or hostile file can take while read.
+_MAX_LINE_BYTES: Final = 16 * 1024 * 1024
 _READ_CHUNK: Final = 1 << 20
 _EVENTS: Final = frozenset({"header", "reset", "step"})
 _SUPPORTED_MAJOR: Final = int(FORMAT_VERSION.split(".")[0])
@@ -49,18 +63,61 @@ def episode_files(path: str | Path) -> list[Path]:
                 entry, f"episode {index} is also stored as {found[index].name}; keep one of them"
             )
         if not entry.is_file():
-            raise GoldenFormatError(entry, "expected an episode file, found a folder or other entry")
+            raise GoldenFormatError(
+                entry, "expected an episode file, found a folder or other entry"
+            )
         found[index] = entry
     return [found[i] for i in sorted(found)]
+
+
+def sub_env_dirs(path: str | Path) -> list[tuple[int, Path]]:
+    """The ``(index, folder)`` of each sub-env of a vector recording, in order.
+
+    Empty for the recording of a single env (or a folder that does not exist).
+    """
+    folder = Path(path)
+    if not folder.is_dir():
+        return []
+    found = []
+    for entry in folder.iterdir():
+        match = _SUB_ENV_NAME.match(entry.name)
+        if match is not None and entry.is_dir():
+            found.append((int(match.group(1)), entry))
+    return sorted(found)
+
+
+def has_episodes(path: str | Path) -> bool:
+    """Whether ``path`` is a recording folder holding at least one episode file."""
+    folder = Path(path)
+    if not folder.is_dir():
+        return False
+    subs = sub_env_dirs(folder)
+    if subs:
+        return any(episode_files(sub) for _, sub in subs)
+    return bool(episode_files(folder))
+
+
+def read_header(path: str | Path) -> dict[str, Any] | None:
+    """The header record of an episode file, or None when it has none.
+
+    Raises:
+        GoldenFormatError: The file cannot be read or its first record is bad.
+    """
+    file_path = Path(path)
+    for number, raw in iter_lines(file_path):
+        record = parse_record(raw, file_path, number)
+        return record if record["event"] == "header" else None
+    return None
 
 
 def iter_lines(path: str | Path) -> Iterator[tuple[int, bytes]]:
     """Yield ``(line_number, line)`` for the non-empty lines of a file.
 
     Line endings (LF or CRLF) are removed, a UTF-8 byte-order mark is skipped,
-    and a line longer than 64 MiB is refused before it is held in memory. A
-    last line without its newline that is not valid JSON is reported as cut
-    short: that is how a file ends when the process writing it died mid-write.
+    and a line longer than 16 MiB is refused after reading at most 16 MiB (and
+    one read chunk) of it, so a damaged file cannot exhaust memory. A last line
+    without its newline that is not valid JSON is reported as cut short: that
+    is how a file ends when the process writing it died mid-write.
 
     Raises:
         GoldenFormatError: The file cannot be read, a line is too long, or
@@ -72,7 +129,10 @@ def iter_lines(path: str | Path) -> Iterator[tuple[int, bytes]]:
 
 def _line_blocks(file_path: Path) -> Iterator[Iterable[tuple[int, bytes]]]:
     try:
-        handle = gzip.open(file_path, "rb") if file_path.name.endswith(".gz") else open(file_path, "rb")  # noqa: SIM115
+        if file_path.name.endswith(".gz"):
+            handle: gzip.GzipFile | IO[bytes] = gzip.open(file_path, "rb")  # noqa: SIM115 - closed below
+        else:
+            handle = open(file_path, "rb")  # noqa: SIM115 - closed below
     except OSError as exc:
         raise GoldenFormatError(file_path, f"cannot open ({exc.strerror or exc})") from None
     with handle:
@@ -94,6 +154,10 @@ def _line_blocks(file_path: Path) -> Iterator[Iterable[tuple[int, bytes]]]:
                     if pending_size > _MAX_LINE_BYTES:
                         raise GoldenFormatError(file_path, _TOO_LONG, line=number)
                     continue
+                # Only the first line can hold earlier chunks, so only it can be
+                # too long; it is checked before the chunks are joined.
+                if pending_size + chunk.find(b"\n") > _MAX_LINE_BYTES:
+                    raise GoldenFormatError(file_path, _TOO_LONG, line=number)
                 if pending:
                     chunk = b"".join([*pending, chunk])
                     pending, pending_size = [], 0
@@ -101,9 +165,6 @@ def _line_blocks(file_path: Path) -> Iterator[Iterable[tuple[int, bytes]]]:
                 rest = lines.pop()
                 if rest:
                     pending, pending_size = [rest], len(rest)
-                # Only the first line can hold earlier chunks, so only it can be too long.
-                if len(lines[0]) > _MAX_LINE_BYTES:
-                    raise GoldenFormatError(file_path, _TOO_LONG, line=number)
                 if b"\r" in chunk or b"\n\n" in chunk or not lines[0]:
                     # Empty lines or CRLF endings: not what the recorder writes,
                     # so this slower filter only runs for files edited by hand.
@@ -126,18 +187,20 @@ def _line_blocks(file_path: Path) -> Iterator[Iterable[tuple[int, bytes]]]:
             raise GoldenFormatError(file_path, f"cannot read ({exc})", line=number) from None
 
 
-_TOO_LONG: Final = "line is longer than 64 MiB; this is not a recording"
+_TOO_LONG: Final = (
+    "line is longer than 16 MiB; a recording's records are far shorter, so this file is damaged"
+)
 
 
 def _check_last_line(line: bytes, path: Path, number: int) -> None:
     try:
         orjson.loads(line)
-    except orjson.JSONDecodeError:
+    except orjson.JSONDecodeError as exc:
         raise GoldenFormatError(
             path,
-            "the last line is cut short (no newline, incomplete JSON): the file ends "
-            "mid-record, as when the process writing it crashed; the episodes before it "
-            "are intact, record this one again",
+            f"invalid JSON at column {exc.colno}: {exc.msg}; the last line is cut short (no "
+            "newline): the file ends mid-record, as when the process writing it crashed; the "
+            "episodes before it are intact, record this one again",
             line=number,
         ) from None
 
@@ -193,16 +256,18 @@ class Episode:
     """One episode file, read in full.
 
     Attributes:
-        index: The episode number.
+        index: The episode number (of its sub-env, in a vector recording).
         path: The file.
         header: The header record, or None for files without one.
         records: The reset and step records, in order.
+        env: The sub-env index in a vector recording, else None.
     """
 
     index: int
     path: Path
     header: dict[str, Any] | None
     records: list[dict[str, Any]]
+    env: int | None = None
 
     @property
     def steps(self) -> list[dict[str, Any]]:
@@ -213,7 +278,9 @@ class Episode:
     def complete(self) -> bool:
         """Whether the episode ended (its last step terminated or truncated)."""
         last = self.records[-1] if self.records else None
-        return bool(last and last["event"] == "step" and (last.get("terminated") or last.get("truncated")))
+        return bool(
+            last and last["event"] == "step" and (last.get("terminated") or last.get("truncated"))
+        )
 
     @property
     def total_reward(self) -> float:
@@ -232,21 +299,39 @@ class Recording:
 
     Attributes:
         path: The folder or single episode file.
-        files: The episode files, in order.
+        files: The episode files, in order (of every sub-env, sub-env by
+            sub-env, in a vector recording).
+        envs: The recordings of the sub-envs of a vector recording, by
+            index; empty for a single env.
     """
 
     path: Path
     files: list[Path]
+    envs: tuple[Recording, ...] = ()
 
     def __len__(self) -> int:
         return len(self.files)
 
     def __iter__(self) -> Iterator[Episode]:
+        if self.envs:
+            for number, sub in enumerate(self.envs):
+                for episode in sub:
+                    yield dataclasses.replace(episode, env=number)
+            return
         for index, path in enumerate(self.files):
             yield read_episode(path, index=index)
 
     def __getitem__(self, index: int) -> Episode:
+        if self.envs:
+            raise TypeError(
+                "a vector recording is indexed by sub-env first: use recording.envs[i][episode]"
+            )
         return read_episode(self.files[index], index=index)
+
+    @property
+    def is_vector(self) -> bool:
+        """Whether this is the recording of a vector env."""
+        return bool(self.envs)
 
 
 def read_recording(path: str | Path) -> Recording:
@@ -270,7 +355,21 @@ def read_recording(path: str | Path) -> Recording:
         return Recording(target, [target])
     if not target.is_dir():
         raise GoldenFormatError(target, "no such file or folder")
+    subs = sub_env_dirs(target)
+    if subs:
+        _check_sub_env_indices(target, [index for index, _ in subs])
+        envs = tuple(Recording(folder, episode_files(folder)) for _, folder in subs)
+        return Recording(target, [file for env in envs for file in env.files], envs)
     return Recording(target, episode_files(target))
+
+
+def _check_sub_env_indices(folder: Path, indices: list[int]) -> None:
+    if indices != list(range(len(indices))):
+        raise GoldenFormatError(
+            folder,
+            f"expected sub-env folders env_0 to env_{len(indices) - 1}, found env_"
+            + ", env_".join(str(i) for i in indices),
+        )
 
 
 def read_episode(path: str | Path, *, index: int = 0) -> Episode:

@@ -14,25 +14,45 @@ durability of long episodes at the cost of a write every N steps; after a
 crash the last episode file then ends early, and the reader reports it as
 incomplete (see :attr:`gym_goldens.reader.Episode.complete`).
 
+Storage options keep goldens of image envs and long rollouts small:
+``max_array_size`` (summaries of large arrays, by field), ``compress``
+(``episode_NNNNN.jsonl.gz``) and ``full_every`` (only every k-th step in full,
+a digest of the others).
+
 The step loop does as little as it can: one dict, one ``orjson.dumps`` (the
 careful encoder only when that line may be lossy) and a list append; the
-header, which does not change between episodes, is encoded once.
+header, which does not change between episodes, is encoded once, and the
+numpy types of a step are worked out in full only when a cheap signature of
+them changes.
 """
 
 from __future__ import annotations
 
+import gzip
+import hashlib
 import os
 from pathlib import Path
-from typing import Any, Final, Generic, SupportsFloat, TypeVar
+from typing import IO, Any, Final, Generic, SupportsFloat, TypeVar
 
 import gymnasium as gym
 import orjson
 
+from gym_goldens import dtypes
+
 # The codec's own dumps options: the step loop inlines Encoder.encode.
-from gym_goldens.codec import _DUMPS_OPTIONS, DEFAULT_MAX_ARRAY_SIZE, Encoder
+from gym_goldens.codec import _DUMPS_OPTIONS, DEFAULT_MAX_ARRAY_SIZE, ArraySizeSpec, Encoder
 from gym_goldens.header import FORMAT_NAME, FORMAT_VERSION, describe_env
 
-__all__ = ["RecordTrajectory", "episode_filename"]
+__all__ = [
+    "RecordTrajectory",
+    "digest_record",
+    "episode_filename",
+    "open_episode_file",
+    "storage_header",
+]
+
+_DIGEST_BYTES = 8
+_GZIP_LEVEL = 6
 
 ObsType = TypeVar("ObsType")
 ActType = TypeVar("ActType")
@@ -42,9 +62,31 @@ _NEW_FILE: Final = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXE
 _APPEND: Final = os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_CLOEXEC", 0)
 
 
-def episode_filename(index: int) -> str:
+def episode_filename(index: int, *, compress: bool = False) -> str:
     """The file name of episode ``index``: ``episode_00000.jsonl`` and so on."""
-    return f"episode_{index:05d}.jsonl"
+    return f"episode_{index:05d}.jsonl" + (".gz" if compress else "")
+
+
+def open_episode_file(path: Path, mode: str, *, compress: bool) -> IO[bytes]:
+    """Open an episode file for writing (``wb``) or appending (``ab``).
+
+    A gzip file gets a fixed timestamp, so the same lines give the same
+    bytes; each append adds a gzip member, which readers handle.
+    """
+    if compress:
+        return gzip.GzipFile(path, mode, compresslevel=_GZIP_LEVEL, mtime=0)  # type: ignore[return-value]
+    return open(path, mode)
+
+
+def digest_record(t: int, line: bytes) -> bytes:
+    """The record that stands for step ``t`` when only its digest is kept."""
+    digest = hashlib.blake2b(line, digest_size=_DIGEST_BYTES).hexdigest()
+    return b'{"digest":"%s","event":"step","t":%d}' % (digest.encode("ascii"), t)
+
+
+def storage_header(max_array_size: ArraySizeSpec, full_every: int | None) -> dict[str, Any]:
+    """The ``storage`` header field: how arrays and steps were kept."""
+    return {"max_array_size": max_array_size, "full_every": full_every}
 
 
 class RecordTrajectory(
@@ -59,11 +101,17 @@ class RecordTrajectory(
         output_dir: Folder for the episode files; created if missing.
         max_array_size: Arrays with more elements are stored as a summary
             (dtype, shape, digest, statistics); None stores every array in full.
+            A mapping from field patterns to sizes sets it by field, such as
+            ``{"obs.image": None}``.
         flush_every: Also write the buffer whenever it holds this many
             lines (one per step, plus the header and reset lines at the start
             of an episode), for durability of long episodes against a crash
             of the process. None (the default) writes each episode file once,
             at episode end, reset, flush, close and on error.
+        compress: Write ``episode_NNNNN.jsonl.gz`` files.
+        full_every: Keep only step 1, every ``full_every``-th step and the
+            last step of an episode in full, and a digest of the others. A
+            digest is compared exactly, without tolerance.
 
     Example:
         >>> import gymnasium as gym, tempfile
@@ -81,32 +129,47 @@ class RecordTrajectory(
         env: gym.Env[ObsType, ActType],
         output_dir: str | os.PathLike[str],
         *,
-        max_array_size: int | None = DEFAULT_MAX_ARRAY_SIZE,
+        max_array_size: ArraySizeSpec = DEFAULT_MAX_ARRAY_SIZE,
         flush_every: int | None = None,
+        compress: bool = False,
+        full_every: int | None = None,
     ) -> None:
         if not isinstance(env, gym.Env):
             raise TypeError(
                 f"RecordTrajectory expects a gymnasium.Env, got {type(env).__name__}; "
-                'wrap the result of gym.make(...), for example RecordTrajectory(gym.make("CartPole-v1"), dir)'
+                "wrap the result of gym.make(...), for example "
+                'RecordTrajectory(gym.make("CartPole-v1"), dir)'
             )
         if flush_every is not None and flush_every < 1:
             raise ValueError(f"flush_every must be None or a positive int, got {flush_every!r}")
+        if full_every is not None and (isinstance(full_every, bool) or full_every < 1):
+            raise ValueError(f"full_every must be None or a positive int, got {full_every!r}")
         gym.utils.RecordConstructorArgs.__init__(
-            self, output_dir=str(output_dir), max_array_size=max_array_size, flush_every=flush_every
+            self,
+            output_dir=str(output_dir),
+            max_array_size=max_array_size,
+            flush_every=flush_every,
+            compress=compress,
+            full_every=full_every,
         )
         gym.Wrapper.__init__(self, env)
         self.output_dir = Path(output_dir)
         self.output_dir.mkdir(parents=True, exist_ok=True)
         self.flush_every = flush_every
+        self.compress = compress
+        self.full_every = full_every
         self.episode_count = 0
         self._encoder = Encoder(max_array_size=max_array_size)
         self._careful = self._encoder.encode_careful
         self._fast_limit = self._encoder.fast_limit
         self._flush_limit = flush_every if flush_every is not None else float("inf")
+        self._storage = storage_header(max_array_size, full_every)
+        self._step_types: Any = None
         self._static_header: dict[str, Any] | None = None
         self._headers: dict[int | None, bytes] = {}
         self._lines: list[bytes] = []
         self._fd: int | None = None
+        self._file: IO[bytes] | None = None
         # A str, not a Path: joining Paths costs microseconds at every reset.
         self._path: str | None = None
         self._file_started = False
@@ -115,16 +178,22 @@ class RecordTrajectory(
     @property
     def episode_paths(self) -> list[Path]:
         """The files written so far, in episode order."""
-        return [self.output_dir / episode_filename(i) for i in range(self.episode_count)]
+        return [
+            self.output_dir / episode_filename(i, compress=self.compress)
+            for i in range(self.episode_count)
+        ]
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[ObsType, dict[str, Any]]:
         """Reset the env and start a new episode file."""
         self._end_episode()
-        self._path = os.path.join(self.output_dir, episode_filename(self.episode_count))
+        self._path = os.path.join(
+            self.output_dir, episode_filename(self.episode_count, compress=self.compress)
+        )
         self.episode_count += 1
         self._t = 0
+        self._step_types = None
         self._file_started = False
         self._lines = [self._header(seed, options)]
         try:
@@ -132,11 +201,11 @@ class RecordTrajectory(
         except BaseException:
             self._end_episode()
             raise
-        self._lines.append(
-            self._encoder.encode(
-                {"event": "reset", "episode": self.episode_count - 1, "obs": obs, "info": info}
-            )
-        )
+        record = {"event": "reset", "episode": self.episode_count - 1, "obs": obs, "info": info}
+        types = dtypes.signature({"obs": obs, "info": info})
+        if types is not None:
+            record["dtypes"] = dtypes.to_json(types)
+        self._lines.append(self._encoder.encode(record))
         return obs, info
 
     def step(self, action: ActType) -> tuple[ObsType, SupportsFloat, bool, bool, dict[str, Any]]:
@@ -162,6 +231,19 @@ class RecordTrajectory(
             "truncated": bool(truncated),
             "info": info,
         }
+        # The numpy types are written when they change (in practice on step 1).
+        types = (
+            dtypes.signature(action),
+            dtypes.signature(obs),
+            dtypes.signature(reward),
+            dtypes.signature(info),
+        )
+        if types != self._step_types:
+            self._step_types = types
+            fields = zip(("action", "obs", "reward", "info"), types, strict=True)
+            typed = {key: found for key, found in fields if found is not None}
+            if typed:
+                record["dtypes"] = dtypes.to_json(typed)
         # Encoder.encode, inlined: this runs at every step of every recording.
         try:
             line = _DUMPS(record, option=_DUMPS_OPTIONS)
@@ -173,12 +255,23 @@ class RecordTrajectory(
             # gives the same bytes.
             if line.find(b"null") >= 0 or line.find(b"$") >= 0 or len(line) > self._fast_limit:
                 line = self._careful(record)
+        if (
+            self.full_every is not None
+            and t % self.full_every
+            and t != 1
+            and not (terminated or truncated)
+        ):
+            line = digest_record(t, line)
         lines = self._lines
         lines.append(line)
         if terminated or truncated:
             self._close_file()
         elif len(lines) >= self._flush_limit:
             self._write_buffer()
+            # Hand the lines to the OS: flush_every exists to survive a crash
+            # (plain files are written with os.write, unbuffered).
+            if self._file is not None:
+                self._file.flush()
         return result
 
     def flush(self) -> None:
@@ -204,6 +297,7 @@ class RecordTrajectory(
                 "event": "header",
                 "format": FORMAT_NAME,
                 "version": FORMAT_VERSION,
+                "storage": orjson.Fragment(encode(self._storage)),
                 **{key: orjson.Fragment(encode(value)) for key, value in static.items()},
             }
         reset = orjson.Fragment(self._encoder.encode({"seed": seed, "options": options}))
@@ -221,17 +315,24 @@ class RecordTrajectory(
     def _write_buffer(self) -> None:
         if not self._lines or self._path is None:
             return
-        if self._fd is None:
-            # The first write of an episode creates the file; later ones, after
-            # a flush or past the end of the episode, append to it. os-level
-            # calls: a file object costs more than the write itself here.
-            flags = _APPEND if self._file_started else _NEW_FILE
-            self._fd = os.open(self._path, flags, 0o666)
         lines, self._lines = self._lines, []
         lines.append(b"")
-        data = memoryview(b"\n".join(lines))
-        while data:
-            data = data[os.write(self._fd, data) :]
+        data = b"\n".join(lines)
+        if self.compress:
+            if self._file is None:
+                mode = "ab" if self._file_started else "wb"
+                self._file = open_episode_file(Path(self._path), mode, compress=True)
+            self._file.write(data)
+        else:
+            if self._fd is None:
+                # The first write of an episode creates the file; later ones,
+                # after a flush or past the end of the episode, append to it.
+                # os-level calls: a file object costs more than the write here.
+                flags = _APPEND if self._file_started else _NEW_FILE
+                self._fd = os.open(self._path, flags, 0o666)
+            view = memoryview(data)
+            while view:
+                view = view[os.write(self._fd, view) :]
         self._file_started = True
 
     def _close_file(self) -> None:
@@ -241,3 +342,6 @@ class RecordTrajectory(
             if self._fd is not None:
                 fd, self._fd = self._fd, None
                 os.close(fd)
+            if self._file is not None:
+                file, self._file = self._file, None
+                file.close()

@@ -1,22 +1,143 @@
 """Session state: what happened to goldens, gathered for the summary.
 
 Results travel on test reports (``report.gym_goldens``), so the summary is the
-same whether tests ran in this process or on pytest-xdist workers.
+same whether tests ran in this process or on pytest-xdist workers. The golden
+folders tests used travel the same way (``report.gym_goldens_used``); what
+each worker collected comes back in its ``workeroutput``, and the stale
+goldens verdict is given once, in the main process.
 """
 
 from __future__ import annotations
 
-from typing import Final
+import dataclasses
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Final
 
 import pytest
 
-from gym_goldens.report import SummaryReport
 from gym_goldens.settings import GoldensSettings
+from gym_goldens.stale import WORKER_OUTPUT_KEY, StaleTracker
+from gym_goldens.store import golden_file_dir, golden_test_dir
 
-__all__ = ["REPORT_ATTRIBUTE", "GoldensSession", "session_key"]
+__all__ = [
+    "PROTECTED_ATTRIBUTE",
+    "REPORT_ATTRIBUTE",
+    "USED_ATTRIBUTE",
+    "GoldensSession",
+    "SummaryReport",
+    "golden_nodeid",
+    "protected_dirs",
+    "relative_golden_dir",
+    "session_key",
+]
 
 REPORT_ATTRIBUTE: Final = "gym_goldens"
 """The test report attribute that carries ``[[status, golden path], ...]``."""
+
+USED_ATTRIBUTE: Final = "gym_goldens_used"
+"""The test report attribute that carries the golden folders a test used,
+relative to the goldens dir."""
+
+PROTECTED_ATTRIBUTE: Final = "gym_goldens_protected"
+"""The report attribute of a skipped test that carries its golden folder,
+relative to the goldens dir: goldens under it are not stale."""
+
+
+def golden_nodeid(item: pytest.Item, settings: GoldensSettings) -> str:
+    """The node id that names the goldens of ``item``.
+
+    pytest-xdist's ``--dist loadgroup`` appends ``@<group>`` to the node ids
+    of grouped tests on its workers; that suffix is dropped, so goldens are
+    the same files with and without xdist.
+    """
+    nodeid = item.nodeid
+    if settings.loadgroup:
+        groups = {
+            str(mark.args[0] if mark.args else mark.kwargs.get("name", "default"))
+            for mark in item.iter_markers("xdist_group")
+        }
+        suffix = "@" + "_".join(sorted(groups))
+        if groups and nodeid.endswith(suffix):
+            nodeid = nodeid[: -len(suffix)]
+    return nodeid
+
+
+def relative_golden_dir(settings: GoldensSettings, path: Path) -> str:
+    """A golden folder as a POSIX path relative to the goldens dir."""
+    return path.relative_to(settings.goldens_dir).as_posix()
+
+
+def protected_dirs(item: pytest.Item, settings: GoldensSettings) -> list[str]:
+    """The golden folder of a test that did not run to the end (skipped, xfailed)."""
+    test_dir = golden_test_dir(settings.goldens_dir, golden_nodeid(item, settings))
+    return [relative_golden_dir(settings, test_dir)]
+
+
+@dataclasses.dataclass
+class SummaryReport:
+    """What the session did with goldens, as data; the summary hook prints ``lines``."""
+
+    created: list[str] = dataclasses.field(default_factory=list)
+    updated: list[str] = dataclasses.field(default_factory=list)
+    unchanged: list[str] = dataclasses.field(default_factory=list)
+    passed: list[str] = dataclasses.field(default_factory=list)
+    failed: list[str] = dataclasses.field(default_factory=list)
+    missing: list[str] = dataclasses.field(default_factory=list)
+    nondeterministic: list[str] = dataclasses.field(default_factory=list)
+    warnings: list[str] = dataclasses.field(default_factory=list)
+    stale: list[str] = dataclasses.field(default_factory=list)
+    pruned: list[str] = dataclasses.field(default_factory=list)
+    notes: list[str] = dataclasses.field(default_factory=list)
+
+    def add(self, status: str, golden: str) -> None:
+        """Count one golden under ``status``."""
+        getattr(self, status).append(golden)
+
+    @property
+    def lines(self) -> list[str]:
+        """The summary lines; empty when no golden was touched."""
+        counts = [
+            (len(self.passed), "matched"),
+            (len(self.failed), "mismatched"),
+            (len(self.missing), "missing"),
+            (len(self.nondeterministic), "nondeterministic"),
+            (len(self.created), "created"),
+            (len(self.updated), "updated"),
+            (len(self.unchanged), "unchanged"),
+        ]
+        parts = [f"{count} {label}" for count, label in counts if count]
+        lines: list[str] = []
+        if parts:
+            lines.append("goldens: " + ", ".join(parts))
+        for label, paths in [
+            ("created", self.created),
+            ("updated", self.updated),
+            ("nondeterministic", self.nondeterministic),
+        ]:
+            lines += [f"  {label}: {path}" for path in sorted(paths)]
+        if self.missing:
+            lines.append("  record the missing goldens with: pytest --update-goldens")
+        lines += self.warnings
+        if self.stale:
+            count = len(self.stale)
+            lines.append(f"stale goldens: {count} (no test of this complete run used them)")
+            lines += _listed("stale", self.stale)
+            lines.append("  delete them with: pytest --update-goldens --prune-goldens")
+        if self.pruned:
+            lines.append(f"pruned goldens: {len(self.pruned)} stale goldens deleted")
+            lines += _listed("deleted", self.pruned)
+        lines += self.notes
+        return lines
+
+
+def _listed(label: str, paths: Sequence[str], limit: int = 20) -> list[str]:
+    shown = sorted(paths)
+    lines = [f"  {label}: {path}" for path in shown[:limit]]
+    if len(shown) > limit:
+        lines.append(f"  ... ({len(shown) - limit} more)")
+    return lines
 
 
 class GoldensSession:
@@ -26,13 +147,65 @@ class GoldensSession:
         self.config = config
         self.settings = settings
         self.report = SummaryReport()
+        self.tracker = StaleTracker()
+        self._is_worker = hasattr(config, "workerinput")
+        self.tracker.partial_reason = settings.subset
+        if settings.update and _running_in_ci():
+            self.report.warnings.append(
+                "warning: --update-goldens ran with CI set: goldens written in CI are usually a "
+                "mistake; regenerate them locally, review the diff and commit it"
+            )
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         for status, golden in getattr(report, REPORT_ATTRIBUTE, ()):
             self.report.add(status, golden)
+        self.tracker.used.update(getattr(report, USED_ATTRIBUTE, ()))
+        self.tracker.protected.update(getattr(report, PROTECTED_ATTRIBUTE, ()))
+
+    def pytest_deselected(self, items: list[pytest.Item]) -> None:
+        self.tracker.deselected += len(items)
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        root = self.settings.goldens_dir
+        for item in session.items:
+            self.tracker.file_dirs.add(
+                relative_golden_dir(self.settings, golden_file_dir(root, item.nodeid))
+            )
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: object | None) -> None:
+        # pytest-xdist: a worker finished and sent back what it collected.
+        output = getattr(node, "workeroutput", {}).get(WORKER_OUTPUT_KEY)
+        if output:
+            self.tracker.merge_worker_output(output)
+
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if self._is_worker:
+            self.config.workeroutput[WORKER_OUTPUT_KEY] = self.tracker.worker_output()  # type: ignore[attr-defined]
+            return
+        settings = self.settings
+        reason = self.tracker.incomplete_reason(int(exitstatus))
+        if reason is not None:
+            if settings.strict or settings.prune:
+                self.report.notes.append(f"stale goldens not checked: {reason}")
+            return
+        stale = self.tracker.stale(settings.goldens_dir)
+        if settings.update and settings.prune:
+            from gym_goldens.stale import prune
+
+            pruned = prune(settings.goldens_dir, stale)
+            self.report.pruned += [settings.display(settings.goldens_dir / p) for p in pruned]
+            return
+        self.report.stale += [settings.display(settings.goldens_dir / p) for p in stale]
+        if stale and settings.strict:
+            self.report.notes.append(
+                f"--goldens-strict: {len(stale)} stale golden{'s' if len(stale) > 1 else ''} "
+                "fail the run"
+            )
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
-        if hasattr(self.config, "workerinput"):
+        if self._is_worker:
             return
         lines = self.report.lines
         if not lines:
@@ -43,3 +216,8 @@ class GoldensSession:
 
 
 session_key: Final = pytest.StashKey[GoldensSession]()
+
+
+def _running_in_ci() -> bool:
+    # CI services set CI (GitHub Actions, GitLab, CircleCI, Travis: "true"); "0"/"false" opt out.
+    return os.environ.get("CI", "").strip().lower() not in {"", "0", "false", "no"}

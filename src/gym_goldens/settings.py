@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 from pathlib import Path
 from typing import Final
@@ -13,6 +14,9 @@ from gym_goldens.tolerance import DEFAULT_ATOL, DEFAULT_RTOL
 __all__ = ["GoldensSettings", "add_options", "settings_key"]
 
 _GROUP: Final = "gym-goldens"
+# codec.DEFAULT_MAX_ARRAY_SIZE, written out: the codec imports numpy, which
+# must not load at pytest start-up.
+DEFAULT_MAX_ARRAY_SIZE: Final = 4096
 
 
 @dataclasses.dataclass(frozen=True)
@@ -26,6 +30,23 @@ class GoldensSettings:
         atol: Default absolute tolerance (ini ``goldens_atol``).
         rootdir: The session's rootdir.
         invocation_dir: Where pytest was started, for showing paths.
+        max_array_size: Arrays with more elements are stored as a summary
+            (ini ``goldens_max_array_size``; None keeps every array in full).
+        compress: Write gzip-compressed episode files (ini ``goldens_compress``).
+        strict: Whether ``--goldens-strict`` was given: stale goldens fail
+            the session.
+        prune: Whether ``--prune-goldens`` was given: stale goldens are
+            deleted (with ``--update-goldens`` only).
+        loadgroup: Whether this is a pytest-xdist worker under ``--dist
+            loadgroup``, which appends ``@<group>`` to node ids.
+        subset: Why the command line runs only part of the collected test
+            files (so no golden may be called stale), or None.
+        report_dir: Where ``--goldens-report`` writes its HTML page, or None.
+        determinism: Extra runs of each recording test (``--goldens-determinism``).
+        determinism_mode: Where they run: ``inprocess`` or ``subprocess``.
+        artifacts_dir: Where failing recordings are copied (``--goldens-artifacts``).
+        record_into: Set in the subprocess of a cross-process run: record
+            there, check nothing (hidden ``--goldens-record-into``).
     """
 
     goldens_dir: Path
@@ -34,6 +55,17 @@ class GoldensSettings:
     atol: float
     rootdir: Path
     invocation_dir: Path
+    max_array_size: int | None = DEFAULT_MAX_ARRAY_SIZE
+    compress: bool = False
+    strict: bool = False
+    prune: bool = False
+    loadgroup: bool = False
+    subset: str | None = None
+    report_dir: Path | None = None
+    determinism: int = 0
+    determinism_mode: str = "inprocess"
+    artifacts_dir: Path | None = None
+    record_into: Path | None = None
 
     def display(self, path: Path | str) -> str:
         """A path as shown to the user: relative to the invocation folder if inside it."""
@@ -48,7 +80,8 @@ class GoldensSettings:
         """Resolve the options and ini values of ``config``.
 
         Raises:
-            pytest.UsageError: An ini tolerance is not a non-negative number.
+            pytest.UsageError: An ini tolerance is not a non-negative number,
+                or ``--prune-goldens`` is given without ``--update-goldens``.
         """
         rootdir = config.rootpath
         invocation_dir = config.invocation_params.dir
@@ -57,13 +90,38 @@ class GoldensSettings:
             goldens_dir = (invocation_dir / option_dir).resolve()
         else:
             goldens_dir = (rootdir / str(config.getini("goldens_dir"))).resolve()
+        update = bool(config.getoption("update_goldens"))
+        prune = bool(config.getoption("prune_goldens"))
+        if prune and not update:
+            raise pytest.UsageError(
+                "--prune-goldens deletes stale goldens while updating: use it with --update-goldens"
+            )
+        report_option = config.getoption("goldens_report")
+        report_dir = (invocation_dir / report_option).resolve() if report_option else None
+        determinism = int(config.getoption("goldens_determinism") or 0)
+        if determinism < 0:
+            raise pytest.UsageError(f"--goldens-determinism must be 0 or more, got {determinism}")
+        artifacts = config.getoption("goldens_artifacts")
+        record_into = config.getoption("goldens_record_into")
         return cls(
             goldens_dir=goldens_dir,
-            update=bool(config.getoption("update_goldens")),
+            update=update,
             rtol=_ini_number(config, "goldens_rtol"),
             atol=_ini_number(config, "goldens_atol"),
             rootdir=rootdir,
             invocation_dir=invocation_dir,
+            max_array_size=_ini_size(config, "goldens_max_array_size"),
+            compress=bool(config.getini("goldens_compress")),
+            strict=bool(config.getoption("goldens_strict")),
+            prune=prune,
+            # Set by pytest-xdist on its workers only.
+            loadgroup=bool(getattr(config.option, "loadgroup", False)),
+            subset=_subset(config),
+            report_dir=report_dir,
+            determinism=determinism,
+            determinism_mode=str(config.getoption("goldens_determinism_mode")),
+            artifacts_dir=(invocation_dir / artifacts).resolve() if artifacts else None,
+            record_into=Path(record_into).resolve() if record_into else None,
         )
 
 
@@ -85,15 +143,117 @@ def add_options(parser: pytest.Parser) -> None:
         dest="goldens_dir",
         default=None,
         metavar="DIR",
-        help="folder of the golden recordings (default: ini goldens_dir, 'goldens' in the rootdir).",
+        help="folder of the golden recordings "
+        "(default: ini goldens_dir, 'goldens' in the rootdir).",
     )
-    parser.addini("goldens_dir", help="folder of the golden recordings, relative to the rootdir.", default="goldens")
+    group.addoption(
+        "--goldens-strict",
+        action="store_true",
+        dest="goldens_strict",
+        default=False,
+        help="fail the session when a complete run leaves goldens no test used (stale goldens).",
+    )
+    group.addoption(
+        "--prune-goldens",
+        action="store_true",
+        dest="prune_goldens",
+        default=False,
+        help="with --update-goldens: delete the goldens no test used, after a complete run.",
+    )
+    group.addoption(
+        "--goldens-report",
+        dest="goldens_report",
+        default=None,
+        metavar="DIR",
+        help="write DIR/index.html: every golden mismatch of the session with its plot.",
+    )
+    group.addoption(
+        "--goldens-determinism",
+        dest="goldens_determinism",
+        type=int,
+        default=0,
+        metavar="N",
+        help="run each test that records trajectories N more times; all runs must record the same "
+        "trajectories (a nondeterministic test fails and never writes a golden).",
+    )
+    group.addoption(
+        "--goldens-determinism-mode",
+        dest="goldens_determinism_mode",
+        choices=["inprocess", "subprocess"],
+        default="inprocess",
+        help="where the extra runs happen: 'inprocess' (default; fresh function-scoped fixtures) "
+        "or 'subprocess' (a fresh python -m pytest per run, each with another PYTHONHASHSEED, "
+        "to catch set-order and global-state leaks).",
+    )
+    group.addoption(
+        "--goldens-artifacts",
+        dest="goldens_artifacts",
+        default=None,
+        metavar="DIR",
+        help="copy the actual recordings of mismatching, missing and nondeterministic goldens "
+        "into DIR, laid out like the goldens, with a report.txt each (for CI uploads).",
+    )
+    group.addoption(
+        "--goldens-record-into",
+        dest="goldens_record_into",
+        default=None,
+        help=argparse.SUPPRESS,  # internal: the subprocess of a cross-process determinism run
+    )
     parser.addini(
-        "goldens_rtol", help=f"default relative tolerance of float fields ({DEFAULT_RTOL:g}).", default=str(DEFAULT_RTOL)
+        "goldens_dir",
+        help="folder of the golden recordings, relative to the rootdir.",
+        default="goldens",
     )
     parser.addini(
-        "goldens_atol", help=f"default absolute tolerance of float fields ({DEFAULT_ATOL:g}).", default=str(DEFAULT_ATOL)
+        "goldens_rtol",
+        help=f"default relative tolerance of float fields ({DEFAULT_RTOL:g}).",
+        default=str(DEFAULT_RTOL),
     )
+    parser.addini(
+        "goldens_atol",
+        help=f"default absolute tolerance of float fields ({DEFAULT_ATOL:g}).",
+        default=str(DEFAULT_ATOL),
+    )
+    parser.addini(
+        "goldens_max_array_size",
+        help=(
+            "arrays with more elements are stored as a summary "
+            f"({DEFAULT_MAX_ARRAY_SIZE}; 'none': in full)."
+        ),
+        default=str(DEFAULT_MAX_ARRAY_SIZE),
+    )
+    parser.addini(
+        "goldens_compress",
+        type="bool",
+        help="write gzip-compressed goldens (.jsonl.gz).",
+        default=False,
+    )
+
+
+def _ini_size(config: pytest.Config, name: str) -> int | None:
+    raw = str(config.getini(name)).strip()
+    if raw.lower() == "none":
+        return None
+    try:
+        value = int(raw)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise pytest.UsageError(f"ini {name} must be a non-negative int or 'none', got {raw!r}")
+    return value
+
+
+def _subset(config: pytest.Config) -> str | None:
+    """Why the command line runs only part of the tests of the collected files."""
+    if any("::" in str(arg) for arg in config.args):
+        return "tests were picked by node id"
+    if config.getoption("collectonly", False):
+        return "no test ran (--collect-only)"
+    # --lf leaves the tests that passed last time out of collection, without
+    # deselecting them; -k, -m, --deselect and --sw deselect and are counted.
+    if config.getoption("lf", False):
+        return "--lf runs the tests that failed last time"
+    return None
 
 
 def _ini_number(config: pytest.Config, name: str) -> float:

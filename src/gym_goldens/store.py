@@ -2,17 +2,26 @@
 
 A golden recording lives at::
 
-    <goldens_dir>/<test file, relative to the rootdir, without .py>/<test>/<name>/episode_NNNNN.jsonl
+    <goldens_dir>/<test file without .py, relative to the rootdir>/<test>/<name>/episode_NNNNN.jsonl
 
 where ``<test>`` is the rest of the node id: one folder per ``::`` part (class,
 test name with its parametrize id). Every part is made filesystem-safe by
 :func:`safe_segment`, a mapping that is stable and one-to-one, so distinct
 tests never share a golden.
 
+The golden of a vector env holds one folder per sub-env (``env_0/``, ...)
+under ``<name>/``, each with its episode files.
+
 Goldens are written atomically: each file goes to a temporary file in its own
 folder and is renamed into place, so an interrupted update leaves every golden
-either old or new, never partial. A golden whose content is unchanged is not
+file either old or new, never partial. A temporary file left behind by a killed
+update (``.episode_00000.jsonl.<random>.tmp``) is ignored by readers and removed
+by the next update of its folder. A golden whose content is unchanged is not
 rewritten, so its mtime and git status stay.
+
+Goldens are read and written only inside the goldens dir: a golden path that
+resolves outside it (through a symlink) is refused with
+:class:`~gym_goldens.errors.UnsafeGoldenPathError`.
 """
 
 from __future__ import annotations
@@ -28,7 +37,11 @@ from typing import Final, Literal
 __all__ = [
     "GoldenUpdate",
     "atomic_write_bytes",
+    "ensure_inside",
     "golden_dir_for",
+    "golden_episode_files",
+    "golden_file_dir",
+    "golden_test_dir",
     "safe_segment",
     "update_golden",
 ]
@@ -36,6 +49,7 @@ __all__ = [
 _SAFE: Final = re.compile(r"[A-Za-z0-9_\-.\[\]=+,@]")
 _MAX_SEGMENT_BYTES: Final = 120
 _HASH_CHARS: Final = 10
+_LEFTOVER_NAME: Final = re.compile(r"^\.episode_\d+\.jsonl(\.gz)?\..+\.tmp$")
 _RESERVED_WINDOWS: Final = frozenset(
     {"con", "prn", "aux", "nul", *(f"com{i}" for i in range(10)), *(f"lpt{i}" for i in range(10))}
 )
@@ -49,8 +63,11 @@ def safe_segment(text: str) -> str:
     Letters, digits and ``_-.[]=+,@`` are kept; every other character is
     written as ``%XX`` (its UTF-8 bytes in hex), ``%`` included, so the
     mapping is one-to-one. A leading dot is escaped, so no part is ``.`` or
-    ``..`` or hidden. Names that would exceed 120 bytes are cut and end in
-    ``~`` and a hash of the whole part, which keeps them unique and stable.
+    ``..`` or hidden, and a trailing dot is escaped (Windows drops it).
+    Reserved Windows device names (``con``, ``nul``, ``com1``...) get a
+    leading ``%``. Names that would exceed 120 bytes are cut and end in ``~``
+    and a hash of the whole part, which keeps them unique and stable; no
+    other name contains ``~``.
 
     Example:
         >>> safe_segment("test_x[Mountain/Car v0]")
@@ -62,6 +79,8 @@ def safe_segment(text: str) -> str:
     )
     if escaped.startswith("."):
         escaped = "%2E" + escaped[1:]
+    if escaped.endswith("."):
+        escaped = escaped[:-1] + "%2E"
     if not escaped or escaped.split(".")[0].lower() in _RESERVED_WINDOWS:
         escaped = "%" + escaped
     if len(escaped) > _MAX_SEGMENT_BYTES:
@@ -83,31 +102,147 @@ def golden_dir_for(goldens_dir: Path, nodeid: str, name: str) -> Path:
         >>> golden_dir_for(Path("goldens"), "tests/test_envs.py::test_cartpole", "CartPole-v1")
         PosixPath('goldens/tests/test_envs/test_cartpole/CartPole-v1')
     """
-    file_part, _, rest = nodeid.partition("::")
+    return golden_test_dir(goldens_dir, nodeid) / safe_segment(name)
+
+
+def golden_file_dir(goldens_dir: Path, nodeid: str) -> Path:
+    """The folder holding the goldens of every test in the file of ``nodeid``.
+
+    Example:
+        >>> golden_file_dir(Path("goldens"), "tests/test_envs.py::TestCart::test_x")
+        PosixPath('goldens/tests/test_envs')
+    """
+    file_part = nodeid.partition("::")[0]
     if file_part.endswith(".py"):
         file_part = file_part[:-3]
-    file_segments = [safe_segment(part) for part in file_part.split("/") if part]
-    test_segments = [safe_segment(part) for part in rest.split("::") if part] if rest else []
-    return goldens_dir.joinpath(*file_segments, *test_segments, safe_segment(name))
+    return goldens_dir.joinpath(*(safe_segment(part) for part in file_part.split("/") if part))
+
+
+def golden_test_dir(goldens_dir: Path, nodeid: str) -> Path:
+    """The folder holding the goldens of the test ``nodeid``.
+
+    Example:
+        >>> golden_test_dir(Path("goldens"), "tests/test_envs.py::TestCart::test_x[a::b]")
+        PosixPath('goldens/tests/test_envs/TestCart/test_x[a%3A%3Ab]')
+    """
+    rest = nodeid.partition("::")[2]
+    # A parametrize id may itself hold "::" or "/": only the part before its
+    # "[" is split, so the mapping stays one-to-one.
+    head, bracket, params = rest.partition("[")
+    parts = head.split("::") if head else [""]
+    parts[-1] += bracket + params
+    return golden_file_dir(goldens_dir, nodeid).joinpath(
+        *(safe_segment(part) for part in parts if part)
+    )
+
+
+def ensure_inside(goldens_dir: Path, path: Path) -> Path:
+    """Refuse a path that resolves outside the goldens dir.
+
+    Symlinks are followed as far as they exist, so a link anywhere on the
+    way (the file, its folder, a parent folder) that leads out is caught.
+
+    Returns:
+        ``path`` resolved.
+
+    Raises:
+        UnsafeGoldenPathError: ``path`` resolves outside ``goldens_dir``.
+    """
+    from gym_goldens.errors import UnsafeGoldenPathError
+
+    root = goldens_dir.resolve()
+    resolved = path.resolve()
+    if resolved != root and root not in resolved.parents:
+        raise UnsafeGoldenPathError(
+            path,
+            f"resolves to {resolved}, outside the goldens dir {root}; goldens are read and "
+            "written only inside it: replace the symlink with the golden itself",
+        )
+    return resolved
+
+
+def golden_episode_files(goldens_dir: Path, golden_dir: Path) -> list[Path]:
+    """The episode files of a golden, checked to be safe to read.
+
+    Returns:
+        The files in episode order; empty when there is no golden yet.
+
+    Raises:
+        GoldenFormatError: The golden is a file instead of a folder, an
+            episode file is a folder or empty, or two files claim one episode.
+        UnsafeGoldenPathError: The golden or one of its files resolves
+            outside the goldens dir.
+    """
+    from gym_goldens.errors import GoldenFormatError
+    from gym_goldens.reader import _EPISODE_NAME, episode_files
+
+    ensure_inside(goldens_dir, golden_dir)
+    if not golden_dir.exists():
+        return []
+    if not golden_dir.is_dir():
+        raise GoldenFormatError(
+            golden_dir, "expected a golden folder, found a file; remove the file"
+        )
+    for entry in golden_dir.iterdir():
+        if _EPISODE_NAME.match(entry.name):
+            ensure_inside(goldens_dir, entry)
+            if entry.is_dir():
+                raise GoldenFormatError(
+                    entry, "expected an episode file, found a folder; remove the folder"
+                )
+    files = episode_files(golden_dir)
+    for path in files:
+        if path.stat().st_size == 0:
+            raise GoldenFormatError(
+                path, "the file is empty; a golden episode holds a header and a reset record"
+            )
+    return files
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` so that readers see the old or the new file.
 
     The data goes to a temporary file in the same folder, is flushed to disk,
-    and is renamed over ``path``.
+    and is renamed over ``path``; the folder is then flushed too, so the
+    rename survives a power cut. If ``path`` is a symlink, the link itself is
+    replaced: its target is never written.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    descriptor, temporary = tempfile.mkstemp(
+        prefix=f".{path.name}.", suffix=".tmp", dir=path.parent
+    )
     try:
         with os.fdopen(descriptor, "wb") as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
+        # mkstemp makes the file private (0600); a golden gets the usual mode.
+        os.chmod(temporary, 0o666 & ~_umask())
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+    _fsync_folder(path.parent)
+
+
+def _umask() -> int:
+    # os.umask can only be read by setting it; it is set back at once.
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _fsync_folder(folder: Path) -> None:
+    try:
+        descriptor = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return  # folders cannot be opened on Windows; NTFS renames are journaled
+    try:
+        os.fsync(descriptor)
+    except OSError:
+        pass
+    finally:
+        os.close(descriptor)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -128,35 +263,78 @@ class GoldenUpdate:
     removed: tuple[Path, ...] = ()
 
 
-def update_golden(actual_dir: Path, golden_dir: Path) -> GoldenUpdate:
+def update_golden(
+    actual_dir: Path, golden_dir: Path, *, goldens_dir: Path | None = None
+) -> GoldenUpdate:
     """Make ``golden_dir`` hold the episodes of ``actual_dir``.
 
     Files whose recorded content is unchanged are left alone: differences in
     informational header fields (versions, platform) alone do not rewrite a
-    golden.
+    golden. A golden of an older format version is rewritten. Vector
+    recordings are updated sub-env folder by sub-env folder.
+    golden. Temporary files left in ``golden_dir`` by an interrupted update
+    are removed.
+
+    Args:
+        actual_dir: The new recording.
+        golden_dir: The golden folder to update.
+        goldens_dir: The goldens root; when given, nothing is read or
+            written unless it lies inside it.
+
+    Raises:
+        GoldenFormatError: An existing golden entry is in the way (a folder
+            where an episode file should be, a file where the golden folder
+            should be); it is left as it is.
+        UnsafeGoldenPathError: ``golden_dir`` or one of its files resolves
+            outside ``goldens_dir``.
     """
+    from gym_goldens.reader import sub_env_dirs
+
+    actual_envs = sub_env_dirs(actual_dir)
+    golden_envs = sub_env_dirs(golden_dir)
+    if actual_envs or golden_envs:
+        return _update_vector(actual_dir, golden_dir, actual_envs, golden_envs, goldens_dir)
+    return _update_files(actual_dir, golden_dir, goldens_dir)
+
+
+def _update_files(actual_dir: Path, golden_dir: Path, goldens_dir: Path | None) -> GoldenUpdate:
     from gym_goldens.diff import compare
-    from gym_goldens.errors import GoldenFormatError
-    from gym_goldens.reader import episode_files
+    from gym_goldens.errors import GoldenFormatError, UnsafeGoldenPathError
+    from gym_goldens.header import FORMAT_VERSION
+    from gym_goldens.reader import episode_files, read_header
     from gym_goldens.tolerance import Tolerance
 
-    existed = golden_dir.is_dir() and bool(_episode_files_or_empty(golden_dir))
+    if goldens_dir is not None:
+        old_files = _checked_episode_files(goldens_dir, golden_dir)
+    else:
+        old_files = _episode_files_or_empty(golden_dir)
+    _remove_leftovers(golden_dir)
+    existed = bool(old_files)
     exact = Tolerance(rtol=0.0, atol=0.0)
     written: list[Path] = []
     new_names = set()
     for actual_file in episode_files(actual_dir):
         target = golden_dir / actual_file.name
         new_names.add(actual_file.name)
+        if goldens_dir is not None:
+            ensure_inside(goldens_dir, target)
         if target.is_file():
             try:
-                if compare(target, actual_file, exact).equal:
+                current = (read_header(target) or {}).get("version") == FORMAT_VERSION
+                if current and compare(target, actual_file, exact).equal:
                     continue
+            except UnsafeGoldenPathError:
+                raise
             except GoldenFormatError:
                 pass  # an unreadable golden is replaced
+        elif target.exists():
+            raise GoldenFormatError(
+                target, "expected an episode file, found a folder; remove it to update the golden"
+            )
         atomic_write_bytes(target, actual_file.read_bytes())
         written.append(target)
     removed: list[Path] = []
-    for old in _episode_files_or_empty(golden_dir):
+    for old in old_files:
         if old.name not in new_names:
             old.unlink()
             removed.append(old)
@@ -164,6 +342,75 @@ def update_golden(actual_dir: Path, golden_dir: Path) -> GoldenUpdate:
         "created" if not existed else "updated" if written or removed else "unchanged"
     )
     return GoldenUpdate(golden_dir, status, tuple(written), tuple(removed))
+
+
+def _update_vector(
+    actual_dir: Path,
+    golden_dir: Path,
+    actual_envs: list[tuple[int, Path]],
+    golden_envs: list[tuple[int, Path]],
+    goldens_dir: Path | None,
+) -> GoldenUpdate:
+    existed = any(_episode_files_or_empty(folder) for _, folder in golden_envs) or bool(
+        _episode_files_or_empty(golden_dir)
+    )
+    written: list[Path] = []
+    removed: list[Path] = []
+    kept = set()
+    for _, actual_env in actual_envs:
+        kept.add(actual_env.name)
+        update = _update_files(actual_env, golden_dir / actual_env.name, goldens_dir)
+        written += update.written
+        removed += update.removed
+    # Sub-envs that are gone, and the files of a single-env golden this replaces.
+    stale = [folder for _, folder in golden_envs if folder.name not in kept]
+    for folder in [*stale, golden_dir]:
+        if folder == golden_dir and not actual_envs:
+            continue
+        for old in _episode_files_or_empty(folder):
+            if goldens_dir is not None:
+                ensure_inside(goldens_dir, old)
+            old.unlink()
+            removed.append(old)
+        if folder != golden_dir and not any(folder.iterdir()):
+            folder.rmdir()
+    if not actual_envs:
+        # A single-env recording replaces a vector golden.
+        update = _update_files(actual_dir, golden_dir, goldens_dir)
+        written += update.written
+        removed += update.removed
+    status: UpdateStatus = (
+        "created" if not existed else "updated" if written or removed else "unchanged"
+    )
+    return GoldenUpdate(golden_dir, status, tuple(written), tuple(removed))
+
+
+def _checked_episode_files(goldens_dir: Path, golden_dir: Path) -> list[Path]:
+    """The existing episode files, refusing what is unsafe but not what is damaged."""
+    from gym_goldens.errors import GoldenFormatError
+
+    ensure_inside(goldens_dir, golden_dir)
+    if golden_dir.exists() and not golden_dir.is_dir():
+        raise GoldenFormatError(
+            golden_dir, "expected a golden folder, found a file; remove it to update the golden"
+        )
+    files = _episode_files_or_empty(golden_dir)
+    for path in files:
+        ensure_inside(goldens_dir, path)
+        if path.is_dir():
+            raise GoldenFormatError(
+                path, "expected an episode file, found a folder; remove it to update the golden"
+            )
+    return files
+
+
+def _remove_leftovers(folder: Path) -> None:
+    """Remove the temporary files of an interrupted update."""
+    if not folder.is_dir():
+        return
+    for entry in folder.iterdir():
+        if _LEFTOVER_NAME.match(entry.name) and not entry.is_dir():
+            entry.unlink(missing_ok=True)
 
 
 def _episode_files_or_empty(folder: Path) -> list[Path]:

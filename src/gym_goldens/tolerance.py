@@ -9,7 +9,8 @@ A *field pattern* names a part of a record: ``"obs"``, ``"reward"``,
 ``"info.x_velocity"``, ``"obs.image"``, ``"obs[2]"``; ``*`` stands for any one
 key or index (``"info.*.time"``). ``rtol`` and ``atol`` take a number for
 every field or a mapping from patterns to numbers; the most specific pattern
-wins. ``ignore`` lists patterns left out of the comparison.
+wins. ``ignore`` lists patterns left out of the comparison; ignoring a field
+also leaves out its numpy type (its entry in the record's ``dtypes``).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import dataclasses
 import math
 import re
 from collections.abc import Iterable, Mapping
-from typing import Final, Union
+from typing import Final
 
 __all__ = [
     "DEFAULT_ATOL",
@@ -31,10 +32,10 @@ __all__ = [
 DEFAULT_RTOL: Final = 1e-6
 DEFAULT_ATOL: Final = 1e-12
 RECORD_FIELDS: Final = frozenset(
-    {"obs", "action", "reward", "terminated", "truncated", "info", "t", "episode"}
+    {"obs", "action", "reward", "terminated", "truncated", "info", "t", "episode", "dtypes"}
 )
 
-ToleranceSpec = Union[float, Mapping[str, float]]
+ToleranceSpec = float | Mapping[str, float]
 """A number for every field, or a mapping from field patterns to numbers."""
 
 _SEGMENT: Final = re.compile(r"\[(\d+|\*)\]|\.?([^.\[\]]+)")
@@ -62,7 +63,12 @@ def parse_pattern(pattern: str) -> tuple[str | int, ...]:
         else:
             segments.append(key)
         position = match.end()
-    if position != len(pattern) or not segments or not isinstance(segments[0], str):
+    if (
+        position != len(pattern)
+        or not segments
+        or not isinstance(segments[0], str)
+        or pattern.startswith(".")
+    ):
         raise ValueError(
             f"malformed field pattern {pattern!r}; expected something like "
             '"obs", "info.x_velocity", "obs[2]" or "info.*.time"'
@@ -104,15 +110,26 @@ class _Node:
     def _inherited(self) -> _Node:
         return _Node(self.rtol, self.atol, self.ignored)
 
-    def _descend(self, segment: str | int) -> _Node:
+    def _copy(self) -> _Node:
+        node = _Node(self.rtol, self.atol, self.ignored)
+        node.leaf = self.leaf
+        node.children = {key: child._copy() for key, child in self.children.items()}
+        node.any_child = self.any_child._copy() if self.any_child is not None else None
+        return node
+
+    def _descend(self, segment: str | int) -> list[_Node]:
+        """The nodes a pattern segment reaches below this one, made if missing."""
         self.leaf = False
         if segment == _ANY:
             if self.any_child is None:
                 self.any_child = self._inherited()
-            return self.any_child
+            # A wildcard also reaches the keys that other patterns named.
+            return [self.any_child, *self.children.values()]
         if segment not in self.children:
-            self.children[segment] = (self.any_child or self)._inherited()
-        return self.children[segment]
+            # A named key starts as what the wildcard says of it, subtree included.
+            source = self.any_child
+            self.children[segment] = source._copy() if source is not None else self._inherited()
+        return [self.children[segment]]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -204,19 +221,31 @@ class Tolerance:
 
     def _build_tree(self) -> _Node:
         root = _Node(self.rtol, self.atol, False)
-        patterns = {*self.field_rtol, *self.field_atol, *self.ignore}
-        # Shorter patterns first, so that deeper ones inherit what they refine.
-        for pattern in sorted(patterns, key=lambda p: (len(parse_pattern(p)), p)):
-            node = root
+        # An ignored field's numpy type is ignored too ("info.time" -> "dtypes.info.time").
+        ignored = {
+            *self.ignore,
+            *(f"dtypes.{p}" for p in self.ignore if p.split(".")[0] not in ("dtypes", "*")),
+        }
+        patterns = {*self.field_rtol, *self.field_atol, *ignored}
+        # Less specific patterns first (shorter, then wildcards before names),
+        # so that more specific ones refine what they inherit.
+        for pattern in sorted(patterns, key=_specificity):
+            nodes = [root]
             for segment in parse_pattern(pattern):
-                node = node._descend(segment)
-            if pattern in self.field_rtol:
-                _set_below(node, "rtol", self.field_rtol[pattern])
-            if pattern in self.field_atol:
-                _set_below(node, "atol", self.field_atol[pattern])
-            if pattern in self.ignore:
-                _set_below(node, "ignored", True)
+                nodes = [found for node in nodes for found in node._descend(segment)]
+            for node in nodes:
+                if pattern in self.field_rtol:
+                    _set_below(node, "rtol", self.field_rtol[pattern])
+                if pattern in self.field_atol:
+                    _set_below(node, "atol", self.field_atol[pattern])
+                if pattern in ignored:
+                    _set_below(node, "ignored", True)
         return root
+
+
+def _specificity(pattern: str) -> tuple[int, int, str]:
+    segments = parse_pattern(pattern)
+    return len(segments), -segments.count(_ANY), pattern
 
 
 def _set_below(node: _Node, attribute: str, value: float | bool) -> None:

@@ -1,0 +1,64 @@
+"""Artifacts for CI: the actual recordings of failing goldens, in one folder.
+
+With ``--goldens-artifacts=DIR``, the recording of every golden that
+mismatched, was missing or was nondeterministic is copied into DIR at the
+golden's own place (:func:`gym_goldens.store.golden_dir_for` with DIR as the
+root), with every file of the recording folder (plots included, where made)
+and a ``report.txt`` holding the failure text. A CI job uploads DIR, and a
+reviewer copies an episode file over its golden to accept it. For a
+nondeterministic recording, the other runs that differ are kept beside it in
+``run-<n>/`` folders.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Final
+
+from gym_goldens.store import golden_dir_for
+
+if TYPE_CHECKING:
+    from gym_goldens.check import CheckResult
+    from gym_goldens.settings import GoldensSettings
+
+__all__ = ["REPORT_NAME", "save_artifacts"]
+
+REPORT_NAME: Final = "report.txt"
+_KEPT: Final = frozenset({"failed", "missing", "nondeterministic"})
+
+
+def save_artifacts(
+    results: Iterable[CheckResult], settings: GoldensSettings, nodeid: str
+) -> list[Path]:
+    """Copy the recordings of the failing results; return the folders written."""
+    root = settings.artifacts_dir
+    if root is None:
+        return []
+    written: list[Path] = []
+    for result in results:
+        if result.status not in _KEPT or result.actual_dir is None:
+            continue
+        target = artifact_dir(root, settings.goldens_dir, result.golden_dir, nodeid, result.name)
+        if target.exists():
+            shutil.rmtree(target)  # a stale copy from an earlier session
+        shutil.copytree(result.actual_dir, target)
+        for folder, path in result.other_runs:
+            if path != result.actual_dir:
+                shutil.copytree(path, target / folder, dirs_exist_ok=True)
+        report = f"{nodeid}\n\n{result.message or result.status}\n"
+        (target / REPORT_NAME).write_text(report, encoding="utf-8")
+        written.append(target)
+    return written
+
+
+def artifact_dir(root: Path, goldens_dir: Path, golden_dir: Path, nodeid: str, name: str) -> Path:
+    """Where the recording of ``golden_dir`` goes under ``root``: the same place.
+
+    A golden variant keeps its variant folder.
+    """
+    try:
+        return root / golden_dir.relative_to(goldens_dir)
+    except ValueError:
+        return golden_dir_for(root, nodeid, name)

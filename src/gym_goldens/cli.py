@@ -1,0 +1,524 @@
+"""The ``gym-goldens`` command: inspect, diff, plot and record trajectories.
+
+A thin argparse layer over the library: ``show`` (:mod:`gym_goldens.summary`),
+``diff`` (:func:`gym_goldens.compare` and the report the pytest plugin
+prints), ``plot`` (:mod:`gym_goldens.viz`) and ``record``
+(:mod:`gym_goldens.rollouts`).
+
+Exit codes: 0 success (``diff``: equal within tolerance), 1 ``diff`` found a
+difference, 2 unusable input (unreadable file, bad argument, missing
+dependency), with a one-line message on stderr and no traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, Final
+
+from gym_goldens.errors import GoldensError
+
+__all__ = ["main"]
+
+_PROG: Final = "gym-goldens"
+_MAX_HTML_EPISODES: Final = 5
+_EXIT_OK: Final = 0
+_EXIT_DIFFERENT: Final = 1
+_EXIT_ERROR: Final = 2
+_FIX: Final = "pytest --update-goldens, in the project the golden belongs to"
+
+
+class _UsageError(GoldensError, ValueError):
+    """An argument that cannot be used, with the reason."""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; return the exit code.
+
+    Example:
+        >>> main(["diff", "no/such/golden", "no/such/actual"])
+        2
+    """
+    parser = _parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit_:  # argparse has printed the usage and the problem
+        return exit_.code if isinstance(exit_.code, int) else _EXIT_ERROR
+    command: Callable[[argparse.Namespace], int] = args.run
+    try:
+        return command(args)
+    except GoldensError as error:
+        print(f"{_PROG}: error: {error}", file=sys.stderr)
+        return _EXIT_ERROR
+    except OSError as error:
+        where = f"{error.filename}: " if error.filename else ""
+        print(f"{_PROG}: error: {where}{error.strerror or error}", file=sys.stderr)
+        return _EXIT_ERROR
+    except KeyboardInterrupt:
+        print(f"{_PROG}: interrupted", file=sys.stderr)
+        return 130
+
+
+def _parser() -> argparse.ArgumentParser:
+    from gym_goldens import __version__
+
+    parser = argparse.ArgumentParser(
+        prog=_PROG,
+        description="Inspect, diff, plot and record Gymnasium trajectories and goldens.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    commands = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
+
+    show = commands.add_parser(
+        "show",
+        help="summarise a recording, an episode file or a goldens folder",
+        description="Summarise a recording, an episode file or a folder of recordings: episodes, "
+        "steps and return per episode, spaces and fields.",
+    )
+    show.add_argument(
+        "path",
+        type=Path,
+        metavar="PATH",
+        help="a recording folder, an episode file or a goldens folder",
+    )
+    show.add_argument(
+        "--steps",
+        metavar="A:B",
+        help="print the records with A <= t < B as a table (the reset is t=0)",
+    )
+    show.add_argument(
+        "--episode", type=int, default=0, metavar="N", help="the episode for --steps (default 0)"
+    )
+    show.add_argument("--all", action="store_true", help="list every episode, however many")
+    show.set_defaults(run=_show)
+
+    diff = commands.add_parser(
+        "diff",
+        help="compare a recording with its golden",
+        description="Compare ACTUAL with GOLDEN (recording folders or episode files) and print the "
+        "report the pytest plugin prints. Exit 0 when equal within tolerance, 1 when different, "
+        "2 when an input cannot be read.",
+    )
+    diff.add_argument(
+        "golden", type=Path, metavar="GOLDEN", help="the golden folder or episode file"
+    )
+    diff.add_argument(
+        "actual", type=Path, metavar="ACTUAL", help="the recording to check, of the same kind"
+    )
+    _add_tolerance_options(diff)
+    diff.set_defaults(run=_diff)
+
+    plot = commands.add_parser(
+        "plot",
+        help="plot the fields of a recording over time, or golden vs actual",
+        description="Plot each field of an episode over time. With --vs, overlay golden (PATH) and "
+        "actual (OTHER), mark each field's first divergence and plot their difference. Needs "
+        'matplotlib: pip install "pytest-gym-goldens[viz]".',
+    )
+    plot.add_argument("path", type=Path, metavar="PATH", help="a recording (the golden, with --vs)")
+    plot.add_argument(
+        "--vs", type=Path, metavar="OTHER", help="the actual recording to compare with PATH"
+    )
+    plot.add_argument(
+        "-o",
+        "--output",
+        type=Path,
+        metavar="FILE",
+        help="out.png (or .svg, .pdf) for the figure; out.html for a page with the report and "
+        "figures (default: <recording name>.png)",
+    )
+    plot.add_argument(
+        "--fields",
+        default="obs,action,reward",
+        metavar="LIST",
+        help="comma-separated field patterns (default obs,action,reward; e.g. obs[2],info.x)",
+    )
+    plot.add_argument(
+        "--episode",
+        type=int,
+        metavar="N",
+        help="the episode (default: the first that differs, else 0)",
+    )
+    _add_tolerance_options(plot)
+    plot.set_defaults(run=_plot)
+
+    record = commands.add_parser(
+        "record",
+        help="record a seeded random rollout of a registered env",
+        description="Record a seeded random rollout of any registered env (ids such as "
+        "CartPole-v1, or module:EnvId to import the module that registers it).",
+    )
+    record.add_argument("env_id", metavar="ENV_ID", help="a registered env id, such as CartPole-v1")
+    record.add_argument(
+        "--seed", type=int, required=True, metavar="S", help="seeds the reset and the actions"
+    )
+    record.add_argument(
+        "--steps", type=int, required=True, metavar="N", help="steps to record, over all episodes"
+    )
+    record.add_argument(
+        "-o", "--output", type=Path, required=True, metavar="DIR", help="the recording folder"
+    )
+    record.add_argument(
+        "--env-kwargs",
+        default="{}",
+        metavar="JSON",
+        help="keyword arguments of gym.make, e.g. '{\"is_slippery\": false}'",
+    )
+    record.set_defaults(run=_record)
+    return parser
+
+
+def _add_tolerance_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--rtol",
+        action="append",
+        default=[],
+        metavar="[FIELD=]X",
+        help="relative tolerance, for all fields or a field pattern (repeatable; default 1e-6)",
+    )
+    parser.add_argument(
+        "--atol",
+        action="append",
+        default=[],
+        metavar="[FIELD=]X",
+        help="absolute tolerance, for all fields or a field pattern (repeatable; default 1e-12)",
+    )
+    parser.add_argument(
+        "--ignore",
+        action="append",
+        default=[],
+        metavar="FIELD",
+        help="leave a field pattern out (repeatable)",
+    )
+
+
+# Commands
+
+
+def _show(args: argparse.Namespace) -> int:
+    from gym_goldens.reader import episode_files
+    from gym_goldens.summary import (
+        find_recordings,
+        format_folder,
+        format_recording,
+        format_steps,
+        recording_files,
+        summarize,
+    )
+
+    path: Path = args.path
+    if path.is_dir() and not episode_files(path):
+        if args.steps is not None:
+            raise _UsageError(
+                f"{path} is a folder of recordings; give --steps one recording or episode file"
+            )
+        recordings = find_recordings(path)
+        if not recordings:
+            raise _UsageError(
+                f"{path}: no recordings (episode_00000.jsonl, ...) in this folder or below"
+            )
+        files = [file for folder in recordings for file in episode_files(folder)]
+        with _progress(files, "reading") as bar:
+            summaries = [summarize(folder, advance=bar.advance) for folder in recordings]
+        _print_lines(format_folder(path, summaries, display=_display))
+        return _EXIT_OK
+    if args.steps is not None:
+        start, stop = _step_range(args.steps)
+        files = recording_files(path)
+        if not 0 <= args.episode < len(files):
+            raise _UsageError(
+                f"{path}: there is no episode {args.episode}; it has episodes 0 to {len(files) - 1}"
+            )
+        _print_lines(format_steps(files[args.episode], start, stop))
+        return _EXIT_OK
+    with _progress(recording_files(path), "reading") as bar:
+        summary = summarize(path, advance=bar.advance)
+    _print_lines(format_recording(summary, display=_display, all_episodes=args.all))
+    return _EXIT_OK
+
+
+def _diff(args: argparse.Namespace) -> int:
+    from gym_goldens.report import format_comparison
+
+    tolerance = _tolerance(args)
+    comparison = _compare(args.golden, args.actual, tolerance)
+    if comparison.equal:
+        count = len(comparison.episodes)
+        print(
+            f"equal: {_display(args.actual)} matches {_display(args.golden)} "
+            f"({count} episode{'s' if count != 1 else ''}; {tolerance.describe()})"
+        )
+        return _EXIT_OK
+    print(
+        format_comparison(
+            comparison,
+            display=_display,
+            fix=_FIX,
+        )
+    )
+    print(f"  plot it with: {_PROG} plot {_display(args.golden)} --vs {_display(args.actual)}")
+    return _EXIT_DIFFERENT
+
+
+def _plot(args: argparse.Namespace) -> int:
+    from gym_goldens import viz
+    from gym_goldens.summary import recording_files
+
+    viz.require_matplotlib()
+    fields = _fields(args.fields)
+    output: Path = args.output or Path(f"{_stem(args.path)}.png")
+    html = output.suffix.lower() in (".html", ".htm")
+    if args.vs is None:
+        if args.rtol or args.atol or args.ignore:
+            raise _UsageError("--rtol, --atol and --ignore apply to a comparison; add --vs OTHER")
+        episode = args.episode or 0
+        files = recording_files(args.path)[episode : episode + 1]
+        with _progress(files, "reading") as bar:
+            figure = viz.plot_recording(
+                args.path, episode=episode, fields=fields, advance=bar.advance
+            )
+        if html:
+            _write_html(
+                output,
+                f"{_display(args.path)}: episode {episode}",
+                [],
+                [(f"episode {episode}", "", figure)],
+            )
+        else:
+            viz.save_figure(figure, output)
+        print(f"wrote {_display(output)}")
+        return _EXIT_OK
+    tolerance = _tolerance(args)
+    comparison = _compare(args.path, args.vs, tolerance)
+    if args.episode is not None:
+        episodes = [args.episode]
+    elif comparison.differing:
+        episodes = [e.index for e in comparison.differing[: _MAX_HTML_EPISODES if html else 1]]
+    else:
+        episodes = [0]
+    golden_files, actual_files = recording_files(args.path), recording_files(args.vs)
+    files = [f[e] for e in episodes for f in (golden_files, actual_files) if 0 <= e < len(f)]
+    with _progress(files, "reading") as bar:
+        figures = [
+            viz.plot_comparison(
+                args.path,
+                args.vs,
+                episode=e,
+                fields=fields,
+                tolerance=tolerance,
+                comparison=comparison,
+                display=_display,
+                advance=bar.advance,
+            )
+            for e in episodes
+        ]
+    if html:
+        from gym_goldens.report import format_comparison
+
+        verdict = (
+            "equal within tolerance"
+            if comparison.equal
+            else f"{len(comparison.differing)} episodes differ"
+        )
+        text = (
+            format_comparison(comparison, display=_display, fix=_FIX)
+            if not comparison.equal
+            else f"equal: {_display(args.vs)} matches {_display(args.path)}"
+        )
+        intro = [
+            f"golden: {_display(args.path)}",
+            f"actual: {_display(args.vs)}",
+            f"{verdict}; {tolerance.describe()}",
+        ]
+        sections = [
+            (f"episode {e}", text if i == 0 else "", f)
+            for i, (e, f) in enumerate(zip(episodes, figures, strict=True))
+        ]
+        _write_html(output, "gym-goldens: golden vs actual", intro, sections)
+    else:
+        viz.save_figure(figures[0], output)
+    print(f"wrote {_display(output)}")
+    return _EXIT_OK
+
+
+def _record(args: argparse.Namespace) -> int:
+    from gym_goldens.progress import Progress
+    from gym_goldens.rollouts import record_rollout
+
+    kwargs = _env_kwargs(args.env_kwargs)
+    if args.steps < 0:
+        raise _UsageError(f"--steps must be 0 or more, got {args.steps}")
+    with Progress(args.steps, f"recording {args.env_id}") as bar:
+        rollout = record_rollout(
+            args.env_id,
+            args.output,
+            seed=args.seed,
+            steps=args.steps,
+            env_kwargs=kwargs,
+            advance=bar.advance,
+        )
+    episodes = f"{rollout.episodes} episode{'s' if rollout.episodes != 1 else ''}"
+    print(
+        f"recorded {rollout.steps:,} steps of {args.env_id} (seed {args.seed}) in {episodes}: "
+        f"{_display(rollout.output_dir)} ({rollout.status})"
+    )
+    return _EXIT_OK
+
+
+# Helpers
+
+
+def _compare(golden: Path, actual: Path, tolerance: Any) -> Any:
+    from gym_goldens.diff import compare
+    from gym_goldens.summary import recording_files
+
+    golden_files = recording_files(golden)
+    actual_files = recording_files(actual)
+    if not golden_files or not actual_files:
+        empty = golden if not golden_files else actual
+        raise _UsageError(f"{empty}: no episode files (episode_00000.jsonl, ...) in this folder")
+    pairs = [
+        [f for f in pair if f is not None]
+        for pair in itertools.zip_longest(golden_files, actual_files)
+    ]
+    with _FileProgress(pairs, "comparing") as bar:
+        return compare(
+            golden, actual, tolerance, progress=lambda episode: bar.advance_group(episode.index)
+        )
+
+
+class _FileProgress:
+    """A progress bar over the records of episode files, counted only on a terminal.
+
+    Args:
+        groups: The files of each unit of work (an episode, or a pair of them).
+        label: What is being done.
+    """
+
+    def __init__(self, groups: Sequence[Sequence[Path]], label: str) -> None:
+        from gym_goldens.progress import Progress, _is_terminal
+        from gym_goldens.summary import count_records
+
+        # Counting lines is fast next to parsing them, and skipped when no bar is drawn.
+        counting = _is_terminal(sys.stderr)
+        self.sizes = [count_records(group) if counting else 0 for group in groups]
+        self._bar = Progress(sum(self.sizes), label, unit="records")
+
+    def advance(self, count: int) -> None:
+        self._bar.advance(count)
+
+    def advance_group(self, index: int) -> None:
+        self._bar.advance(self.sizes[index] if index < len(self.sizes) else 0)
+
+    def __enter__(self) -> _FileProgress:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._bar.close()
+
+
+def _progress(files: Sequence[Path], label: str) -> _FileProgress:
+    return _FileProgress([[file] for file in files], label)
+
+
+def _tolerance(args: argparse.Namespace) -> Any:
+    from gym_goldens.tolerance import Tolerance
+
+    tolerance = Tolerance()
+    try:
+        for spec in args.rtol:
+            tolerance = tolerance.refine(rtol=_tolerance_spec("rtol", spec))
+        for spec in args.atol:
+            tolerance = tolerance.refine(atol=_tolerance_spec("atol", spec))
+        ignored = [p.strip() for item in args.ignore for p in item.split(",") if p.strip()]
+        return tolerance.refine(ignore=ignored)
+    except (TypeError, ValueError) as error:
+        raise _UsageError(str(error)) from None
+
+
+def _tolerance_spec(name: str, spec: str) -> float | dict[str, float]:
+    pattern, _, number = spec.rpartition("=")
+    try:
+        value = float(number)
+    except ValueError:
+        raise _UsageError(f"--{name} expects a number or FIELD=NUMBER, got {spec!r}") from None
+    return {pattern: value} if pattern else value
+
+
+def _fields(text: str) -> list[str]:
+    from gym_goldens.tolerance import parse_pattern
+
+    fields = [field.strip() for field in text.split(",") if field.strip()]
+    if not fields:
+        raise _UsageError("--fields needs at least one field, such as obs,reward")
+    for field in fields:
+        try:
+            parse_pattern(field)
+        except ValueError as error:
+            raise _UsageError(f"--fields: {error}") from None
+    return fields
+
+
+def _step_range(text: str) -> tuple[int, int | None]:
+    start_text, colon, stop_text = text.partition(":")
+    try:
+        start = int(start_text) if start_text.strip() else 0
+        if not colon:
+            return start, start + 1
+        stop = int(stop_text) if stop_text.strip() else None
+    except ValueError:
+        raise _UsageError(
+            f"--steps expects A:B (such as 10:20, :5 or 100:), got {text!r}"
+        ) from None
+    if start < 0 or (stop is not None and stop < start):
+        raise _UsageError(f"--steps expects 0 <= A <= B, got {text!r}")
+    return start, stop
+
+
+def _env_kwargs(text: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise _UsageError(f"--env-kwargs is not valid JSON ({error}): {text!r}") from None
+    if not isinstance(value, dict):
+        raise _UsageError(
+            f'--env-kwargs expects a JSON object such as {{"is_slippery": false}}, got {text!r}'
+        )
+    return value
+
+
+def _write_html(
+    output: Path, title: str, intro: list[str], sections: list[tuple[str, str, Any]]
+) -> None:
+    from gym_goldens.htmlreport import Mismatch, render_page, write_page
+    from gym_goldens.viz import figure_png
+
+    entries = [
+        Mismatch(title=heading, status="", message=text, plot_png=figure_png(figure))
+        for heading, text, figure in sections
+    ]
+    page = render_page(title, intro, entries, empty="nothing to plot")
+    write_page(output.resolve(), page)
+
+
+def _stem(path: Path) -> str:
+    name = path.resolve().name
+    for suffix in (".gz", ".jsonl"):
+        name = name.removesuffix(suffix)
+    return name or "recording"
+
+
+def _display(path: Path | str) -> str:
+    target = Path(path)
+    try:
+        return str(target.resolve().relative_to(Path.cwd()))
+    except ValueError:
+        return str(target)
+
+
+def _print_lines(lines: Sequence[str]) -> None:
+    print("\n".join(lines))

@@ -1,0 +1,760 @@
+"""Plots of recordings: time series of each field, golden and actual overlaid.
+
+Every numeric leaf of a record (``obs[2]``, ``action``, ``reward``,
+``info.x_velocity``; the mean of an array stored as a summary) becomes a time
+series over the steps of an episode, with the reset record at ``t = 0``.
+:func:`plot_comparison` draws golden and actual on one axis per field and
+their difference on an axis of its own below it, and marks the first step
+where the field leaves its tolerance.
+
+matplotlib is an optional extra (``pip install "pytest-gym-goldens[viz]"``).
+It is imported on first use, and figures are drawn with the Agg backend
+through :class:`matplotlib.figure.Figure`, never through ``pyplot``: no
+window, no global figure state, safe in a test process.
+
+Example:
+    >>> import gymnasium as gym, tempfile
+    >>> from gym_goldens import RecordTrajectory
+    >>> out = tempfile.mkdtemp()
+    >>> env = RecordTrajectory(gym.make("CartPole-v1"), out)
+    >>> _ = env.reset(seed=0)
+    >>> for t in range(10):
+    ...     _ = env.step(t % 2)
+    >>> env.close()
+    >>> figure = plot_recording(out, fields=["obs[0]", "reward"])
+    >>> [axes.get_title(loc="left") for axes in figure.axes]
+    ['obs[0]', 'reward']
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+import numpy as np
+
+from gym_goldens.codec import ArraySummary
+from gym_goldens.diff import Comparison, compare, format_path
+from gym_goldens.errors import GoldenFormatError, GoldensError
+from gym_goldens.summary import iter_records, recording_files
+from gym_goldens.tolerance import Tolerance, parse_pattern
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+__all__ = [
+    "DEFAULT_FIELDS",
+    "FieldComparison",
+    "NothingToPlotError",
+    "Series",
+    "VizDependencyError",
+    "compare_series",
+    "episode_series",
+    "figure_png",
+    "plot_comparison",
+    "plot_divergence",
+    "plot_recording",
+    "require_matplotlib",
+    "save_figure",
+    "write_divergence_plot",
+]
+
+DEFAULT_FIELDS: Final = ("obs", "action", "reward")
+"""The fields plotted when none are chosen."""
+
+INSTALL_HINT: Final = 'pip install "pytest-gym-goldens[viz]"'
+
+MARKER_ID: Final = "first-divergence"
+"""The ``gid`` of the lines that mark a field's first divergence."""
+
+_ALL_FIELDS: Final = ("obs", "action", "reward", "terminated", "truncated", "info")
+_MEAN: Final = "$mean"
+_GOLDEN_COLOR: Final = "#1f77b4"
+_ACTUAL_COLOR: Final = "#ff7f0e"
+_DIFF_COLOR: Final = "#6a3d9a"
+_MARKER_COLOR: Final = "#d62728"
+_ONE_SIDED_COLOR: Final = "#d62728"
+_DIFFERENCE: Final = "actual \N{MINUS SIGN} golden"
+_MAX_TITLE_PATH: Final = 90
+_DPI: Final = 100
+_ADVANCE_EVERY: Final = 1000
+
+FieldPath = tuple[str | int, ...]
+
+
+class VizDependencyError(GoldensError, ImportError):
+    """matplotlib, needed for plots, is not installed."""
+
+
+class NothingToPlotError(GoldensError, ValueError):
+    """The chosen fields hold no numbers to plot."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Series:
+    """One numeric leaf of the records of an episode, over time.
+
+    Attributes:
+        path: The leaf, such as ``("obs", 2)``; an array stored as a summary
+            gives ``(..., "$mean")``, the mean of its elements.
+        t: The steps that hold the leaf (the reset record is ``t = 0``).
+        values: Its values there, as floats.
+        discrete: Whether every value was an int or a bool.
+    """
+
+    path: FieldPath
+    t: np.ndarray[Any, np.dtype[np.int64]]
+    values: np.ndarray[Any, np.dtype[np.float64]]
+    discrete: bool
+
+    @property
+    def label(self) -> str:
+        """The leaf as text: ``obs[2]``, ``info.x``, ``mean(obs.image)``."""
+        return _label(self.path)
+
+
+@dataclasses.dataclass(frozen=True)
+class FieldComparison:
+    """Golden and actual values of one leaf, on the steps of either.
+
+    Attributes:
+        path: The leaf.
+        t: Every step that holds the leaf on either side.
+        golden: Golden values (NaN where the golden lacks the step).
+        actual: Actual values (NaN where the actual recording lacks it).
+        in_golden: Where the golden holds the step.
+        in_actual: Where the actual recording holds the step.
+        allowed: The largest difference the tolerance allows, per step.
+        first: The first step out of tolerance (or held by one side only),
+            None when the leaf matches throughout.
+        discrete: Whether the values are ints or bools on both sides.
+    """
+
+    path: FieldPath
+    t: np.ndarray[Any, np.dtype[np.int64]]
+    golden: np.ndarray[Any, np.dtype[np.float64]]
+    actual: np.ndarray[Any, np.dtype[np.float64]]
+    in_golden: np.ndarray[Any, np.dtype[np.bool_]]
+    in_actual: np.ndarray[Any, np.dtype[np.bool_]]
+    allowed: np.ndarray[Any, np.dtype[np.float64]]
+    first: int | None
+    discrete: bool
+
+    @property
+    def label(self) -> str:
+        """The leaf as text."""
+        return _label(self.path)
+
+    @property
+    def diverges(self) -> bool:
+        """Whether the leaf leaves its tolerance somewhere."""
+        return self.first is not None
+
+
+def require_matplotlib() -> None:
+    """Import matplotlib, or say how to install it.
+
+    Raises:
+        VizDependencyError: matplotlib is not installed.
+    """
+    try:
+        import matplotlib
+    except ImportError:
+        raise VizDependencyError(
+            f"plots need matplotlib, which is not installed; install it with: {INSTALL_HINT}"
+        ) from None
+    del matplotlib
+
+
+def episode_series(
+    path: str | Path,
+    fields: Sequence[str] | None = DEFAULT_FIELDS,
+    *,
+    advance: Callable[[int], None] | None = None,
+) -> list[Series]:
+    """The numeric leaves of the chosen fields of one episode file, over time.
+
+    Args:
+        path: An episode file.
+        fields: Field patterns (``"obs"``, ``"obs[2]"``, ``"info.*"``); None
+            for every field.
+        advance: Called with the number of records read, now and then (for
+            a progress bar).
+
+    Raises:
+        GoldenFormatError: The file cannot be read.
+        ValueError: A field pattern is malformed.
+    """
+    selectors = [parse_pattern(field) for field in (fields or _ALL_FIELDS)]
+    tops = [key for key in _ALL_FIELDS if any(s[0] in (key, "*") for s in selectors)]
+    columns: dict[FieldPath, tuple[list[int], list[float], list[bool]]] = {}
+    file_path = Path(path)
+    for number, record in iter_records(file_path):
+        if advance is not None and number % _ADVANCE_EVERY == 0:
+            advance(_ADVANCE_EVERY)
+        event = record["event"]
+        if event == "header":
+            continue
+        t = 0 if event == "reset" else int(record["t"])
+        leaves: list[tuple[FieldPath, float, bool]] = []
+        for key in tops:
+            if key in record:
+                _leaves(record[key], (key,), leaves)
+        for leaf, value, discrete in leaves:
+            column = columns.get(leaf)
+            if column is None:
+                if not any(_selects(s, leaf) for s in selectors):
+                    continue
+                column = columns[leaf] = ([], [], [])
+            column[0].append(t)
+            column[1].append(value)
+            column[2].append(discrete)
+    return [
+        Series(
+            leaf,
+            np.asarray(ts, dtype=np.int64),
+            np.asarray(values, dtype=np.float64),
+            all(flags),
+        )
+        for leaf, (ts, values, flags) in _ordered(columns, selectors)
+    ]
+
+
+def compare_series(
+    golden: Sequence[Series], actual: Sequence[Series], tolerance: Tolerance | None = None
+) -> list[FieldComparison]:
+    """Line up golden and actual series leaf by leaf and find where they part.
+
+    A step matches as in :func:`gym_goldens.compare`: within
+    ``atol + rtol * |golden|``, NaN matching NaN; ints and bools exactly;
+    ignored fields are left out. A step held by one side only diverges.
+    """
+    tolerance = tolerance or Tolerance()
+    golden_by_path = {series.path: series for series in golden}
+    actual_by_path = {series.path: series for series in actual}
+    found = []
+    for path in dict.fromkeys([*golden_by_path, *actual_by_path]):
+        rtol, atol, ignored = _tolerance_at(tolerance, path)
+        if not ignored:
+            golden_series, actual_series = golden_by_path.get(path), actual_by_path.get(path)
+            found.append(_compare_one(path, golden_series, actual_series, rtol, atol))
+    return found
+
+
+def plot_recording(
+    path: str | Path,
+    *,
+    episode: int = 0,
+    fields: Sequence[str] | None = DEFAULT_FIELDS,
+    max_fields: int = 12,
+    advance: Callable[[int], None] | None = None,
+) -> Figure:
+    """Plot the chosen fields of one episode of a recording, one axis per leaf.
+
+    Args:
+        path: A recording folder or an episode file.
+        episode: Which episode of the folder.
+        fields: Field patterns; None for every field.
+        max_fields: Plot at most this many leaves (the first ones).
+        advance: Called with the number of records read, now and then.
+
+    Raises:
+        VizDependencyError: matplotlib is not installed.
+        NothingToPlotError: The fields hold no numbers.
+        GoldenFormatError: The recording cannot be read or lacks the episode.
+    """
+    require_matplotlib()
+    file_path = _episode_file(path, episode)
+    series = episode_series(file_path, fields, advance=advance)
+    if not series:
+        raise NothingToPlotError(_nothing_message(file_path, fields))
+    shown = series[:max_fields]
+    layout = _Layout(head=0.75, right=0.3)
+    axes_list = [layout.add(1.3, gap=0.32) for _ in shown]
+    figure = layout.figure()
+    for axes, item in zip(axes_list, shown, strict=True):
+        _draw_series(axes, item.t, item.values, discrete=item.discrete, color=_GOLDEN_COLOR)
+        axes.set_title(item.label, loc="left", fontsize=10, fontweight="bold")
+        axes.grid(alpha=0.3)
+        _integer_steps(axes)
+    for axes in axes_list[:-1]:
+        axes.tick_params(labelbottom=False)
+    axes_list[-1].set_xlabel("t (step; reset at 0)")
+    title = f"{_name(file_path, path)}: episode {episode}"
+    if len(shown) < len(series):
+        title += f" (first {len(shown)} of {len(series)} fields; choose with --fields)"
+    layout.title(f"{title}\n{_short(file_path)}")
+    return figure
+
+
+def plot_comparison(
+    golden: str | Path,
+    actual: str | Path,
+    *,
+    episode: int | None = None,
+    fields: Sequence[str] | None = DEFAULT_FIELDS,
+    tolerance: Tolerance | None = None,
+    only_divergent: bool = False,
+    max_fields: int = 8,
+    comparison: Comparison | None = None,
+    display: Callable[[Path], str] = str,
+    advance: Callable[[int], None] | None = None,
+) -> Figure:
+    """Plot golden and actual for one episode, with their difference.
+
+    For each leaf: golden (solid) and actual (dashed) on one axis, actual
+    minus golden on the axis below with the tolerance band, and a red line at
+    the first step out of tolerance. Diverging leaves come first, earliest
+    divergence first.
+
+    Args:
+        golden: The golden recording (folder or episode file).
+        actual: The actual recording, of the same kind.
+        episode: Which episode; by default the first that differs.
+        fields: Field patterns; None for every field.
+        tolerance: The tolerance that decides what diverges.
+        only_divergent: Plot only the leaves that diverge.
+        max_fields: Plot at most this many leaves.
+        comparison: The result of ``compare(golden, actual, tolerance)`` if
+            it is at hand (it picks the episode).
+        display: Turns a path into the text shown in the title.
+        advance: Called with the number of records read, now and then.
+
+    Raises:
+        VizDependencyError: matplotlib is not installed.
+        NothingToPlotError: Nothing to plot in the chosen fields.
+        GoldenFormatError: A recording cannot be read.
+    """
+    require_matplotlib()
+    tolerance = tolerance or (comparison.tolerance if comparison is not None else Tolerance())
+    if episode is None:
+        comparison = comparison or compare(golden, actual, tolerance)
+        episode = comparison.differing[0].index if comparison.differing else 0
+    golden_file = _episode_file(golden, episode, missing_ok=True)
+    actual_file = _episode_file(actual, episode, missing_ok=True)
+    if golden_file is None and actual_file is None:
+        raise GoldenFormatError(golden, f"neither recording has an episode {episode}")
+    golden_series = episode_series(golden_file, fields, advance=advance) if golden_file else []
+    actual_series = episode_series(actual_file, fields, advance=advance) if actual_file else []
+    fields_compared = compare_series(golden_series, actual_series, tolerance)
+    diverging = sorted(
+        (f for f in fields_compared if f.diverges),
+        key=lambda f: f.first if f.first is not None else 0,
+    )
+    rest = [f for f in fields_compared if not f.diverges]
+    chosen = diverging if only_divergent else diverging + rest
+    if not chosen:
+        what = "diverging numeric fields" if only_divergent else "numeric fields"
+        raise NothingToPlotError(f"no {what} to plot in episode {episode}")
+    shown = chosen[:max_fields]
+    # Per field: its values, then their difference just below, then room for
+    # the tick labels and the next field's title.
+    layout = _Layout(head=0.95, right=2.0)
+    pairs = [(layout.add(1.35, gap=0.6), layout.add(0.6, gap=0.2)) for _ in shown]
+    figure = layout.figure()
+    for (top, bottom), item in zip(pairs, shown, strict=True):
+        top.tick_params(labelbottom=False)
+        _draw_field(top, bottom, item)
+    pairs[-1][1].set_xlabel("t (step; reset at 0)", fontsize=8)
+    layout.title(
+        _comparison_title(
+            golden, golden_file, actual_file, episode, (diverging, shown, chosen), display=display
+        )
+    )
+    return figure
+
+
+def plot_divergence(
+    comparison: Comparison, *, max_fields: int = 6, display: Callable[[Path], str] = str
+) -> Figure | None:
+    """Plot the diverging fields of the first differing episode of a comparison.
+
+    Returns:
+        The figure, or None when the comparison is equal or no numeric
+        field diverges (a change of a string, say).
+
+    Raises:
+        VizDependencyError: matplotlib is not installed.
+    """
+    if comparison.equal:
+        return None
+    try:
+        return plot_comparison(
+            comparison.golden,
+            comparison.actual,
+            fields=None,
+            only_divergent=True,
+            max_fields=max_fields,
+            comparison=comparison,
+            display=display,
+        )
+    except NothingToPlotError:
+        return None
+
+
+def write_divergence_plot(
+    comparison: Comparison, path: str | Path, *, display: Callable[[Path], str] = str
+) -> Path | None:
+    """Write :func:`plot_divergence` as PNG to ``path``, if there is anything to plot.
+
+    Returns:
+        ``path``, or None when no numeric field diverges.
+
+    Raises:
+        VizDependencyError: matplotlib is not installed.
+    """
+    figure = plot_divergence(comparison, display=display)
+    return None if figure is None else save_figure(figure, path)
+
+
+def save_figure(figure: Figure, path: str | Path) -> Path:
+    """Write a figure as PNG (or any format matplotlib knows by suffix)."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(target, dpi=_DPI)
+    return target
+
+
+def figure_png(figure: Figure) -> bytes:
+    """A figure as PNG bytes."""
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=_DPI)
+    return buffer.getvalue()
+
+
+class _Layout:
+    """A column of axes placed in inches, top to bottom, sharing one x axis.
+
+    Placing axes by hand costs nothing at draw time, where a layout engine
+    would spend as long as the drawing itself on a figure of a dozen axes.
+
+    Args:
+        head: Room above the first axes, for the title.
+        right: Room right of the axes, for legends.
+    """
+
+    _WIDTH: Final = 10.0
+    _LEFT: Final = 1.0
+    _FOOT: Final = 0.55
+
+    def __init__(self, head: float, right: float) -> None:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+
+        self._figure = Figure(figsize=(self._WIDTH, 1.0))
+        FigureCanvasAgg(self._figure)
+        self._head = head
+        self._right = right
+        self._rows: list[tuple[Axes, float, float]] = []
+        self._used = head
+
+    def add(self, height: float, *, gap: float) -> Axes:
+        """Add axes ``height`` inches tall, ``gap`` inches below the previous ones."""
+        self._used += gap if self._rows else 0.0
+        axes = self._figure.add_axes((0.0, 0.0, 1.0, 1.0))
+        if self._rows:
+            axes.sharex(self._rows[0][0])
+        self._rows.append((axes, self._used, height))
+        self._used += height
+        return axes
+
+    def figure(self) -> Figure:
+        """Size the figure to its axes and place them."""
+        total = self._used + self._FOOT
+        self._figure.set_size_inches(self._WIDTH, total)
+        width = (self._WIDTH - self._LEFT - self._right) / self._WIDTH
+        for axes, top, height in self._rows:
+            bottom = total - top - height
+            axes.set_position((self._LEFT / self._WIDTH, bottom / total, width, height / total))
+        return self._figure
+
+    def title(self, text: str) -> None:
+        """The title, centred over the axes, in the room left at the top."""
+        height = self._figure.get_size_inches()[1]
+        left, width = (
+            self._LEFT / self._WIDTH,
+            (self._WIDTH - self._LEFT - self._right) / self._WIDTH,
+        )
+        self._figure.suptitle(text, x=left + width / 2, y=1 - 0.1 / height, va="top", fontsize=11)
+
+
+def _draw_field(top: Axes, bottom: Axes, item: FieldComparison) -> None:
+    golden_t, golden_values = item.t[item.in_golden], item.golden[item.in_golden]
+    actual_t, actual_values = item.t[item.in_actual], item.actual[item.in_actual]
+    _draw_series(
+        top, golden_t, golden_values, discrete=item.discrete, color=_GOLDEN_COLOR, label="golden"
+    )
+    _draw_series(
+        top,
+        actual_t,
+        actual_values,
+        discrete=item.discrete,
+        color=_ACTUAL_COLOR,
+        style="--",
+        label="actual",
+    )
+    top.set_title(item.label, loc="left", fontsize=10, fontweight="bold")
+    difference = item.actual - item.golden
+    both = item.in_golden & item.in_actual
+    bottom.fill_between(
+        item.t,
+        -item.allowed,
+        item.allowed,
+        where=both,
+        color="0.6",
+        alpha=0.35,
+        linewidth=0,
+        label="tolerance",
+    )
+    bottom.axhline(0.0, color="0.5", linewidth=0.6)
+    difference = np.where(both, difference, np.nan)
+    _draw_series(
+        bottom, item.t, difference, discrete=item.discrete, color=_DIFF_COLOR, label=_DIFFERENCE
+    )
+    flat = not np.any(np.nan_to_num(np.where(both, difference, 0.0))) and not np.any(
+        item.allowed[both]
+    )
+    if flat:
+        # Nothing to scale to: keep matplotlib from zooming in on rounding noise.
+        bottom.set_ylim(-1.0, 1.0)
+    bottom.set_ylabel(_DIFFERENCE.replace(" ", "\n", 1), fontsize=8)
+    for axes in (top, bottom):
+        axes.grid(alpha=0.3)
+        axes.tick_params(labelsize=8)
+        _integer_steps(axes)
+        _shade_one_sided(axes, item)
+    if item.first is not None:
+        label = f"first divergence, t={item.first}"
+        for axes in (top, bottom):
+            axes.axvline(
+                item.first,
+                color=_MARKER_COLOR,
+                linestyle=(0, (4, 2)),
+                linewidth=1.4,
+                gid=MARKER_ID,
+                label=label,
+            )
+        top.annotate(
+            f"t={item.first}",
+            xy=(item.first, 1.0),
+            xycoords=("data", "axes fraction"),
+            xytext=(3, -3),
+            textcoords="offset points",
+            va="top",
+            color=_MARKER_COLOR,
+            fontsize=8,
+        )
+        top.set_title(
+            f"out of tolerance from t={item.first}", loc="right", fontsize=8, color=_MARKER_COLOR
+        )
+    top.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8, frameon=False)
+    bottom.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8, frameon=False)
+
+
+def _integer_steps(axes: Axes) -> None:
+    from matplotlib.ticker import MaxNLocator
+
+    axes.xaxis.set_major_locator(MaxNLocator(integer=True))
+
+
+def _draw_series(
+    axes: Axes,
+    t: np.ndarray[Any, Any],
+    values: np.ndarray[Any, Any],
+    *,
+    discrete: bool,
+    color: str,
+    style: str = "-",
+    label: str | None = None,
+) -> None:
+    axes.plot(
+        t,
+        values,
+        color=color,
+        linestyle=style,
+        linewidth=1.5,
+        drawstyle="steps-post" if discrete else "default",
+        label=label,
+        marker="." if len(t) <= 1 else None,
+    )
+
+
+def _shade_one_sided(axes: Axes, item: FieldComparison) -> None:
+    one_sided = item.in_golden ^ item.in_actual
+    if not one_sided.any():
+        return
+    start = int(item.t[one_sided].min())
+    end = int(item.t[one_sided].max())
+    side = "golden" if item.in_golden[one_sided].all() else "actual"
+    axes.axvspan(
+        start - 0.5,
+        end + 0.5,
+        color=_ONE_SIDED_COLOR,
+        alpha=0.08,
+        linewidth=0,
+        label=f"only in {side}",
+    )
+
+
+def _comparison_title(
+    golden: str | Path,
+    golden_file: Path | None,
+    actual_file: Path | None,
+    episode: int,
+    fields: tuple[Sequence[FieldComparison], Sequence[FieldComparison], Sequence[FieldComparison]],
+    *,
+    display: Callable[[Path], str],
+) -> str:
+    """The figure title; ``fields`` are the diverging, shown and chosen ones."""
+    diverging, shown, chosen = fields
+    name = _name(golden_file or actual_file or Path(golden), golden)
+    if diverging:
+        head = diverging[0]
+        verdict = (
+            f"first divergence at t={head.first} ({head.label}); {len(diverging)} fields diverge"
+        )
+    else:
+        verdict = "no divergence within tolerance"
+    lines = [f"{name}, episode {episode}: golden vs actual: {verdict}"]
+    if len(shown) < len(chosen):
+        lines[0] += f" (first {len(shown)} of {len(chosen)} fields shown)"
+    for side, path in [("golden", golden_file), ("actual", actual_file)]:
+        lines.append(f"{side}: {_short(display(path)) if path else '(no such episode)'}")
+    return "\n".join(lines)
+
+
+def _compare_one(
+    path: FieldPath, golden: Series | None, actual: Series | None, rtol: float, atol: float
+) -> FieldComparison:
+    golden_t = golden.t if golden is not None else np.empty(0, dtype=np.int64)
+    actual_t = actual.t if actual is not None else np.empty(0, dtype=np.int64)
+    grid = np.union1d(golden_t, actual_t)
+    golden_values = np.full(grid.shape, np.nan)
+    actual_values = np.full(grid.shape, np.nan)
+    in_golden = np.zeros(grid.shape, dtype=bool)
+    in_actual = np.zeros(grid.shape, dtype=bool)
+    if golden is not None:
+        index = np.searchsorted(grid, golden.t)
+        golden_values[index] = golden.values
+        in_golden[index] = True
+    if actual is not None:
+        index = np.searchsorted(grid, actual.t)
+        actual_values[index] = actual.values
+        in_actual[index] = True
+    discrete = (golden is None or golden.discrete) and (actual is None or actual.discrete)
+    if discrete:
+        allowed = np.zeros(grid.shape)
+    else:
+        allowed = atol + rtol * np.abs(
+            np.nan_to_num(golden_values, nan=0.0, posinf=0.0, neginf=0.0)
+        )
+    with np.errstate(invalid="ignore"):
+        close = (golden_values == actual_values) | (
+            np.abs(actual_values - golden_values) <= allowed
+        )
+    both_nan = np.isnan(golden_values) & np.isnan(actual_values)
+    matches = in_golden & in_actual & (close | both_nan)
+    misses = np.flatnonzero(~matches)
+    first = int(grid[misses[0]]) if misses.size else None
+    return FieldComparison(
+        path, grid, golden_values, actual_values, in_golden, in_actual, allowed, first, discrete
+    )
+
+
+def _tolerance_at(tolerance: Tolerance, path: FieldPath) -> tuple[float, float, bool]:
+    node = tolerance.tree()
+    for segment in path:
+        if segment == _MEAN:
+            break
+        node = node.child(segment)
+        if node.ignored:
+            return node.rtol, node.atol, True
+    return node.rtol, node.atol, node.ignored
+
+
+def _leaves(value: Any, path: FieldPath, out: list[tuple[FieldPath, float, bool]]) -> None:
+    kind = type(value)
+    if kind is float:
+        out.append((path, value, False))
+    elif kind is int or kind is bool:
+        try:
+            out.append((path, float(value), True))
+        except OverflowError:  # an int beyond float range has no place on an axis
+            return
+    elif kind is list:
+        for index, item in enumerate(value):
+            _leaves(item, (*path, index), out)
+    elif kind is dict:
+        for key, item in value.items():
+            _leaves(item, (*path, key), out)
+    elif isinstance(value, ArraySummary) and value.mean is not None:
+        out.append(((*path, _MEAN), float(value.mean), False))
+
+
+def _selects(selector: tuple[str | int, ...], path: FieldPath) -> bool:
+    if len(selector) > len(path):
+        return False
+    return all(
+        wanted in ("*", got) for wanted, got in zip(selector, path[: len(selector)], strict=True)
+    )
+
+
+def _ordered(
+    columns: dict[FieldPath, tuple[list[int], list[float], list[bool]]],
+    selectors: Sequence[tuple[str | int, ...]],
+) -> Iterable[tuple[FieldPath, tuple[list[int], list[float], list[bool]]]]:
+    """Leaves in the order of the selectors that chose them, then as found."""
+
+    def rank(leaf: FieldPath) -> int:
+        return next(i for i, selector in enumerate(selectors) if _selects(selector, leaf))
+
+    return sorted(columns.items(), key=lambda item: rank(item[0]))
+
+
+def _label(path: FieldPath) -> str:
+    if path and path[-1] == _MEAN:
+        return f"mean({format_path(path[:-1])})"
+    return format_path(path)
+
+
+def _episode_file(path: str | Path, episode: int, *, missing_ok: bool = False) -> Any:
+    files = recording_files(path)
+    if 0 <= episode < len(files):
+        return files[episode]
+    if missing_ok and episode >= 0:
+        return None
+    raise GoldenFormatError(
+        path, f"there is no episode {episode}; this recording has episodes 0 to {len(files) - 1}"
+    )
+
+
+def _name(file_path: Path, given: str | Path) -> str:
+    try:
+        for _, record in iter_records(file_path):
+            if record["event"] == "header":
+                env = record.get("env") or {}
+                name = env.get("id") or env.get("class")
+                if name:
+                    return str(name)
+            break
+    except GoldensError:
+        pass
+    given_path = Path(given)
+    return given_path.name if given_path.is_dir() else given_path.parent.name
+
+
+def _short(path: Path | str) -> str:
+    text = str(path)
+    return text if len(text) <= _MAX_TITLE_PATH else "…" + text[-(_MAX_TITLE_PATH - 1) :]
+
+
+def _nothing_message(path: Path, fields: Sequence[str] | None) -> str:
+    chosen = ", ".join(fields) if fields else "any field"
+    return (
+        f"{path}: no numbers to plot in {chosen}; "
+        "choose numeric fields with --fields (obs, action, reward, info...)"
+    )

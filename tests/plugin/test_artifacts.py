@@ -1,0 +1,91 @@
+"""--goldens-artifacts=DIR: the recordings of failing goldens, laid out like the goldens."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+ENVS = Path(__file__).parent.parent / "determinism_envs.py"
+
+TESTS = """
+import os
+
+import gymnasium as gym
+from gym_goldens import rollout
+
+
+def test_cartpole(record_trajectory):
+    env = record_trajectory(gym.make("CartPole-v1"))
+    rollout(env, seed=int(os.environ.get("SEED", "0")), steps=40)
+
+
+def test_passing(record_trajectory):
+    rollout(record_trajectory(gym.make("Acrobot-v1")), seed=1, steps=20)
+"""
+
+
+def _episodes(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.glob("episode_*.jsonl"))
+
+
+def test_mismatching_recordings_are_copied_and_accepted_by_copying_back(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytester.makepyfile(test_envs=TESTS)
+    pytester.runpytest("--update-goldens").assert_outcomes(passed=2)
+    monkeypatch.setenv("SEED", "3")
+    result = pytester.runpytest("--goldens-artifacts=artifacts")
+    result.assert_outcomes(passed=1, failed=1)
+
+    artifact = pytester.path / "artifacts" / "test_envs" / "test_cartpole" / "CartPole-v1"
+    golden = pytester.path / "goldens" / "test_envs" / "test_cartpole" / "CartPole-v1"
+    assert _episodes(artifact)
+    report = (artifact / "report.txt").read_text()
+    assert report.startswith("test_envs.py::test_cartpole\n\ngolden mismatch: ")
+    assert "first divergence: episode 0, reset, obs[0]" in report
+    assert not (pytester.path / "artifacts" / "test_envs" / "test_passing").exists()
+
+    # A reviewer accepts the new trajectory by copying its files over the golden.
+    for old in golden.glob("episode_*.jsonl"):
+        old.unlink()
+    for name in _episodes(artifact):
+        shutil.copy(artifact / name, golden / name)
+    pytester.runpytest().assert_outcomes(passed=2)
+
+
+def test_missing_goldens_are_copied(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_envs=TESTS)
+    sub = pytester.mkdir("sub")
+    result = pytester.runpytest("--goldens-artifacts=sub/out")
+    result.assert_outcomes(failed=2)
+    out = sub / "out" / "test_envs"
+    assert _episodes(out / "test_cartpole" / "CartPole-v1")
+    assert "golden missing" in (out / "test_passing" / "Acrobot-v1" / "report.txt").read_text()
+
+
+def test_nondeterministic_runs_are_kept_side_by_side(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        determinism_envs=ENVS.read_text(),
+        test_noise="""
+        from determinism_envs import UnseededNumpyEnv
+        from gym_goldens import rollout
+
+        def test_noise(record_trajectory):
+            rollout(record_trajectory(UnseededNumpyEnv(), "noisy"), seed=0, steps=20)
+        """,
+    )
+    result = pytester.runpytest("--goldens-determinism=1", "--goldens-artifacts=out")
+    result.assert_outcomes(failed=1)
+    artifact = pytester.path / "out" / "test_noise" / "test_noise" / "noisy"
+    assert _episodes(artifact) == ["episode_00000.jsonl", "episode_00001.jsonl"]
+    assert _episodes(artifact / "run-1") == ["episode_00000.jsonl", "episode_00001.jsonl"]
+    assert "nondeterministic: run 1 vs run 2" in (artifact / "report.txt").read_text()
+
+
+def test_nothing_is_written_when_everything_passes(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_envs=TESTS)
+    pytester.runpytest("--update-goldens").assert_outcomes(passed=2)
+    pytester.runpytest("--goldens-artifacts=out").assert_outcomes(passed=2)
+    assert not (pytester.path / "out").exists()

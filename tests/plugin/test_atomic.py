@@ -1,0 +1,214 @@
+"""Killing ``pytest --update-goldens`` leaves every golden file old or new, never partial.
+
+The update runs in a subprocess that is killed with SIGKILL at many points.
+The points are picked from file events, not from timing: the test watches
+the goldens dir and kills the update as soon as it has replaced the k-th
+golden file, for every k, and as soon as a temporary file is seen.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import hypothesis  # noqa: F401 - imported once here, not in every pytester run
+import pytest
+
+import gym_goldens.check
+import gym_goldens.diff
+import gym_goldens.report  # noqa: F401
+from gym_goldens.reader import read_episode
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL is POSIX")
+
+# The recordings depend on the seed in seed.txt, and so does their number of
+# episodes: an update rewrites every file, adds some and removes others.
+TEST_FILE = """
+from pathlib import Path
+
+import gymnasium as gym
+import pytest
+
+SEED = int(Path(__file__).with_name("seed.txt").read_text())
+
+
+@pytest.mark.parametrize("env_id", ["CartPole-v1", "Acrobot-v1", "MountainCar-v0"])
+def test_rollout(record_trajectory, env_id):
+    env = record_trajectory(gym.make(env_id))
+    env.action_space.seed(SEED)
+    for episode in range(2 + SEED % 2 + (env_id == "Acrobot-v1")):
+        env.reset(seed=SEED * 100 + episode)
+        for _ in range(150):
+            _, _, terminated, truncated, _ = env.step(env.action_space.sample())
+            if terminated or truncated:
+                break
+
+
+def test_seed_independent(record_trajectory):
+    env = record_trajectory(gym.make("FrozenLake-v1"))
+    env.reset(seed=0)
+    env.step(1)
+"""
+
+# Keep the subprocess lean: no plugin it does not need.
+PYTEST = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist"]
+PYTEST += ["-p", "no:hypothesispytest", "--update-goldens"]
+
+
+def snapshot(goldens: Path) -> dict[str, bytes]:
+    return {
+        p.relative_to(goldens).as_posix(): p.read_bytes()
+        for p in goldens.rglob("episode_*.jsonl")
+        if p.is_file()
+    }
+
+
+def leftovers(goldens: Path) -> list[Path]:
+    return list(goldens.rglob(".episode_*.tmp"))
+
+
+class Watcher:
+    """Polls the goldens dir; checks every golden file it sees is old or new.
+
+    Files are read again only when their inode, size or mtime changed, so
+    a file caught half-written (the update writing in place) is caught here,
+    not only after the kill.
+    """
+
+    def __init__(self, goldens: Path, old: dict[str, bytes], new: dict[str, bytes]) -> None:
+        self.goldens = goldens
+        self.old, self.new = old, new
+        self.start = self._identities()
+        self.seen = dict(self.start)
+        self.violations: list[str] = []
+
+    def replaced(self) -> int:
+        """How many golden files differ from when the watch started."""
+        now = self._identities()
+        for path, ident in now.items():
+            if self.seen.get(path) != ident:
+                self._check(path)
+        self.seen = now
+        return sum(1 for path, ident in now.items() if self.start.get(path) != ident)
+
+    def _check(self, path: str) -> None:
+        try:
+            content = Path(path).read_bytes()
+        except FileNotFoundError:
+            return  # removed as the update went on
+        name = Path(path).relative_to(self.goldens).as_posix()
+        if content not in (self.old.get(name), self.new.get(name)):
+            self.violations.append(f"{name}: {len(content)} bytes, neither old nor new")
+
+    def _identities(self) -> dict[str, tuple[int, int, int]]:
+        found = {}
+        for current, _, names in os.walk(self.goldens):
+            for name in names:
+                if name.startswith("episode_"):
+                    path = os.path.join(current, name)
+                    try:
+                        stat = os.stat(path)
+                    except FileNotFoundError:
+                        continue
+                    found[path] = (stat.st_ino, stat.st_size, stat.st_mtime_ns)
+        return found
+
+
+def kill_when(cwd: Path, condition: Callable[[], bool], env: dict[str, str]) -> bool:
+    """Run the update and SIGKILL it once ``condition()`` holds; poll file events."""
+    process = subprocess.Popen(
+        PYTEST, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    killed = False
+    while process.poll() is None:
+        if condition():
+            process.send_signal(signal.SIGKILL)
+            killed = True
+            break
+        time.sleep(0.0005)  # polling interval only; nothing is timed
+    process.wait()
+    return killed
+
+
+@pytest.fixture
+def project(pytester: pytest.Pytester) -> pytest.Pytester:
+    pytester.makeini("[pytest]\n")
+    pytester.makepyfile(test_update=TEST_FILE)
+    return pytester
+
+
+def test_killed_update_leaves_each_golden_old_or_new(project: pytest.Pytester) -> None:
+    root = project.path
+    goldens = root / "goldens"
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    seed = root / "seed.txt"
+
+    seed.write_text("0")
+    subprocess.run(PYTEST, cwd=root, env=env, check=True, capture_output=True)
+    old = snapshot(goldens)
+    saved_old = root / "saved-old-goldens"
+    shutil.copytree(goldens, saved_old)
+
+    seed.write_text("1")
+    subprocess.run(PYTEST, cwd=root, env=env, check=True, capture_output=True)
+    new = snapshot(goldens)
+    changed = sorted(name for name in new if old.get(name) != new[name])
+    assert len(changed) >= 8, "the update must write many files for the kills to mean much"
+    assert set(old) != set(new), "episodes are added and removed too"
+
+    # Kill points: once the k-th golden file was replaced, for every k; and
+    # as soon as a temporary file exists, that is, in the middle of a write.
+    kill_points: list[tuple[str, Callable[[Watcher], bool]]] = [
+        (f"after {k} files replaced", lambda w, k=k: w.replaced() >= k)
+        for k in range(1, len(changed))
+    ]
+    kill_points.append(
+        ("temporary file seen", lambda w: w.replaced() >= 0 and bool(leftovers(goldens)))
+    )
+    outcomes: list[str] = []
+    for label, condition in kill_points:
+        shutil.rmtree(goldens)
+        shutil.copytree(saved_old, goldens)
+        watcher = Watcher(goldens, old, new)
+        killed = kill_when(root, lambda c=condition, w=watcher: c(w), env)
+
+        assert watcher.violations == [], label
+        state = snapshot(goldens)
+        for name, content in state.items():
+            assert content in (old.get(name), new.get(name)), f"{name} is partial ({label})"
+            read_episode(goldens / name)  # parses in full
+        updated = sum(1 for name, content in state.items() if content == new.get(name))
+        outcomes.append(f"{label}: killed={killed}, new content in {updated}/{len(new)}")
+    # Every kill landed before the update finished, so each state above was
+    # a real interruption.
+    assert all("killed=True" in outcome for outcome in outcomes), outcomes
+
+    # The next update completes the job and removes any temporary file left.
+    subprocess.run(PYTEST, cwd=root, env=env, check=True, capture_output=True)
+    assert snapshot(goldens) == new
+    assert leftovers(goldens) == []
+
+
+def test_a_leftover_temporary_file_is_ignored_then_removed(project: pytest.Pytester) -> None:
+    (project.path / "seed.txt").write_text("0")
+    project.runpytest("--update-goldens").assert_outcomes(passed=4)
+    folder = project.path / "goldens/test_update/test_rollout[CartPole-v1]/CartPole-v1"
+    leftover = folder / ".episode_00000.jsonl.k2j4h1.tmp"
+    # What a killed update leaves: the first part of a new golden.
+    leftover.write_bytes((folder / "episode_00000.jsonl").read_bytes()[:1000])
+
+    check = project.runpytest()
+    check.assert_outcomes(passed=4)
+    assert leftover.exists(), "a check never writes or removes anything"
+
+    update = project.runpytest("--update-goldens")
+    update.assert_outcomes(passed=4)
+    update.stdout.fnmatch_lines(["goldens: 4 unchanged"])
+    assert not leftover.exists()
+    assert leftovers(project.path / "goldens") == []

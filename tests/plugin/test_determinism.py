@@ -1,0 +1,344 @@
+"""--goldens-determinism: extra runs of each recording test must record the same."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+ENVS = Path(__file__).parent.parent / "determinism_envs.py"
+
+TESTS = """
+import gymnasium as gym
+import pytest
+
+import determinism_envs
+from gym_goldens import rollout
+
+
+@pytest.mark.parametrize("name", [{names}])
+def test_env(record_trajectory, name):
+    env = record_trajectory(getattr(determinism_envs, name)(), name=name)
+    rollout(env, seed=0, steps=20)
+"""
+
+
+def _project(pytester: pytest.Pytester, *names: str) -> None:
+    pytester.makepyfile(determinism_envs=ENVS.read_text())
+    pytester.makepyfile(test_envs=TESTS.format(names=", ".join(repr(n) for n in names)))
+
+
+def test_deterministic_envs_pass_with_and_without_goldens(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        determinism_envs=ENVS.read_text(),
+        test_real="""
+        import gymnasium as gym
+        from gym_goldens import rollout
+
+        def test_cartpole(record_trajectory):
+            rollout(record_trajectory(gym.make("CartPole-v1")), seed=0, steps=100)
+
+        def test_frozen_lake(record_trajectory):
+            env = record_trajectory(gym.make("FrozenLake-v1", is_slippery=True))
+            rollout(env, seed=3, steps=60)
+        """,
+    )
+    _project(pytester, "SeededEnv")
+    created = pytester.runpytest("--goldens-determinism=2", "--update-goldens")
+    created.assert_outcomes(passed=3)
+    created.stdout.fnmatch_lines(["goldens: 3 created"])
+    checked = pytester.runpytest("--goldens-determinism=2")
+    checked.assert_outcomes(passed=3)
+    checked.stdout.fnmatch_lines(["goldens: 3 matched"])
+
+
+@pytest.mark.parametrize(
+    ("name", "where"),
+    [
+        ("UnseededNumpyEnv", "episode 0, step t=1, obs[[]0]"),
+        ("GlobalRandomEnv", "episode 0, reset, obs[[]0]"),
+        ("WallClockEnv", "episode 0, step t=1, info.time"),
+        ("GlobalCounterEnv", "episode 0, step t=1, info.serial"),
+    ],
+)
+def test_nondeterminism_is_caught_in_process(
+    pytester: pytest.Pytester, name: str, where: str
+) -> None:
+    _project(pytester, name)
+    result = pytester.runpytest("--goldens-determinism=1")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*nondeterministic: run 1 vs run 2: *run-1*episode_00000.jsonl",
+            "*run 1 is shown as golden, run 2 as actual",
+            "*run 1: in this process, with fresh function-scoped fixtures",
+            "*run 2: in this process, checked against the golden",
+            f"*first divergence: {where}",
+            "*make it deterministic: draw every random number from self.np_random*",
+        ]
+    )
+    result.stdout.fnmatch_lines(
+        [
+            "goldens: 1 nondeterministic",
+            f"  nondeterministic: goldens/test_envs/test_env[[]{name}[]]/{name}",
+        ]
+    )
+    result.stdout.no_fnmatch_line("*golden missing*")
+
+
+def test_the_same_tests_pass_without_the_option(pytester: pytest.Pytester) -> None:
+    _project(pytester, "UnseededNumpyEnv", "WallClockEnv")
+    assert pytester.runpytest("--update-goldens").ret == 0
+
+
+def test_time_in_info_passes_when_ignored(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        determinism_envs=ENVS.read_text(),
+        test_clock="""
+        import pytest
+        from determinism_envs import WallClockEnv
+        from gym_goldens import rollout
+
+        @pytest.mark.goldens(ignore=["info.time"])
+        def test_clock(record_trajectory):
+            rollout(record_trajectory(WallClockEnv()), seed=0, steps=20)
+        """,
+    )
+    result = pytester.runpytest("--goldens-determinism=2", "--update-goldens")
+    result.assert_outcomes(passed=1)
+
+
+def test_state_leaking_across_resets_of_a_shared_env(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        determinism_envs=ENVS.read_text(),
+        test_leak="""
+        import pytest
+        from determinism_envs import LeakyResetEnv
+        from gym_goldens import rollout
+
+        @pytest.fixture(scope="module")
+        def shared_env():
+            return LeakyResetEnv()
+
+        def test_leak(record_trajectory, shared_env):
+            rollout(record_trajectory(shared_env), seed=0, steps=20)
+        """,
+    )
+    result = pytester.runpytest("--goldens-determinism=1")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*nondeterministic: run 1 vs run 2*",
+            "*first divergence: episode 0, step t=1, info.total_steps",
+            "*golden 1  actual 21",
+        ]
+    )
+
+
+def test_function_fixtures_are_made_afresh_for_each_run(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest(
+        """
+        import gymnasium as gym
+        import pytest
+
+        MADE = []
+
+        @pytest.fixture
+        def make_env():
+            MADE.append("env")
+            yield lambda: gym.make("CartPole-v1")
+            MADE.append("closed")
+        """
+    )
+    pytester.makepyfile(
+        test_a="""
+        from gym_goldens import rollout
+
+        def test_recorded(record_trajectory, make_env):
+            rollout(record_trajectory(make_env()), seed=1, steps=30)
+
+        def test_not_recorded(make_env):
+            pass
+
+        def test_count():
+            from conftest import MADE
+            # 3 runs of the recording test, 1 of the other, each set up and torn down.
+            assert MADE == ["env", "closed"] * 4
+        """
+    )
+    result = pytester.runpytest("--goldens-determinism=2", "--update-goldens", "-p", "no:randomly")
+    result.assert_outcomes(passed=3)
+
+
+def test_a_nondeterministic_test_never_writes_a_golden(pytester: pytest.Pytester) -> None:
+    _project(pytester, "SeededEnv", "UnseededNumpyEnv")
+    result = pytester.runpytest("--goldens-determinism=1", "--update-goldens")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["goldens: 1 nondeterministic, 1 created"])
+    tests = pytester.path / "goldens" / "test_envs"
+    assert (tests / "test_env[SeededEnv]" / "SeededEnv" / "episode_00000.jsonl").is_file()
+    assert not (tests / "test_env[UnseededNumpyEnv]").exists()
+
+
+def test_nondeterminism_is_reported_before_a_golden_mismatch(pytester: pytest.Pytester) -> None:
+    _project(pytester, "UnseededNumpyEnv")
+    pytester.runpytest("--update-goldens").assert_outcomes(passed=1)
+    result = pytester.runpytest("--goldens-determinism=1")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*nondeterministic: run 1 vs run 2*"])
+    result.stdout.no_fnmatch_line("*golden mismatch*")
+
+
+def test_a_test_failing_in_one_run_only(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        import gymnasium as gym
+        from gym_goldens import rollout
+
+        CALLS = []
+
+        def test_flaky(record_trajectory):
+            CALLS.append(1)
+            rollout(record_trajectory(gym.make("CartPole-v1")), seed=0, steps=10)
+            assert len(CALLS) > 1, "fails on its first run"
+        """
+    )
+    result = pytester.runpytest("--goldens-determinism=1", "--update-goldens")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*nondeterministic: run 1 failed, run 2 passed",
+            "*run 1: in this process, with fresh function-scoped fixtures; its call failed:",
+            "*fails on its first run*",
+        ]
+    )
+    assert not (pytester.path / "goldens").exists()
+
+
+def test_skipped_tests_stay_skipped(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.skip(reason="not today")
+        def test_skipped(record_trajectory):
+            raise AssertionError("never runs")
+        """
+    )
+    result = pytester.runpytest("--goldens-determinism=2")
+    result.assert_outcomes(skipped=1)
+
+
+def test_a_negative_count_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("def test_x(): pass")
+    result = pytester.runpytest("--goldens-determinism=-1")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--goldens-determinism must be 0 or more, got -1*"])
+
+
+def test_set_order_passes_in_process(pytester: pytest.Pytester) -> None:
+    # One process hashes strings one way throughout, so the repeat cannot see it.
+    _project(pytester, "SetOrderEnv")
+    pytester.runpytest("--goldens-determinism=2", "--update-goldens").assert_outcomes(passed=1)
+
+
+def test_set_order_is_caught_across_processes(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PYTHONHASHSEED", "0")
+    _project(pytester, "SetOrderEnv")
+    result = pytester.runpytest_subprocess(
+        "--goldens-determinism=1", "--goldens-determinism-mode=subprocess"
+    )
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*nondeterministic: run 1 vs run 2*",
+            "*run 1: in this process, checked against the golden",
+            "*run 2: in a fresh subprocess, PYTHONHASHSEED=1",
+            "*a difference that only a fresh process shows often comes from iterating over a set*",
+            "*first divergence: episode 0, step t=1, info.index",
+            "*also differ there: info.visiting",
+        ]
+    )
+
+
+def test_subprocess_runs_of_deterministic_envs_pass(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\naddopts = -p no:cacheprovider\n")
+    _project(pytester, "SeededEnv")
+    pytester.runpytest("--update-goldens").assert_outcomes(passed=1)
+    result = pytester.runpytest("--goldens-determinism=2", "--goldens-determinism-mode=subprocess")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["goldens: 1 matched"])
+
+
+def test_a_failing_subprocess_run_is_reported(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PYTHONHASHSEED", "7")
+    pytester.makepyfile(
+        """
+        import os
+        import gymnasium as gym
+        from gym_goldens import rollout
+
+        def test_parent_only(record_trajectory):
+            rollout(record_trajectory(gym.make("CartPole-v1")), seed=0, steps=10)
+            assert os.environ["PYTHONHASHSEED"] == "7", "hash seed changed"
+        """
+    )
+    result = pytester.runpytest_subprocess(
+        "--goldens-determinism=1", "--goldens-determinism-mode=subprocess", "--update-goldens"
+    )
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*nondeterministic: run 2 failed, run 1 passed",
+            "*run 2: in a fresh subprocess, PYTHONHASHSEED=8; python -m pytest exited with code 1:",
+            "*hash seed changed*",
+        ]
+    )
+    assert not (pytester.path / "goldens").exists()
+
+
+@pytest.mark.parametrize(
+    ("mode", "env", "field"),
+    [
+        ("inprocess", "GlobalCounterEnv", "info.serial"),
+        ("subprocess", "UnseededNumpyEnv", "obs[[]0]"),
+    ],
+)
+def test_runs_on_xdist_workers(pytester: pytest.Pytester, mode: str, env: str, field: str) -> None:
+    _project(pytester, "SeededEnv", env)
+    result = pytester.runpytest(
+        "-n",
+        "2",
+        "--goldens-determinism=1",
+        f"--goldens-determinism-mode={mode}",
+        "--update-goldens",
+    )
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*nondeterministic: run 1 vs run 2*",
+            f"*first divergence: episode 0, step t=1, {field}",
+            "goldens: 1 nondeterministic, 1 created",
+        ]
+    )
+
+
+def test_output_of_the_extra_runs_is_not_shown_twice(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        import gymnasium as gym
+        from gym_goldens import rollout
+
+        def test_noisy(record_trajectory):
+            print("printed by the test")
+            rollout(record_trajectory(gym.make("CartPole-v1")), seed=0, steps=5)
+            assert False, "fails in every run"
+        """
+    )
+    result = pytester.runpytest("--goldens-determinism=2")
+    result.assert_outcomes(failed=1)
+    assert result.stdout.lines.count("printed by the test") == 1  # not 3

@@ -1,0 +1,391 @@
+"""Damaged and hostile goldens: a clear test failure naming the file and line, nothing else.
+
+Each case damages the golden of a real CartPole recording, runs the test
+session with pytester, and checks that the test fails (not errors) with a
+message that names the file (and line), that no internal traceback is shown,
+and that nothing inside or outside the goldens dir was written.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tracemalloc
+from collections.abc import Callable
+from pathlib import Path
+
+import gymnasium as gym
+import hypothesis  # noqa: F401
+import pytest
+
+# Imported here so that pytester's in-process runs, which drop the modules
+# they import, do not import them again each time (hypothesis's pytest plugin
+# imports hypothesis in every session: 3 s a run).
+import gym_goldens.check
+import gym_goldens.diff
+import gym_goldens.report  # noqa: F401
+from gym_goldens import RecordTrajectory
+
+TEST_FILE = """
+import gymnasium as gym
+
+def test_cartpole(record_trajectory):
+    env = record_trajectory(gym.make("CartPole-v1"))
+    env.action_space.seed(0)
+    env.reset(seed=0)
+    for _ in range(5):
+        env.step(env.action_space.sample())
+"""
+
+GOLDEN_DIR = Path("goldens/test_hostile/test_cartpole/CartPole-v1")
+GOLDEN_FILE = GOLDEN_DIR / "episode_00000.jsonl"
+MiB = 1024 * 1024
+
+
+@pytest.fixture(scope="module")
+def recorded_golden(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The golden of the project's test, recorded once through the library API."""
+    folder = tmp_path_factory.mktemp("golden") / "CartPole-v1"
+    env = RecordTrajectory(gym.make("CartPole-v1"), folder)
+    env.action_space.seed(0)
+    env.reset(seed=0)
+    for _ in range(5):
+        env.step(env.action_space.sample())
+    env.close()
+    return folder
+
+
+@pytest.fixture
+def project(pytester: pytest.Pytester, recorded_golden: Path) -> pytest.Pytester:
+    """A project whose one test has its golden in place."""
+    pytester.makepyfile(test_hostile=TEST_FILE)
+    shutil.copytree(recorded_golden, pytester.path / GOLDEN_DIR)
+    return pytester
+
+
+def test_the_undamaged_golden_matches(project: pytest.Pytester) -> None:
+    result = project.runpytest()
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["goldens: 1 matched"])
+
+
+def snapshot(folder: Path) -> dict[str, object]:
+    """Every entry under ``folder``, symlinks not followed: file bytes, link targets."""
+    entries: dict[str, object] = {}
+    for current, dirs, files in os.walk(folder):
+        for name in dirs + files:
+            path = Path(current, name)
+            key = path.relative_to(folder).as_posix()
+            if path.is_symlink():
+                entries[key] = ("link", os.readlink(path))
+            elif path.is_dir():
+                entries[key] = "dir"
+            else:
+                entries[key] = path.read_bytes()
+    return entries
+
+
+def replace_line(path: Path, number: int, new: bytes) -> None:
+    lines = path.read_bytes().split(b"\n")
+    lines[number - 1] = new
+    path.write_bytes(b"\n".join(lines))
+
+
+def assert_clean_failure(result: pytest.RunResult) -> None:
+    """The test failed through our message, with no traceback of our internals."""
+    result.assert_outcomes(failed=1)
+    text = result.stdout.str() + result.stderr.str()
+    assert "INTERNALERROR" not in text
+    assert "Traceback" not in text
+    assert "gym_goldens/" not in text
+    assert "site-packages" not in text
+
+
+def _empty(golden: Path, outside: Path) -> None:
+    golden.write_bytes(b"")
+
+
+def _truncated(golden: Path, outside: Path) -> None:
+    content = golden.read_bytes()
+    cut = content.index(b"\n", content.index(b"\n") + 1) + 20  # 20 bytes into line 3
+    golden.write_bytes(content[:cut])
+
+
+def _invalid_utf8(golden: Path, outside: Path) -> None:
+    content = golden.read_bytes().split(b"\n")
+    content[1] = content[1].replace(b'"event":"reset"', b'"event":"res\xff\xfeet"')
+    golden.write_bytes(b"\n".join(content))
+
+
+def _deeply_nested(golden: Path, outside: Path) -> None:
+    # Deeper than orjson parses.
+    replace_line(golden, 2, b'{"event":"reset","obs":' + b"[" * 100_000 + b"]" * 100_000 + b"}")
+
+
+def _nested_within_parser_limit(golden: Path, outside: Path) -> None:
+    # orjson parses 1000 levels; comparing them must not blow Python's stack.
+    replace_line(golden, 2, b'{"event":"reset","obs":' + b"[" * 1000 + b"]" * 1000 + b"}")
+
+
+def _huge_float(golden: Path, outside: Path) -> None:
+    replace_line(golden, 2, b'{"event":"reset","episode":0,"obs":[1e999999],"info":{}}')
+
+
+def _huge_tagged_int(golden: Path, outside: Path) -> None:
+    digits = b"9" * 100_000
+    replace_line(
+        golden, 2, b'{"event":"reset","episode":0,"obs":{"$int":"' + digits + b'"},"info":{}}'
+    )
+
+
+def _step_t_is_a_string(golden: Path, outside: Path) -> None:
+    content = golden.read_bytes().split(b"\n")
+    content[2] = content[2].replace(b'"t":1', b'"t":"1"')
+    golden.write_bytes(b"\n".join(content))
+
+
+def _event_is_a_number(golden: Path, outside: Path) -> None:
+    content = golden.read_bytes().split(b"\n")
+    content[2] = content[2].replace(b'"event":"step"', b'"event":7')
+    golden.write_bytes(b"\n".join(content))
+
+
+def _record_is_a_list(golden: Path, outside: Path) -> None:
+    replace_line(golden, 3, b'["step", 1]')
+
+
+def _header_version_is_a_dict(golden: Path, outside: Path) -> None:
+    content = golden.read_bytes().split(b"\n")
+    start = content[0].index(b'"version":')
+    end = content[0].index(b",", start)
+    content[0] = content[0][:start] + b'"version":{"major":1}' + content[0][end:]
+    golden.write_bytes(b"\n".join(content))
+
+
+def _obs_is_a_string(golden: Path, outside: Path) -> None:
+    content = golden.read_bytes().split(b"\n")
+    start = content[1].index(b'"obs":[')
+    end = content[1].index(b"]", start) + 1
+    content[1] = content[1][:start] + b'"obs":"not an array"' + content[1][end:]
+    golden.write_bytes(b"\n".join(content))
+
+
+def _unknown_format_version(golden: Path, outside: Path) -> None:
+    content = golden.read_bytes().split(b"\n")
+    start = content[0].index(b'"version":')
+    end = content[0].index(b",", start)
+    content[0] = content[0][:start] + b'"version":"99.0"' + content[0][end:]
+    golden.write_bytes(b"\n".join(content))
+
+
+def _foreign_format(golden: Path, outside: Path) -> None:
+    replace_line(golden, 1, b'{"event":"header","format":"something-else","version":"1.0"}')
+
+
+def _folder_instead_of_file(golden: Path, outside: Path) -> None:
+    golden.unlink()
+    golden.mkdir()
+    (golden / "x").write_bytes(b"{}")
+
+
+def _file_instead_of_folder(golden: Path, outside: Path) -> None:
+    shutil.rmtree(golden.parent)
+    golden.parent.write_bytes(b"not a folder")
+
+
+def _file_symlink_outside(golden: Path, outside: Path) -> None:
+    # Same content outside: following the link would make the test pass.
+    target = outside / "episode_00000.jsonl"
+    shutil.copyfile(golden, target)
+    golden.unlink()
+    golden.symlink_to(target)
+
+
+def _folder_symlink_outside(golden: Path, outside: Path) -> None:
+    target = outside / "CartPole-v1"
+    shutil.copytree(golden.parent, target)
+    shutil.rmtree(golden.parent)
+    golden.parent.symlink_to(target, target_is_directory=True)
+
+
+def _parent_symlink_outside(golden: Path, outside: Path) -> None:
+    test_dir = golden.parent.parent
+    target = outside / "test_cartpole"
+    shutil.copytree(test_dir, target)
+    shutil.rmtree(test_dir)
+    test_dir.symlink_to(target, target_is_directory=True)
+
+
+Damage = Callable[[Path, Path], None]
+
+FAILING_CASES: list[tuple[str, Damage, str]] = [
+    ("empty", _empty, "*episode_00000.jsonl: the file is empty*"),
+    ("truncated mid-line", _truncated, "*episode_00000.jsonl:3: invalid JSON*"),
+    (
+        "invalid UTF-8",
+        _invalid_utf8,
+        "*episode_00000.jsonl:2: invalid JSON*not valid UTF-8*",
+    ),
+    (
+        "deeply nested",
+        _deeply_nested,
+        "*episode_00000.jsonl:2: invalid JSON*depth limit exceeded*",
+    ),
+    ("nested 1000 levels", _nested_within_parser_limit, "golden mismatch: *episode_00000.jsonl"),
+    ("huge float", _huge_float, "*episode_00000.jsonl:2: invalid JSON*number is infinity*"),
+    ("huge tagged int", _huge_tagged_int, "golden mismatch: *episode_00000.jsonl"),
+    (
+        "t is a string",
+        _step_t_is_a_string,
+        '*episode_00000.jsonl:3: a step record needs an integer "t"*',
+    ),
+    (
+        "event is a number",
+        _event_is_a_number,
+        '*episode_00000.jsonl:3: expected "event" to be*found 7*',
+    ),
+    (
+        "record is a list",
+        _record_is_a_list,
+        "*episode_00000.jsonl:3: expected a JSON object*found list*",
+    ),
+    (
+        "version is a dict",
+        _header_version_is_a_dict,
+        "*episode_00000.jsonl:1: unreadable format version*",
+    ),
+    ("obs is a string", _obs_is_a_string, "golden mismatch: *episode_00000.jsonl"),
+    (
+        "unknown version",
+        _unknown_format_version,
+        "*episode_00000.jsonl:1: format version 99.0 is newer*",
+    ),
+    ("foreign format", _foreign_format, "*episode_00000.jsonl:1: expected format 'gym-goldens'*"),
+    (
+        "folder for file",
+        _folder_instead_of_file,
+        "*episode_00000.jsonl: expected an episode file, found a folder*",
+    ),
+    (
+        "file for folder",
+        _file_instead_of_folder,
+        "*CartPole-v1: expected a golden folder, found a file*",
+    ),
+    (
+        "file symlink out",
+        _file_symlink_outside,
+        "*episode_00000.jsonl: resolves to *outside the goldens dir*",
+    ),
+    (
+        "folder symlink out",
+        _folder_symlink_outside,
+        "*CartPole-v1: resolves to *outside the goldens dir*",
+    ),
+    (
+        "parent symlink out",
+        _parent_symlink_outside,
+        "*CartPole-v1: resolves to *outside the goldens dir*",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("damage", "expected"),
+    [pytest.param(damage, expected, id=name) for name, damage, expected in FAILING_CASES],
+)
+def test_damaged_golden_fails_the_test_clearly(
+    project: pytest.Pytester, tmp_path: Path, damage: Damage, expected: str
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    damage(project.path / GOLDEN_FILE, outside)
+    before, outside_before = snapshot(project.path / "goldens"), snapshot(outside)
+
+    result = project.runpytest()
+
+    assert_clean_failure(result)
+    result.stdout.fnmatch_lines(
+        [f"*{expected}", "*pytest --update-goldens*"]
+        if not expected.startswith("golden mismatch")
+        else [expected, "*update with: pytest --update-goldens*"]
+    )
+    assert snapshot(project.path / "goldens") == before, "a golden changed without --update-goldens"
+    assert snapshot(outside) == outside_before
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        pytest.param(_file_symlink_outside, id="file symlink out"),
+        pytest.param(_folder_symlink_outside, id="folder symlink out"),
+        pytest.param(_parent_symlink_outside, id="parent symlink out"),
+        pytest.param(_folder_instead_of_file, id="folder for file"),
+        pytest.param(_file_instead_of_folder, id="file for folder"),
+    ],
+)
+def test_update_refuses_a_golden_in_the_way(
+    project: pytest.Pytester, tmp_path: Path, damage: Damage
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    damage(project.path / GOLDEN_FILE, outside)
+    # Make the new recording differ, so an update would have to write.
+    project.makepyfile(test_hostile=TEST_FILE.replace("seed=0", "seed=1"))
+    before, outside_before = snapshot(project.path / "goldens"), snapshot(outside)
+
+    result = project.runpytest("--update-goldens")
+
+    assert_clean_failure(result)
+    result.stdout.fnmatch_lines(["*golden not updated: *", "*the golden was left as it is*"])
+    assert snapshot(project.path / "goldens") == before
+    assert snapshot(outside) == outside_before
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        pytest.param(lambda data: b"\xef\xbb\xbf" + data, id="BOM"),
+        pytest.param(lambda data: data.replace(b"\n", b"\r\n"), id="CRLF"),
+        pytest.param(
+            lambda data: b"\xef\xbb\xbf" + data.replace(b"\n", b"\r\n"), id="BOM and CRLF"
+        ),
+    ],
+)
+def test_bom_and_crlf_are_tolerated(
+    project: pytest.Pytester, damage: Callable[[bytes], bytes]
+) -> None:
+    # Editors and git's autocrlf add these; the records are the same.
+    golden = project.path / GOLDEN_FILE
+    golden.write_bytes(damage(golden.read_bytes()))
+
+    result = project.runpytest()
+
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["goldens: 1 matched"])
+
+
+def test_a_100_mb_line_is_refused_without_reading_it_whole(
+    project: pytest.Pytester,
+) -> None:
+    golden = project.path / GOLDEN_FILE
+    lines = golden.read_bytes().split(b"\n")
+    with golden.open("wb") as handle:
+        handle.write(lines[0] + b"\n")
+        handle.write(b'{"event":"reset","obs":"')
+        chunk = b"a" * MiB
+        for _ in range(100):
+            handle.write(chunk)
+        handle.write(b'"}\n')
+        handle.write(b"\n".join(lines[2:]))
+    assert golden.stat().st_size > 100 * MiB
+
+    tracemalloc.start()
+    try:
+        result = project.runpytest()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+
+    assert_clean_failure(result)
+    result.stdout.fnmatch_lines(["*episode_00000.jsonl:2: line is longer than 16 MiB*"])
+    assert peak < 48 * MiB, f"reading the golden took {peak / MiB:.0f} MiB"

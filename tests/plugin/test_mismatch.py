@@ -1,0 +1,161 @@
+"""Plain runs against goldens: mismatch, tiny changes, missing and corrupt goldens."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+GOLDEN = Path("goldens/test_cp/test_cartpole/CartPole-v1")
+
+
+def _message_lines(result: pytest.RunResult) -> list[str]:
+    """The failure text of the only failing test, as printed."""
+    out = result.stdout.lines
+    start = next(i for i, line in enumerate(out) if line.startswith("golden "))
+    end = next(i for i in range(start, len(out)) if out[i].startswith(("---", "===")))
+    return out[start:end]
+
+
+def test_perturbed_cartpole_fails_in_the_call_phase_with_the_message(
+    pytester: pytest.Pytester, cartpole_test: Callable[..., Path]
+) -> None:
+    cartpole_test()
+    pytester.runpytest("--update-goldens").assert_outcomes(passed=1)
+    cartpole_test(gravity=9.81)
+
+    reprec = pytester.inline_run()
+    reprec.assertoutcome(failed=1)
+    (failure,) = reprec.getfailures()
+    assert failure.when == "call"  # an assertion failure of the test, not a teardown error
+    assert failure.longrepr is not None
+
+    result = pytester.runpytest()
+    result.assert_outcomes(failed=1)
+    lines = _message_lines(result)
+    golden_file = GOLDEN / "episode_00000.jsonl"
+    assert lines[0] == f"golden mismatch: {golden_file}"
+    assert lines[1] == "  mode: recorded (the test's own actions)"
+    del lines[1]
+    assert re.fullmatch(r"  first divergence: episode 0, step t=(\d+), obs\[\d\]", lines[1]), lines
+    match = re.fullmatch(
+        r"    golden (\S+)  actual (\S+)  \|diff\| (\S+) > tol (\S+) \(rtol 1e-06, atol 1e-12\)",
+        lines[2],
+    )
+    assert match, lines
+    golden, actual, diff, tol = (float(g) for g in match.groups())
+    assert golden != actual
+    assert diff == pytest.approx(abs(actual - golden), rel=0.1)
+    assert tol == pytest.approx(1e-12 + 1e-6 * abs(golden), rel=0.1)
+    assert diff > tol
+    counts = next(line for line in lines if "steps differing" in line)
+    assert re.fullmatch(
+        r"  steps differing: \d+ of \d+ \(from t=\d+\); "
+        r"episode length \d+ vs \d+ \(golden vs actual\)",
+        counts,
+    ), counts
+    actual_line = next(line for line in lines if line.startswith("  actual recording: "))
+    actual_dir = Path(actual_line.removeprefix("  actual recording: "))
+    assert actual_dir.name == "CartPole-v1"
+    assert (actual_dir / "episode_00000.jsonl").is_file()  # there to inspect or copy
+    assert lines[-1] == '  update with: pytest --update-goldens "test_cp.py::test_cartpole"'
+    result.stdout.fnmatch_lines(["goldens: 1 mismatched"])
+    # The message is the whole report: no traceback into the plugin.
+    result.stdout.no_fnmatch_line("*gym_goldens/*.py*")
+
+
+def test_relative_change_of_1e_9_passes_by_default_and_fails_exactly(
+    pytester: pytest.Pytester, scaled_test: Callable[..., Path]
+) -> None:
+    scaled_test(1.0)
+    pytester.runpytest("--update-goldens").assert_outcomes(passed=1)
+    scaled_test(1 + 1e-9)
+    pytester.runpytest().assert_outcomes(passed=1)
+
+    scaled_test(1 + 1e-9, kwargs=", rtol=0, atol=0")
+    result = pytester.runpytest()
+    result.assert_outcomes(failed=1)
+    lines = _message_lines(result)
+    assert lines[1] == "  mode: recorded (the test's own actions)"
+    del lines[1]
+    assert lines[1] == "  first divergence: episode 0, reset, obs[0]"
+    assert "(rtol 0, atol 0)" in lines[2]
+    assert any(line.startswith("  reset record differs; steps differing: ") for line in lines)
+
+    scaled_test(1 + 1e-9, marker="@pytest.mark.goldens(rtol=0, atol=0)")
+    pytester.runpytest().assert_outcomes(failed=1)
+
+
+def test_missing_golden_fails_with_the_path_and_writes_nothing(
+    pytester: pytest.Pytester, cartpole_test: Callable[..., Path]
+) -> None:
+    cartpole_test()
+    result = pytester.runpytest()
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            f"golden missing: {GOLDEN}",
+            "  no golden has been recorded for this trajectory yet",
+            "  actual recording: */CartPole-v1",
+            '  create it with: pytest --update-goldens "test_cp.py::test_cartpole"',
+        ]
+    )
+    result.stdout.fnmatch_lines(
+        ["goldens: 1 missing", "  record the missing goldens with: pytest --update-goldens"]
+    )
+    assert not (pytester.path / "goldens").exists()
+
+
+def test_golden_folder_without_episodes_counts_as_missing(
+    pytester: pytest.Pytester, cartpole_test: Callable[..., Path]
+) -> None:
+    cartpole_test()
+    (pytester.path / GOLDEN).mkdir(parents=True)
+    result = pytester.runpytest()
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([f"golden missing: {GOLDEN}"])
+    assert list((pytester.path / GOLDEN).iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("corrupt", "line", "reason"),
+    [
+        (lambda lines: lines.__setitem__(4, b"{not json"), 5, "invalid JSON"),
+        (lambda lines: lines.__setitem__(-1, lines[-1][:25]), None, "invalid JSON"),
+        (lambda lines: lines.__setitem__(2, b'{"event": "jump"}'), 3, 'expected "event" to be'),
+        (lambda lines: lines.__setitem__(0, b"[1, 2, 3]"), 1, "expected a JSON object"),
+    ],
+    ids=["invalid-json", "truncated", "wrong-event", "wrong-structure"],
+)
+def test_corrupt_golden_fails_naming_file_and_line_and_stays(
+    pytester: pytest.Pytester,
+    cartpole_test: Callable[..., Path],
+    files_under: Callable[[Path], dict[Path, tuple[bytes, int]]],
+    *,
+    corrupt: Callable[[list[bytes]], None],
+    line: int | None,
+    reason: str,
+) -> None:
+    cartpole_test()
+    pytester.runpytest("--update-goldens").assert_outcomes(passed=1)
+    path = pytester.path / GOLDEN / "episode_00000.jsonl"
+    lines = path.read_bytes().splitlines()
+    corrupt(lines)
+    path.write_bytes(b"\n".join(lines))  # no final newline, as an interrupted write leaves it
+    expected_line = line if line is not None else len(lines)
+    before = files_under(pytester.path / "goldens")
+
+    result = pytester.runpytest()
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            f"golden unreadable: {GOLDEN / path.name}:{expected_line}: {reason}*",
+            "  the golden file was left as it is",
+            "  actual recording: */CartPole-v1",
+            '  regenerate it with: pytest --update-goldens "test_cp.py::test_cartpole"',
+        ]
+    )
+    result.stdout.no_fnmatch_line("*Traceback*")
+    assert files_under(pytester.path / "goldens") == before

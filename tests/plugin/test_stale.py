@@ -1,0 +1,263 @@
+"""Stale goldens: listed after a complete run only, --goldens-strict, --prune-goldens."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import gymnasium as gym
+import hypothesis  # noqa: F401 - imported once here, not in every pytester run
+import pytest
+
+import gym_goldens.check
+import gym_goldens.diff
+import gym_goldens.report  # noqa: F401
+
+EXAMPLES = """
+import os
+import gymnasium as gym
+import pytest
+
+def test_one(record_trajectory):
+    env = record_trajectory(gym.make("CartPole-v1"))
+    env.reset(seed=0)
+    for _ in range(3):
+        env.step(0)
+
+@pytest.mark.slow
+def test_two(record_trajectory):
+    env = record_trajectory(gym.make("MountainCar-v0"))
+    env.reset(seed=0)
+    env.step(1)
+    assert not os.environ.get("FAIL_TWO"), "test_two was told to fail"
+
+@pytest.mark.skipif("os.environ.get('SKIP_THREE')")
+def test_three(record_trajectory):
+    env = record_trajectory(gym.make("FrozenLake-v1"))
+    env.reset(seed=0)
+    env.step(1)
+"""
+
+OTHER = """
+import gymnasium as gym
+
+def test_other(record_trajectory):
+    env = record_trajectory(gym.make("CartPole-v1"))
+    env.reset(seed=1)
+    env.step(1)
+"""
+
+STALE_RECORDING = Path("goldens/examples/test_a/test_one/OldName")
+STALE_TEST = Path("goldens/examples/test_a/test_removed/CartPole-v1")
+NOT_A_GOLDEN = Path("goldens/examples/test_a/notes/README.txt")
+
+
+@pytest.fixture
+def project(pytester: pytest.Pytester) -> pytest.Pytester:
+    """Two test folders with goldens, plus two stale goldens in ``examples``."""
+    gym.make("MountainCar-v0"), gym.make("FrozenLake-v1")  # imported before the runs
+    pytester.makeini("[pytest]\nmarkers =\n    slow: a slow test\n")
+    pytester.makepyfile(**{"examples/test_a": EXAMPLES, "tests/test_b": OTHER})
+    pytester.runpytest("--update-goldens").assert_outcomes(passed=4)
+    used = pytester.path / "goldens/examples/test_a/test_one/CartPole-v1"
+    for stale in (STALE_RECORDING, STALE_TEST):
+        shutil.copytree(used, pytester.path / stale)
+    (pytester.path / NOT_A_GOLDEN).parent.mkdir(parents=True)
+    (pytester.path / NOT_A_GOLDEN).write_text("not a golden")
+    return pytester
+
+
+def goldens(project: pytest.Pytester) -> list[str]:
+    root = project.path
+    return sorted(p.relative_to(root).as_posix() for p in (root / "goldens").rglob("*.jsonl"))
+
+
+STALE_LINES = [
+    "stale goldens: 2 (no test of this complete run used them)",
+    f"  stale: {STALE_RECORDING.as_posix()}",
+    f"  stale: {STALE_TEST.as_posix()}",
+    "  delete them with: pytest --update-goldens --prune-goldens",
+]
+
+
+def test_a_complete_run_lists_the_stale_goldens(project: pytest.Pytester) -> None:
+    result = project.runpytest()
+    result.assert_outcomes(passed=4)
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(STALE_LINES)
+    assert "notes" not in result.stdout.str()
+
+
+def test_goldens_strict_fails_the_session(project: pytest.Pytester) -> None:
+    result = project.runpytest("--goldens-strict")
+    result.assert_outcomes(passed=4)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines([*STALE_LINES, "--goldens-strict: 2 stale goldens fail the run"])
+
+
+def test_prune_deletes_stale_goldens_and_empty_folders(project: pytest.Pytester) -> None:
+    before = goldens(project)
+    result = project.runpytest("--update-goldens", "--prune-goldens")
+    result.assert_outcomes(passed=4)
+    result.stdout.fnmatch_lines(
+        [
+            "pruned goldens: 2 stale goldens deleted",
+            f"  deleted: {STALE_RECORDING.as_posix()}",
+            f"  deleted: {STALE_TEST.as_posix()}",
+        ]
+    )
+    after = goldens(project)
+    assert set(before) - set(after) == {
+        f"{STALE_RECORDING.as_posix()}/episode_00000.jsonl",
+        f"{STALE_TEST.as_posix()}/episode_00000.jsonl",
+    }
+    assert not (project.path / STALE_TEST).parent.exists(), "empty folders are removed"
+    assert (project.path / NOT_A_GOLDEN).is_file(), "other files are kept"
+    strict = project.runpytest("--goldens-strict")
+    assert strict.ret == 0
+    assert "stale goldens" not in strict.stdout.str()
+
+
+def test_prune_needs_update(project: pytest.Pytester) -> None:
+    result = project.runpytest("--prune-goldens")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--prune-goldens*use it with --update-goldens*"])
+
+
+@pytest.mark.parametrize(
+    ("args", "reason"),
+    [
+        pytest.param(["-k", "one"], "3 tests were deselected", id="-k"),
+        pytest.param(["-m", "not slow"], "1 test was deselected", id="-m"),
+        pytest.param(
+            ["--deselect", "examples/test_a.py::test_two"], "1 test was deselected", id="deselect"
+        ),
+        pytest.param(
+            ["examples/test_a.py::test_one"], "tests were picked by node id", id="node id"
+        ),
+        pytest.param(["-x", "--update-goldens"], "the run did not pass", id="failure"),
+    ],
+)
+def test_a_partial_run_calls_nothing_stale(
+    project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, args: list[str], reason: str
+) -> None:
+    if "-x" in args:
+        monkeypatch.setenv("FAIL_TWO", "1")
+    result = project.runpytest("--goldens-strict", "--prune-goldens", "--update-goldens", *args)
+    assert "stale goldens:" not in result.stdout.str()
+    result.stdout.fnmatch_lines([f"stale goldens not checked: {reason}"])
+    assert (project.path / STALE_TEST).is_dir(), "nothing is pruned"
+    if "-x" not in args:
+        assert result.ret == 0
+
+
+def test_last_failed_run_calls_nothing_stale(
+    project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAIL_TWO", "1")
+    project.runpytest().assert_outcomes(passed=3, failed=1)
+    monkeypatch.delenv("FAIL_TWO")
+    result = project.runpytest("--lf", "--goldens-strict")
+    result.assert_outcomes(passed=1)
+    assert result.ret == 0
+    assert "stale goldens:" not in result.stdout.str()
+    result.stdout.fnmatch_lines(["stale goldens not checked: --lf runs the tests that failed*"])
+
+
+def test_a_collection_error_calls_nothing_stale(project: pytest.Pytester) -> None:
+    project.makepyfile(**{"examples/test_broken": "import no_such_module_here"})
+    result = project.runpytest("--goldens-strict")
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    assert "stale goldens:" not in result.stdout.str()
+
+
+def test_a_skipped_test_keeps_its_goldens(
+    project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SKIP_THREE", "1")
+    result = project.runpytest()
+    result.assert_outcomes(passed=3, skipped=1)
+    result.stdout.fnmatch_lines(STALE_LINES)
+    assert "test_three" not in result.stdout.str()
+
+
+def test_only_the_collected_files_are_in_scope(project: pytest.Pytester) -> None:
+    shutil.copytree(
+        project.path / "goldens/tests/test_b/test_other",
+        project.path / "goldens/tests/test_b/test_gone",
+    )
+    examples = project.runpytest("examples", "--goldens-strict")
+    examples.stdout.fnmatch_lines(["stale goldens: 2 *"])
+    assert "tests/test_b" not in examples.stdout.str()
+
+    tests = project.runpytest("tests")
+    tests.stdout.fnmatch_lines(
+        ["stale goldens: 1 *", "  stale: goldens/tests/test_b/test_gone/CartPole-v1"]
+    )
+    assert "examples/" not in tests.stdout.str()
+
+
+def test_no_stale_goldens_prints_nothing_about_them(project: pytest.Pytester) -> None:
+    shutil.rmtree(project.path / STALE_TEST.parent)
+    shutil.rmtree(project.path / STALE_RECORDING)
+    result = project.runpytest("--goldens-strict")
+    assert result.ret == 0
+    assert "stale goldens" not in result.stdout.str()
+
+
+@pytest.mark.parametrize("extra", [[], ["-k", "one"]], ids=["complete", "partial"])
+def test_the_verdict_is_the_same_under_xdist(project: pytest.Pytester, extra: list[str]) -> None:
+    serial = project.runpytest("--goldens-strict", *extra)
+    parallel = project.runpytest("--goldens-strict", "-n", "2", *extra)
+    assert parallel.ret == serial.ret
+    assert stale_section(parallel) == stale_section(serial)
+    assert stale_section(serial) == (STALE_LINES if not extra else [])
+
+
+def stale_section(result: pytest.RunResult) -> list[str]:
+    lines = result.stdout.lines
+    return [
+        line
+        for line in lines
+        if line.startswith(("stale goldens:", "  stale:", "  delete them with:"))
+    ]
+
+
+def test_prune_under_xdist_deletes_the_same_goldens(project: pytest.Pytester) -> None:
+    result = project.runpytest("--update-goldens", "--prune-goldens", "-n", "2")
+    result.assert_outcomes(passed=4)
+    result.stdout.fnmatch_lines(["pruned goldens: 2 stale goldens deleted"])
+    assert not (project.path / STALE_TEST).exists()
+    assert not (project.path / STALE_RECORDING).exists()
+    assert (project.path / "goldens/examples/test_a/test_one/CartPole-v1").is_dir()
+
+
+def test_vector_goldens_are_one_golden_when_used_and_when_pruned(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_vec="""
+        import gymnasium as gym
+        import pytest
+
+        @pytest.mark.parametrize("n", [2])
+        def test_vec(record_trajectory, n):
+            env = record_trajectory(gym.make_vec("CartPole-v1", num_envs=n))
+            env.action_space.seed(0)
+            env.reset(seed=0)
+            for _ in range(5):
+                env.step(env.action_space.sample())
+        """
+    )
+    pytester.runpytest("--update-goldens").assert_outcomes(passed=1)
+    golden = pytester.path / "goldens" / "test_vec" / "test_vec[2]" / "CartPole-v1"
+    assert sorted(p.name for p in golden.iterdir()) == ["env_0", "env_1"]
+
+    used = pytester.runpytest("--goldens-strict")
+    used.assert_outcomes(passed=1)
+    assert "stale" not in used.stdout.str()
+
+    pytester.makepyfile(test_vec="def test_other():\n    pass\n")
+    stale = pytester.runpytest("--goldens-strict")
+    stale.stdout.fnmatch_lines(["*stale: goldens/test_vec/test_vec?2?/CartPole-v1"])
+    assert "env_0" not in stale.stdout.str()
+    pytester.runpytest("--update-goldens", "--prune-goldens").assert_outcomes(passed=1)
+    assert not golden.exists()

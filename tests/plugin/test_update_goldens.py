@@ -1,0 +1,99 @@
+"""``--update-goldens``: create, then pass; rewrite nothing that did not change."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+GOLDEN = Path("goldens/test_cp/test_cartpole/CartPole-v1")
+
+
+def test_update_creates_goldens_then_plain_run_passes(
+    pytester: pytest.Pytester, cartpole_test: Callable[..., Path]
+) -> None:
+    cartpole_test()
+    result = pytester.runpytest("--update-goldens")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*- gym-goldens -*",
+            "goldens: 1 created",
+            f"  created: {GOLDEN}",
+        ]
+    )
+    episodes = sorted(p.name for p in (pytester.path / GOLDEN).iterdir())
+    assert episodes[0] == "episode_00000.jsonl"
+    assert len(episodes) > 1  # 300 random steps end several episodes
+
+    result = pytester.runpytest()
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["goldens: 1 matched"])
+    result.stdout.no_fnmatch_line("*created*")
+
+
+def test_second_update_rewrites_nothing(
+    pytester: pytest.Pytester,
+    cartpole_test: Callable[..., Path],
+    files_under: Callable[[Path], dict[Path, tuple[bytes, int]]],
+) -> None:
+    cartpole_test()
+    pytester.runpytest("--update-goldens").assert_outcomes(passed=1)
+    goldens = pytester.path / "goldens"
+    # Put the mtimes in the past, so that a rewrite could not keep them by chance.
+    past = 1_000_000_000_000_000_000
+    for path in goldens.rglob("*.jsonl"):
+        os.utime(path, ns=(past, past))
+    before = files_under(goldens)
+
+    result = pytester.runpytest("--update-goldens")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["goldens: 1 unchanged"])
+    result.stdout.no_fnmatch_line("*created:*")
+    result.stdout.no_fnmatch_line("*updated:*")
+    assert files_under(goldens) == before
+    assert all(mtime == past for _, mtime in before.values())
+
+
+def test_update_replaces_a_changed_golden(
+    pytester: pytest.Pytester, cartpole_test: Callable[..., Path]
+) -> None:
+    cartpole_test()
+    pytester.runpytest("--update-goldens").assert_outcomes(passed=1)
+    cartpole_test(gravity=9.81)
+    pytester.runpytest().assert_outcomes(failed=1)
+    result = pytester.runpytest("--update-goldens")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["goldens: 1 updated", f"  updated: {GOLDEN}"])
+    pytester.runpytest().assert_outcomes(passed=1)
+
+
+def test_a_test_failing_on_its_own_writes_no_golden(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        import gymnasium as gym
+
+        def test_broken(record_trajectory):
+            env = record_trajectory(gym.make("FrozenLake-v1"))
+            env.reset(seed=0)
+            env.step(1)
+            assert 1 == 2, "the test's own failure"
+        """
+    )
+    result = pytester.runpytest("--update-goldens")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*the test's own failure*"])
+    assert not (pytester.path / "goldens").exists()
+    result.stdout.no_fnmatch_line("*- gym-goldens -*")
+
+
+def test_nothing_is_printed_when_no_golden_was_touched(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("def test_plain():\n    assert True\n")
+    for args in ([], ["--update-goldens"]):
+        result = pytester.runpytest(*args)
+        result.assert_outcomes(passed=1)
+        result.stdout.no_fnmatch_line("*- gym-goldens -*")
+        result.stdout.no_fnmatch_line("*goldens:*")
+    assert not (pytester.path / "goldens").exists()

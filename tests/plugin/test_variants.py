@@ -1,0 +1,115 @@
+"""@pytest.mark.goldens(variant_by=[...]): one golden per platform or version."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import platform
+
+import pytest
+
+MACHINE = f"machine={platform.machine()}"
+
+TEST = """
+import os
+
+import gymnasium as gym
+import pytest
+from gym_goldens import rollout
+
+
+{marker}
+def test_pendulum(record_trajectory):
+    env = record_trajectory(gym.make("Pendulum-v1", g=float(os.environ.get("GRAVITY", "10.0"))))
+    rollout(env, seed=0, steps=30)
+"""
+
+PLAIN = "goldens/test_pendulum/test_pendulum/Pendulum-v1"
+
+
+def _write(pytester: pytest.Pytester, marker: str) -> None:
+    pytester.makepyfile(test_pendulum=TEST.format(marker=marker))
+
+
+def test_the_plain_golden_is_the_fallback(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _write(pytester, "")
+    pytester.runpytest("--update-goldens").assert_outcomes(passed=1)
+    _write(pytester, '@pytest.mark.goldens(variant_by=["machine"])')
+    pytester.runpytest().assert_outcomes(passed=1)
+    # An update that matches the plain golden writes no variant.
+    updated = pytester.runpytest("--update-goldens")
+    updated.stdout.fnmatch_lines(["goldens: 1 unchanged"])
+    assert not (pytester.path / PLAIN / MACHINE).exists()
+
+    monkeypatch.setenv("GRAVITY", "9.81")
+    result = pytester.runpytest()
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            f"golden mismatch: {PLAIN}/episode_00000.jsonl",
+            "  mode: recorded (the test's own actions)",
+            f"  golden variant: {MACHINE} has no golden of its own, so the plain golden was used "
+            "(create the variant with --update-goldens)",
+        ]
+    )
+
+
+def test_a_variant_golden_is_written_and_used(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _write(pytester, "")
+    pytester.runpytest("--update-goldens").assert_outcomes(passed=1)
+    _write(pytester, '@pytest.mark.goldens(variant_by=["machine", "numpy"])')
+    monkeypatch.setenv("GRAVITY", "9.81")
+    updated = pytester.runpytest("--update-goldens")
+    updated.assert_outcomes(passed=1)
+    variant = f"{MACHINE},numpy={importlib.metadata.version('numpy')}"
+    updated.stdout.fnmatch_lines(["goldens: 1 created", f"  created: {PLAIN}/{variant}"])
+    assert (pytester.path / PLAIN / variant / "episode_00000.jsonl").is_file()
+    assert (pytester.path / PLAIN / "episode_00000.jsonl").is_file()  # the plain golden stays
+    pytester.runpytest().assert_outcomes(passed=1)
+
+    monkeypatch.setenv("GRAVITY", "10.0")  # back to what the plain golden holds
+    result = pytester.runpytest()
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            f"golden mismatch: {PLAIN}/{variant}/episode_00000.jsonl",
+            f"  golden variant: {variant} ({PLAIN}/{variant})",
+        ]
+    )
+
+
+def test_a_new_test_with_variants_records_its_variant(pytester: pytest.Pytester) -> None:
+    _write(pytester, '@pytest.mark.goldens(variant_by="machine")')
+    missing = pytester.runpytest()
+    missing.stdout.fnmatch_lines([f"golden missing: {PLAIN}/{MACHINE}"])
+    pytester.runpytest("--update-goldens").assert_outcomes(passed=1)
+    assert (pytester.path / PLAIN / MACHINE / "episode_00000.jsonl").is_file()
+    assert not (pytester.path / PLAIN / "episode_00000.jsonl").exists()
+    pytester.runpytest().assert_outcomes(passed=1)
+
+
+@pytest.mark.parametrize(
+    ("marker", "message"),
+    [
+        (
+            '@pytest.mark.goldens(variant_by=["mujuco"])',
+            "*variant_by=...) names 'mujuco', which is neither a platform fact (*machine*) "
+            "nor an installed distribution; check the spelling",
+        ),
+        (
+            "@pytest.mark.goldens(variant_by=[1])",
+            "*variant_by=...) takes a list of fact names, "
+            '*such as [[]"mujoco", "machine"[]], got [[]1[]]',
+        ),
+    ],
+)
+def test_bad_variant_names_fail_at_setup(
+    pytester: pytest.Pytester, marker: str, message: str
+) -> None:
+    _write(pytester, marker)
+    result = pytester.runpytest()
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines([message])

@@ -1,0 +1,81 @@
+"""Guards of the public surface and of the plugin's import cost."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import subprocess
+import sys
+
+import pytest
+
+import gym_goldens
+
+PUBLIC = [
+    "ArraySummary",
+    "Comparison",
+    "Difference",
+    "Divergence",
+    "Episode",
+    "EpisodeComparison",
+    "GoldenFormatError",
+    "GoldensError",
+    "GoldensWarning",
+    "RecordTrajectory",
+    "Recording",
+    "Tolerance",
+    "UnsupportedFormatVersionError",
+    "compare",
+    "read_recording",
+]
+
+
+def test_public_surface_is_sorted_and_complete() -> None:
+    assert gym_goldens.__all__ == sorted(gym_goldens.__all__)
+    assert set(PUBLIC) <= set(gym_goldens.__all__)
+    for name in gym_goldens.__all__:
+        assert getattr(gym_goldens, name) is not None
+        assert name in dir(gym_goldens)
+
+
+def test_public_names_come_from_their_modules() -> None:
+    from gym_goldens.diff import compare
+    from gym_goldens.recorder import RecordTrajectory
+
+    assert gym_goldens.compare is compare
+    assert gym_goldens.RecordTrajectory is RecordTrajectory
+
+
+def test_errors_derive_from_the_package_base_and_a_builtin() -> None:
+    assert issubclass(gym_goldens.GoldenFormatError, gym_goldens.GoldensError)
+    assert issubclass(gym_goldens.GoldenFormatError, ValueError)
+    assert issubclass(gym_goldens.UnsupportedFormatVersionError, gym_goldens.GoldenFormatError)
+    assert issubclass(gym_goldens.GoldensWarning, UserWarning)
+
+
+def test_unknown_attribute_is_an_attribute_error() -> None:
+    with pytest.raises(AttributeError, match="has no attribute 'nope'"):
+        gym_goldens.nope  # noqa: B018
+
+
+def test_version_is_the_distribution_version() -> None:
+    assert gym_goldens.__version__ == importlib.metadata.version("pytest-gym-goldens")
+
+
+def test_plugin_entry_point_is_registered() -> None:
+    points = importlib.metadata.entry_points(group="pytest11")
+    (point,) = [p for p in points if p.name == "gym_goldens"]
+    assert point.value == "gym_goldens.pytest_plugin"
+
+
+@pytest.mark.parametrize("module", ["gym_goldens", "gym_goldens.pytest_plugin"])
+def test_importing_the_plugin_loads_nothing_heavy(module: str) -> None:
+    script = (
+        f"import sys, {module}\n"
+        "heavy = ('gymnasium', 'numpy', 'deepdiff', 'orjson', 'matplotlib')\n"
+        "heavy = [m for m in heavy if m in sys.modules]\n"
+        "print(','.join(heavy))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.strip() == ""
