@@ -11,6 +11,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pytest
+from gymnasium import spaces
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -20,6 +21,7 @@ from gym_goldens.codec import DEFAULT_MAX_ARRAY_SIZE, Encoder
 from gym_goldens.header import FORMAT_NAME, FORMAT_VERSION, describe_env
 from gym_goldens.reader import iter_lines, read_recording
 from gym_goldens.recorder import RecordTrajectory, storage_header
+from tests.envs import ScriptedEnv
 
 
 class _Recorded(gym.Wrapper[Any, Any, Any, Any]):
@@ -196,3 +198,85 @@ def test_an_episode_is_on_disk_when_it_ends(tmp_path: Path) -> None:
     (episode,) = read_recording(tmp_path)  # before close()
     assert episode.complete
     env.close()
+
+
+_OBS = st.sampled_from(
+    [
+        np.zeros(2, np.float32),
+        np.ones(2, np.float64),
+        np.zeros(3, np.float32),
+        np.zeros((1, 2), np.float32),
+        [0.5, 1.0],
+        {"a": np.zeros(2, np.float32)},
+        3,
+    ]
+)
+_REWARDS = st.sampled_from([0.0, 1, np.float32(0.5), np.float64(1.5), True])
+_INFOS = st.sampled_from(
+    [{}, {"p": 1.0}, {"p": 1.0, "q": "x"}, {"p": np.float32(1.0)}, {"n": [np.int8(1)]}]
+)
+_ACTIONS = st.sampled_from([0, np.int64(1), np.array([0.5], np.float32), np.str_("go")])
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    episodes=st.lists(
+        st.lists(st.tuples(_ACTIONS, _OBS, _REWARDS, _INFOS), min_size=1, max_size=6),
+        min_size=1,
+        max_size=3,
+    ),
+    first=st.tuples(_OBS, _INFOS),
+)
+def test_types_that_change_between_steps_and_episodes_are_written_as_walked(
+    tmp_path_factory: pytest.TempPathFactory,
+    episodes: list[list[tuple[Any, Any, Any, dict[str, Any]]]],
+    first: tuple[Any, dict[str, Any]],
+) -> None:
+    # The recorder skips the walk of the types while a cheap key of them stays
+    # the same, also across episodes; the lines must be those of a full walk.
+    folder = tmp_path_factory.mktemp("types")
+    encoder = Encoder()
+    expected: list[list[bytes]] = []
+    envs = []
+    for steps in episodes:
+        observations = [first[0], *(obs for _, obs, _, _ in steps)]
+        infos = [first[1], *(info for _, _, _, info in steps)]
+        rewards = [reward for _, _, reward, _ in steps]
+        envs.append(ScriptedEnv(spaces.Discrete(2), observations, rewards=rewards, infos=infos))
+        reset = {"event": "reset", "episode": len(expected), "obs": first[0], "info": first[1]}
+        reset_types = dtypes.signature({"obs": first[0], "info": first[1]})
+        if reset_types is not None:
+            reset["dtypes"] = dtypes.to_json(reset_types)
+        results = [
+            (action, (obs, reward, False, t == len(steps), info))
+            for t, (action, obs, reward, info) in enumerate(steps, 1)
+        ]
+        expected.append([encoder.encode_careful(reset), *_careful_steps(encoder, results)])
+    env = RecordTrajectory(_Switching(envs), folder)
+    for steps in episodes:
+        env.reset(seed=0)
+        for action, *_ in steps:
+            env.step(action)
+    env.close()
+    for index, lines in enumerate(expected):
+        written = [raw for _, raw in iter_lines(folder / f"episode_{index:05d}.jsonl")]
+        assert written[1:] == lines
+
+
+class _Switching(gym.Env[Any, Any]):
+    """Each reset moves on to the next scripted env: a new script per episode."""
+
+    def __init__(self, envs: list[ScriptedEnv]) -> None:
+        self.envs = envs
+        self.current = -1
+        self.observation_space = envs[0].observation_space
+        self.action_space = envs[0].action_space
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
+        self.current += 1
+        return self.envs[self.current].reset(seed=seed)
+
+    def step(self, action: Any) -> tuple[Any, Any, bool, bool, dict[str, Any]]:
+        return self.envs[self.current].step(action)

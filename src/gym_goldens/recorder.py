@@ -35,12 +35,19 @@ from pathlib import Path
 from typing import IO, Any, Final, Generic, SupportsFloat, TypeVar
 
 import gymnasium as gym
+import numpy as np
 import orjson
 
 from gym_goldens import dtypes
 
 # The codec's own dumps options: the step loop inlines Encoder.encode.
-from gym_goldens.codec import _DUMPS_OPTIONS, DEFAULT_MAX_ARRAY_SIZE, ArraySizeSpec, Encoder
+from gym_goldens.codec import (
+    _DUMPS_OPTIONS,
+    DEFAULT_MAX_ARRAY_SIZE,
+    ArraySizeSpec,
+    Encoder,
+    _large_obs,
+)
 from gym_goldens.header import FORMAT_NAME, FORMAT_VERSION, describe_env
 
 __all__ = [
@@ -58,6 +65,15 @@ ObsType = TypeVar("ObsType")
 ActType = TypeVar("ActType")
 
 _DUMPS: Final = orjson.dumps
+_NDARRAY: Final = np.ndarray
+_MAX_CACHED: Final = 64
+# Types whose numpy type, if any, their type alone gives: Python values (none)
+# and numpy numbers (their dtype). Strings and bytes of numpy carry a length.
+_SIMPLE_TYPES: Final = frozenset(
+    {float, int, bool, str, bytes, type(None)}
+    | {kind for kind in np.sctypeDict.values() if issubclass(kind, (np.number, np.bool_))}
+)
+_ALL_PLAIN: Final = frozenset({float, int, bool, str, bytes, type(None)}).issuperset
 _NEW_FILE: Final = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0)
 _APPEND: Final = os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_CLOEXEC", 0)
 
@@ -164,7 +180,17 @@ class RecordTrajectory(
         self._fast_limit = self._encoder.fast_limit
         self._flush_limit = flush_every if flush_every is not None else float("inf")
         self._storage = storage_header(max_array_size, full_every)
+        # The numpy types of the last step, a key that stands for them (or
+        # None) and their dtypes field (None when nothing has a numpy type).
+        # They outlive an episode: step 1 of the next one writes the field again.
         self._step_types: Any = None
+        self._step_key: tuple[Any, ...] | None = None
+        self._step_dtypes: Any = None
+        self._obs_large = False
+        self._reset_dtypes: dict[Any, Any] = {}
+        # The smallest array that may be summarised (see Encoder.encode).
+        limit = self._encoder.fast_limit
+        self._smallest_array = limit / 2 if limit != float("inf") else limit
         self._static_header: dict[str, Any] | None = None
         self._headers: dict[int | None, bytes] = {}
         self._lines: list[bytes] = []
@@ -172,6 +198,7 @@ class RecordTrajectory(
         self._file: IO[bytes] | None = None
         # A str, not a Path: joining Paths costs microseconds at every reset.
         self._path: str | None = None
+        self._folder = os.path.join(self.output_dir, "")
         self._file_started = False
         self._t = 0
 
@@ -188,12 +215,9 @@ class RecordTrajectory(
     ) -> tuple[ObsType, dict[str, Any]]:
         """Reset the env and start a new episode file."""
         self._end_episode()
-        self._path = os.path.join(
-            self.output_dir, episode_filename(self.episode_count, compress=self.compress)
-        )
+        self._path = self._folder + episode_filename(self.episode_count, compress=self.compress)
         self.episode_count += 1
         self._t = 0
-        self._step_types = None
         self._file_started = False
         self._lines = [self._header(seed, options)]
         try:
@@ -202,11 +226,27 @@ class RecordTrajectory(
             self._end_episode()
             raise
         record = {"event": "reset", "episode": self.episode_count - 1, "obs": obs, "info": info}
-        types = dtypes.signature({"obs": obs, "info": info})
-        if types is not None:
-            record["dtypes"] = dtypes.to_json(types)
+        reset_dtypes = self._reset_types(obs, info)
+        if reset_dtypes is not None:
+            record["dtypes"] = reset_dtypes
         self._lines.append(self._encoder.encode(record))
         return obs, info
+
+    def _reset_types(self, obs: Any, info: Any) -> Any:
+        """The dtypes field of a reset record (None for none), kept by type of obs."""
+        key: Any = type(obs)
+        if key is _NDARRAY:
+            key = (obs.dtype, obs.shape)
+        cacheable = (type(key) is tuple or key in _SIMPLE_TYPES) and (
+            type(info) is dict and _ALL_PLAIN(map(type, info.values()))
+        )
+        if cacheable and key in self._reset_dtypes:
+            return self._reset_dtypes[key]
+        types = dtypes.signature({"obs": obs, "info": info})
+        found = None if types is None else dtypes.to_json(types)
+        if cacheable and len(self._reset_dtypes) < _MAX_CACHED:
+            self._reset_dtypes[key] = found
+        return found
 
     def step(self, action: ActType) -> tuple[ObsType, SupportsFloat, bool, bool, dict[str, Any]]:
         """Step the env and record the step."""
@@ -232,29 +272,39 @@ class RecordTrajectory(
             "info": info,
         }
         # The numpy types are written when they change (in practice on step 1).
-        types = (
-            dtypes.signature(action),
-            dtypes.signature(obs),
-            dtypes.signature(reward),
-            dtypes.signature(info),
-        )
-        if types != self._step_types:
-            self._step_types = types
-            fields = zip(("action", "obs", "reward", "info"), types, strict=True)
-            typed = {key: found for key, found in fields if found is not None}
-            if typed:
-                record["dtypes"] = dtypes.to_json(typed)
+        # A cheap key of them first: the full walk only when the key changes,
+        # or when it cannot stand for the types (see _step_types_changed).
+        action_key: Any = type(action)
+        if action_key is _NDARRAY:
+            action_key = (action.dtype, action.shape)  # type: ignore[attr-defined]
+        obs_key: Any = type(obs)
+        if obs_key is _NDARRAY:
+            obs_key = (obs.dtype, obs.shape)  # type: ignore[attr-defined]
+        key = (action_key, obs_key, type(reward))
+        if (
+            key != self._step_key
+            or type(info) is not dict
+            or (info and not _ALL_PLAIN(map(type, info.values())))
+        ):
+            self._step_types_changed(record, key, t == 1)
+        elif t == 1 and self._step_dtypes is not None:
+            # The same types as the last step of the previous episode.
+            record["dtypes"] = self._step_dtypes
         # Encoder.encode, inlined: this runs at every step of every recording.
-        try:
-            line = _DUMPS(record, option=_DUMPS_OPTIONS)
-        except orjson.JSONEncodeError:
+        if self._obs_large:
+            # An image would be written in full only to be summarised.
             line = self._careful(record)
         else:
-            # find(), not "in": it is twice as fast on short bytes. Any "$"
-            # (not only '"$') is a false alarm at worst: the careful path
-            # gives the same bytes.
-            if line.find(b"null") >= 0 or line.find(b"$") >= 0 or len(line) > self._fast_limit:
+            try:
+                line = _DUMPS(record, option=_DUMPS_OPTIONS)
+            except orjson.JSONEncodeError:
                 line = self._careful(record)
+            else:
+                # find(), not "in": it is twice as fast on short bytes. Any "$"
+                # (not only '"$') is a false alarm at worst: the careful path
+                # gives the same bytes.
+                if line.find(b"null") >= 0 or line.find(b"$") >= 0 or len(line) > self._fast_limit:
+                    line = self._careful(record)
         if (
             self.full_every is not None
             and t % self.full_every
@@ -273,6 +323,38 @@ class RecordTrajectory(
             if self._file is not None:
                 self._file.flush()
         return result
+
+    def _step_types_changed(
+        self, record: dict[str, Any], key: tuple[Any, ...], first: bool
+    ) -> None:
+        """Walk the numpy types of a step; add ``dtypes`` to it when they changed.
+
+        Step 1 of an episode (``first``) always carries them. This also decides
+        whether ``key`` (the types of action, obs and reward) stands for every
+        type of the step, so that the next steps can skip this walk while
+        their key is the same: it does when each part is a plain array, a
+        Python value or a numpy number, and the info dict holds Python values
+        only (which have no numpy type).
+        """
+        info = record["info"]
+        types = (
+            dtypes.signature(record["action"]),
+            dtypes.signature(record["obs"]),
+            dtypes.signature(record["reward"]),
+            dtypes.signature(info),
+        )
+        if types != self._step_types:
+            self._step_types = types
+            fields = zip(("action", "obs", "reward", "info"), types, strict=True)
+            typed = {name: found for name, found in fields if found is not None}
+            self._step_dtypes = dtypes.to_json(typed) if typed else None
+            first = True
+        if first and self._step_dtypes is not None:
+            record["dtypes"] = self._step_dtypes
+        simple = type(info) is dict and types[3] is None
+        simple = simple and all(type(part) is tuple or part in _SIMPLE_TYPES for part in key)
+        self._step_key = key if simple else None
+        self._obs_large = _large_obs(record["obs"], self._smallest_array)
 
     def flush(self) -> None:
         """Write what is buffered and close the current file; recording goes on."""
@@ -304,7 +386,7 @@ class RecordTrajectory(
         # Every value is a string or already encoded, so one dumps gives the
         # same bytes as the careful path, without walking the header again.
         line = _DUMPS({**self._static_header, "reset": reset}, option=_DUMPS_OPTIONS)
-        if cacheable and len(self._headers) < 64:
+        if cacheable and len(self._headers) < _MAX_CACHED:
             self._headers[seed] = line
         return line
 
