@@ -35,6 +35,7 @@ from typing import Any, Final, Literal
 import orjson
 
 from gym_goldens.arrays import ArrayDelta, array_deltas, summary_matches
+from gym_goldens.compiled import Check, compile_check
 from gym_goldens.errors import GoldenFormatError
 from gym_goldens.header import INFORMATIONAL_FIELDS, LEGACY_VERSION
 from gym_goldens.reader import episode_files, iter_lines, parse_record, sub_env_dirs
@@ -45,8 +46,16 @@ __all__ = ["Comparison", "Difference", "Divergence", "EpisodeComparison", "compa
 DifferenceKind = Literal["value", "type", "length", "missing", "extra"]
 
 _INF: Final = math.inf
-_DIGITS: Final = b"0123456789"
+_NUMERALS: Final = b"0123456789+-"
 _MAX_DIFFERENCES: Final = 20
+_MAX_CHECKS: Final = 512
+# Compiled checks by tolerance tree and skeleton (the tree is kept to tell a
+# reused id apart).
+_CHECKS: dict[tuple[int, bool, bytes], tuple[_Node, Check | None]] = {}
+# Skeletons: digits and signs out, "e" as "." (every float has one of them,
+# no int has either), so that the values of one field share a skeleton.
+_KINDS: Final = bytes.maketrans(b"eE", b"..")
+_UNSET: Final = object()
 _CHUNK: Final = 1 << 20
 _EXACT: Final = Tolerance(rtol=0.0, atol=0.0)
 _NOT_COMPARED: Final = INFORMATIONAL_FIELDS | {"event", "format", "version"}
@@ -310,6 +319,7 @@ def _compare_lines(  # noqa: PLR0915
     golden_item: tuple[int, bytes] | None = None
     actual_item: tuple[int, bytes] | None = None
     loads = orjson.loads
+    checks: dict[bytes, Any] = {}  # this episode's share of _CHECKS
     for golden_item, actual_item in pairs:
         if golden_item is None or actual_item is None:
             break
@@ -321,7 +331,8 @@ def _compare_lines(  # noqa: PLR0915
         # parse_record, inlined for the common case: a step record without
         # tags is what parse_record would return. Anything else, including
         # invalid JSON, goes through parse_record for its checks and messages.
-        same_types = _same_types(golden_raw, actual_raw)
+        skeleton = golden_raw.translate(_KINDS, _NUMERALS)
+        same_types = skeleton == actual_raw.translate(_KINDS, _NUMERALS)  # see _same_types
         try:
             golden_record = loads(golden_raw)
             actual_record = loads(actual_raw)
@@ -349,11 +360,21 @@ def _compare_lines(  # noqa: PLR0915
         if legacy:
             actual_record.pop("dtypes", None)
         try:
-            if (
-                _close(golden_record, actual_record, root)
-                if same_types
-                else _equal(golden_record, actual_record, root)
-            ):
+            if same_types:
+                matches = None
+                if fast:
+                    # Lines of one skeleton share a layout: a check compiled
+                    # for it compares them without walking them.
+                    check = checks.get(skeleton, _UNSET)
+                    if check is _UNSET:
+                        check = checks[skeleton] = _check_for(skeleton, golden_record, root, legacy)
+                    if check is not None:
+                        matches = check(golden_record, actual_record)
+                if matches is None:
+                    matches = _close(golden_record, actual_record, root)
+            else:
+                matches = _equal(golden_record, actual_record, root)
+            if matches:
                 continue
         except RecursionError:
             raise GoldenFormatError(golden, "JSON nested too deeply", line=golden_number) from None
@@ -554,17 +575,35 @@ def _items_equal(pairs: Iterator[tuple[Any, Any]], node: _Node) -> bool:
     return True
 
 
+def _check_for(
+    skeleton: bytes, template: dict[str, Any], root: _Node, legacy: bool
+) -> Check | None:
+    """The compiled check of a skeleton, kept for the episodes that follow."""
+    key = (id(root), legacy, skeleton)
+    found = _CHECKS.get(key)
+    if found is not None and found[0] is root:
+        return found[1]
+    # A legacy golden's actual dtypes are dropped: their layouts differ.
+    check = None if legacy and "dtypes" in template else compile_check(template, root)
+    if len(_CHECKS) >= _MAX_CHECKS:
+        _CHECKS.clear()
+    _CHECKS[key] = (root, check)
+    return check
+
+
 def _same_types(golden_raw: bytes, actual_raw: bytes) -> bool:
     """Whether two lines hold values of the same types wherever both have one.
 
-    With the digits taken out, two JSON lines are the same bytes only if they
-    have the same structure, keys, strings (but for digits), literals and,
-    in the same places, numbers of the same kind: an int has no ``.`` or
-    ``e``, a float always has one. The one blur, ``[7]`` against ``[]``, is a
-    length, which :func:`_close` checks. Two lines that differ only in the
-    digits of their numbers, the common case, pass.
+    Their *skeletons* are compared: the lines with digits and signs taken out
+    and ``e`` read as ``.``. Two JSON lines have the same skeleton only if
+    they have the same structure, keys and strings (but for digits, signs and
+    ``e``/``.``), literals and, in the same places, numbers of the same kind:
+    an int has no ``.`` or ``e``, a float always has one. The one blur of
+    structure, ``[7]`` against ``[]``, is a length, which :func:`_close`
+    checks, and strings and keys are compared in full. Two lines that differ
+    only in their numbers, the common case, pass.
     """
-    return golden_raw.translate(None, _DIGITS) == actual_raw.translate(None, _DIGITS)
+    return golden_raw.translate(_KINDS, _NUMERALS) == actual_raw.translate(_KINDS, _NUMERALS)
 
 
 def _close(golden: Any, actual: Any, node: _Node) -> bool:

@@ -1,0 +1,145 @@
+"""Record checks compiled for one line layout: the comparison's fastest path.
+
+Most differing lines of a recording differ only in the digits of their
+numbers: a step of a noisy rerun holds the same fields, keys, strings and
+kinds of numbers as the golden's. Such lines have the same *skeleton* (the
+line with its digits taken out), and every record of one skeleton has the same
+structure. :func:`compile_check` turns one parsed record into straight-line
+Python that compares two records of its skeleton field by field, with the
+tolerance of each field written in as a constant: no walk of the structure,
+no lookups in the tolerance tree, no calls per value.
+
+A compiled check answers True (the records match), False (they differ) or
+None when the two records do not have the layout it was compiled for after
+all (a key that differs only in its digits, ``[7]`` against ``[]``); the
+caller then compares them the general way.
+
+Example:
+    >>> from gym_goldens.tolerance import Tolerance
+    >>> root = Tolerance.build(rtol={"obs": 1e-3}).tree()
+    >>> check = compile_check({"obs": [1.0, 2.0], "t": 3}, root)
+    >>> check({"obs": [1.0, 2.0], "t": 3}, {"obs": [1.0005, 2.0], "t": 3})
+    True
+    >>> check({"obs": [1.0, 2.0], "t": 3}, {"obs": [1.1, 2.0], "t": 3})
+    False
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any, Final
+
+from gym_goldens.tolerance import _Node
+
+__all__ = ["Check", "compile_check"]
+
+Check = Callable[[Any, Any], "bool | None"]
+
+_MAX_VALUES: Final = 2000
+
+
+class _Source:
+    """The lines of a compiled check, and the constants they refer to."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.constants: dict[str, Any] = {"INF": math.inf}
+        self.values = 0
+        self.names = 0
+
+    def name(self) -> str:
+        self.names += 1
+        return f"v{self.names}"
+
+    def constant(self, value: Any) -> str:
+        name = f"c{len(self.constants)}"
+        self.constants[name] = value
+        return name
+
+
+def compile_check(template: dict[str, Any], root: _Node) -> Check | None:
+    """A check of two records laid out as ``template``, or None when there is none.
+
+    Args:
+        template: A parsed record without tags (plain JSON values only).
+        root: The tolerance tree of the comparison.
+
+    Returns:
+        ``check(golden, actual)``: True when they match within tolerance,
+        False when they differ, None when they are not laid out as
+        ``template``. None instead of a check for records too large to be
+        worth it.
+    """
+    source = _Source()
+    if not _emit(source, "g", "a", template, root, depth=1):
+        return None
+    body = "\n".join(f"        {line}" for line in source.lines)
+    code = (
+        "def check(g, a):\n"
+        "    try:\n"
+        f"{body}\n"
+        "    except (KeyError, IndexError, TypeError):\n"
+        "        return None\n"
+        "    return True\n"
+    )
+    namespace = dict(source.constants)
+    # Generated from the record's layout alone: keys are written with repr().
+    exec(compile(code, "<gym_goldens compiled check>", "exec"), namespace)
+    check: Check = namespace["check"]
+    return check
+
+
+def _emit(
+    source: _Source, golden: str, actual: str, value: Any, node: _Node, *, depth: int
+) -> bool:
+    """Add the statements that compare ``golden`` with ``actual`` (expressions)."""
+    if node.ignored:
+        return True
+    if depth > 32:
+        return False
+    kind = type(value)
+    lines = source.lines
+    if kind is float:
+        source.values += 1
+        rtol, atol = float(node.rtol), float(node.atol)
+        # _float_matches, written out: within atol + rtol * |golden|, and not
+        # an infinite difference. Untagged JSON holds no NaN.
+        lines.append(f"if {golden} != {actual}:")
+        lines.append(f"    d = abs({actual} - {golden})")
+        limit = f"{source.constant(atol)} + {source.constant(rtol)} * abs({golden})"
+        lines.append(f"    if not d <= {limit} or d == INF:")
+        lines.append("        return False")
+    elif kind is int or kind is str or kind is bool or value is None:
+        source.values += 1
+        lines.append(f"if {golden} != {actual}:")
+        lines.append("    return False")
+    elif kind is list:
+        # "[7]" and "[]" have the same skeleton: the length is checked.
+        g, a = source.name(), source.name()
+        lines.append(f"{g} = {golden}")
+        lines.append(f"{a} = {actual}")
+        lines.append(f"if len({g}) != {len(value)} or len({a}) != {len(value)}:")
+        lines.append("    return None")
+        for index, item in enumerate(value):
+            child = node.child(index)
+            if not _emit(source, f"{g}[{index}]", f"{a}[{index}]", item, child, depth=depth + 1):
+                return False
+    elif kind is dict:
+        g, a = source.name(), source.name()
+        lines.append(f"{g} = {golden}")
+        lines.append(f"{a} = {actual}")
+        if any(node.child(key).ignored for key in value):
+            # Every key of the template is looked up in both records, which
+            # have as many keys: so they have the same keys, unless one is
+            # ignored and not looked up. Then the key sets are compared.
+            keys = source.constant(value.keys() | set())
+            lines.append(f"if {g}.keys() != {keys} or {a}.keys() != {keys}:")
+            lines.append("    return None")
+        for key, item in value.items():
+            child = node.child(key)
+            if not _emit(source, f"{g}[{key!r}]", f"{a}[{key!r}]", item, child, depth=depth + 1):
+                return False
+    else:
+        return False
+    return source.values <= _MAX_VALUES

@@ -1,0 +1,133 @@
+"""Compiled checks give the verdict of the general walk, or step aside."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from gym_goldens.codec import Encoder
+from gym_goldens.compiled import compile_check
+from gym_goldens.diff import _equal, _same_types
+from gym_goldens.tolerance import Tolerance
+from tests.test_diff_engines import TOLERANCES
+
+_FLOATS = st.one_of(
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.sampled_from([0.0, -0.0, 1.0, 1e308, -1e308, 5e-324]),
+)
+_LEAVES = st.one_of(
+    _FLOATS,
+    st.integers(-(2**70), 2**70),
+    st.booleans(),
+    st.none(),
+    st.sampled_from(["x", "x1", "x2", "", "e-1"]),
+)
+# Keys that differ only in digits share a skeleton.
+_KEYS = st.sampled_from(["a", "b", "k1", "k2", "obs"])
+_VALUES = st.recursive(
+    _LEAVES,
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(_KEYS, inner, max_size=3)),
+    max_leaves=10,
+)
+
+
+@st.composite
+def _renumbered(draw: st.DrawFn, value: Any) -> Any:
+    """``value`` with other numbers, digits in keys and strings, and ``[7]`` as ``[]``."""
+    if type(value) is float:
+        scale = draw(st.sampled_from([1.0, 1 + 1e-9, 1 + 1e-3, -1.0, 2.0]))
+        return draw(st.sampled_from([value * scale, draw(_FLOATS)]))
+    if type(value) is int:
+        return draw(st.sampled_from([value, value + 1, -value, draw(st.integers(0, 9))]))
+    if type(value) is str:
+        return value.replace("1", draw(st.sampled_from(["1", "2", "11"])))
+    if type(value) is list:
+        if len(value) == 1 and type(value[0]) in (int, float) and draw(st.booleans()):
+            return []
+        return [draw(_renumbered(item)) for item in value]
+    if type(value) is dict:
+        renamed = {}
+        for key, item in value.items():
+            other = key.replace("1", "2") if draw(st.booleans()) else key
+            renamed[other if other not in value else key] = draw(_renumbered(item))
+        return renamed
+    return value
+
+
+def _line(record: Any) -> bytes:
+    return Encoder().encode(record)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    base=st.dictionaries(_KEYS, _VALUES, min_size=1, max_size=4),
+    data=st.data(),
+    tolerance=st.sampled_from(TOLERANCES),
+)
+def test_a_compiled_check_agrees_with_the_walk(
+    base: dict[str, Any], data: st.DataObject, tolerance: Tolerance
+) -> None:
+    # The check is compiled from one record of a skeleton and used on others.
+    template, golden, actual = (data.draw(_renumbered(base)) for _ in range(3))
+    lines = [_line(record) for record in (template, golden, actual)]
+    assume(all(b'"$' not in line for line in lines))  # tags are not compiled
+    assume(_same_types(lines[0], lines[1]) and _same_types(lines[1], lines[2]))
+    # As the comparison has them: parsed from the line, keys in sorted order.
+    template, golden, actual = (orjson.loads(line) for line in lines)
+    root = tolerance.tree()
+
+    check = compile_check(template, root)
+
+    assert check is not None
+    verdict = check(golden, actual)
+    assert verdict is None or verdict == _equal(golden, actual, root)
+    if golden == template and actual == template:
+        assert verdict is True
+
+
+def test_floats_within_and_beyond_the_tolerance_of_their_field() -> None:
+    root = Tolerance.build(rtol={"obs": 1e-3}, atol={"reward": 0.5}).tree()
+    check = compile_check({"obs": [1.0, 2.0], "reward": 1.0, "t": 1}, root)
+    assert check is not None
+    golden = {"obs": [1.0, 2.0], "reward": 1.0, "t": 1}
+    assert check(golden, {"obs": [1.0009, 2.0], "reward": 1.4, "t": 1}) is True
+    assert check(golden, {"obs": [1.0011, 2.0], "reward": 1.0, "t": 1}) is False
+    assert check(golden, {"obs": [1.0, 2.0], "reward": 1.6, "t": 1}) is False
+    assert check(golden, {"obs": [1.0, 2.0], "reward": 1.0, "t": 2}) is False
+
+
+def test_an_infinite_difference_is_never_within_tolerance() -> None:
+    root = Tolerance.build(rtol=10.0).tree()
+    check = compile_check({"x": 1.0}, root)
+    assert check is not None
+    assert check({"x": 1e308}, {"x": -1e308}) is False
+    assert not _equal({"x": 1e308}, {"x": -1e308}, root)
+
+
+def test_records_of_another_layout_are_left_to_the_walk() -> None:
+    root = Tolerance().tree()
+    check = compile_check({"obs": [7], "info": {"k1": 1.0}}, root)
+    assert check is not None
+    assert check({"obs": [], "info": {"k1": 1.0}}, {"obs": [], "info": {"k1": 1.0}}) is None
+    assert check({"obs": [7], "info": {"k2": 1.0}}, {"obs": [7], "info": {"k2": 1.0}}) is None
+    empty = compile_check({"obs": []}, root)
+    assert empty is not None
+    assert empty({"obs": [7]}, {"obs": []}) is None
+    assert empty({"obs": []}, {"obs": [7]}) is None
+
+
+def test_an_ignored_key_cannot_hide_another() -> None:
+    root = Tolerance.build(ignore=["info.k1"]).tree()
+    check = compile_check({"info": {"k1": 1.0, "a": 2.0}}, root)
+    assert check is not None
+    golden = {"info": {"k1": 1.0, "a": 2.0}}
+    assert check(golden, {"info": {"k1": 5.0, "a": 2.0}}) is True
+    # Same skeleton, but k2 is not ignored: the walk must decide.
+    assert check(golden, {"info": {"k2": 1.0, "a": 2.0}}) is None
+
+
+def test_huge_records_are_not_compiled() -> None:
+    assert compile_check({"obs": [0.5] * 5000}, Tolerance().tree()) is None
