@@ -199,6 +199,7 @@ class RecordTrajectory(
         # A str, not a Path: joining Paths costs microseconds at every reset.
         self._path: str | None = None
         self._folder = os.path.join(self.output_dir, "")
+        self._suffix = episode_filename(0, compress=compress)[len("episode_00000") :]
         self._file_started = False
         self._t = 0
 
@@ -214,9 +215,12 @@ class RecordTrajectory(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[ObsType, dict[str, Any]]:
         """Reset the env and start a new episode file."""
-        self._end_episode()
-        self._path = self._folder + episode_filename(self.episode_count, compress=self.compress)
-        self.episode_count += 1
+        if self._lines or self._fd is not None or self._file is not None:
+            self._end_episode()  # the episode did not end: written as it is
+        index = self.episode_count
+        # episode_filename(index), spelt out: this runs at every reset.
+        self._path = f"{self._folder}episode_{index:05d}{self._suffix}"
+        self.episode_count = index + 1
         self._t = 0
         self._file_started = False
         self._lines = [self._header(seed, options)]
