@@ -328,56 +328,70 @@ def _compare_lines(  # noqa: PLR0915
         actual_number, actual_raw = actual_item
         if golden_raw == actual_raw:
             continue
-        # parse_record, inlined for the common case: a step record without
-        # tags is what parse_record would return. Anything else, including
-        # invalid JSON, goes through parse_record for its checks and messages.
         skeleton = golden_raw.translate(_KINDS, _NUMERALS)
         same_types = skeleton == actual_raw.translate(_KINDS, _NUMERALS)  # see _same_types
-        try:
-            golden_record = loads(golden_raw)
-            actual_record = loads(actual_raw)
-            # Subscripting with a str fails for anything but a dict. Lines
-            # that are the same bytes but for digits have the same event,
-            # the same type of "t" and the same tags: checking one checks both.
-            fast = (
-                golden_record["event"] == "step"
-                and type(golden_record["t"]) is int
-                and golden_raw.find(b'"$') < 0
-                and (
-                    same_types
-                    or (
-                        actual_record["event"] == "step"
-                        and type(actual_record["t"]) is int
-                        and actual_raw.find(b'"$') < 0
+        matches = None
+        check = checks.get(skeleton) if same_types else None
+        if check is not None:
+            # Checks are compiled for skeletons of untagged step records only:
+            # lines of such a skeleton need no other check than being JSON.
+            try:
+                golden_record = loads(golden_raw)
+                actual_record = loads(actual_raw)
+            except orjson.JSONDecodeError:
+                pass
+            else:
+                matches = check(golden_record, actual_record)
+                if matches:
+                    continue
+        if matches is None:
+            # parse_record, inlined for the common case: a step record without
+            # tags is what parse_record would return. Anything else, including
+            # invalid JSON, goes through parse_record for its checks and messages.
+            try:
+                golden_record = loads(golden_raw)
+                actual_record = loads(actual_raw)
+                # Subscripting with a str fails for anything but a dict. Lines
+                # with the same skeleton have the same event, the same type of
+                # "t" and the same tags: checking one checks both.
+                fast = (
+                    golden_record["event"] == "step"
+                    and type(golden_record["t"]) is int
+                    and golden_raw.find(b'"$') < 0
+                    and (
+                        same_types
+                        or (
+                            actual_record["event"] == "step"
+                            and type(actual_record["t"]) is int
+                            and actual_raw.find(b'"$') < 0
+                        )
                     )
                 )
-            )
-        except (orjson.JSONDecodeError, TypeError, KeyError, IndexError):
-            fast = False
-        if not fast:
-            golden_record = parse_record(golden_raw, golden, golden_number)
-            actual_record = parse_record(actual_raw, actual, actual_number)
-        if legacy:
-            actual_record.pop("dtypes", None)
-        try:
-            if same_types:
-                matches = None
-                if fast:
-                    # Lines of one skeleton share a layout: a check compiled
-                    # for it compares them without walking them.
-                    check = checks.get(skeleton, _UNSET)
-                    if check is _UNSET:
+            except (orjson.JSONDecodeError, TypeError, KeyError, IndexError):
+                fast = False
+            if not fast:
+                golden_record = parse_record(golden_raw, golden, golden_number)
+                actual_record = parse_record(actual_raw, actual, actual_number)
+            if legacy:
+                actual_record.pop("dtypes", None)
+            try:
+                if same_types:
+                    if fast and skeleton not in checks:
+                        # Lines of one skeleton share a layout: a check compiled
+                        # for it compares them without walking them.
                         check = checks[skeleton] = _check_for(skeleton, golden_record, root, legacy)
-                    if check is not None:
-                        matches = check(golden_record, actual_record)
-                if matches is None:
-                    matches = _close(golden_record, actual_record, root)
-            else:
-                matches = _equal(golden_record, actual_record, root)
+                        if check is not None:
+                            matches = check(golden_record, actual_record)
+                    if matches is None:
+                        matches = _close(golden_record, actual_record, root)
+                else:
+                    matches = _equal(golden_record, actual_record, root)
+            except RecursionError:
+                raise GoldenFormatError(
+                    golden, "JSON nested too deeply", line=golden_number
+                ) from None
             if matches:
                 continue
-        except RecursionError:
-            raise GoldenFormatError(golden, "JSON nested too deeply", line=golden_number) from None
         differing += 1
         if first is None:
             first = _divergence(
