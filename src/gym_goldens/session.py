@@ -167,10 +167,11 @@ class GoldensSession:
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         root = self.settings.goldens_dir
-        for item in session.items:
-            self.tracker.file_dirs.add(
-                relative_golden_dir(self.settings, golden_file_dir(root, item.nodeid))
-            )
+        # The folder depends on the file part of a node id only: once per file.
+        files = {item.nodeid.partition("::")[0] for item in session.items}
+        for file in files:
+            folder = golden_file_dir(root, file)
+            self.tracker.file_dirs.add(relative_golden_dir(self.settings, folder))
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: object | None) -> None:
