@@ -234,3 +234,13 @@ class TestFullEvery:
         assert [d.path for d in first.differences] == [("digest",)]
         message = format_comparison(comparison)
         assert "only its digest is stored (every 1000th step is kept in full" in message
+
+
+def test_a_summary_whose_sum_exceeds_64_bits_is_written() -> None:
+    array = np.full((3, 4), -(2**62), dtype=np.int64)  # the exact sum needs 66 bits
+    summary = ArraySummary.of(array)
+    assert summary.sum == 12 * -(2**62)
+    line = Encoder(max_array_size=8).encode({"obs": array})
+    read = decode_line(line)["obs"]
+    assert read == summary
+    assert read.sum == float(12 * -(2**62))

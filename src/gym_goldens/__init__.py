@@ -75,13 +75,20 @@ _LOCATIONS = {
     "rollout": "rollouts",
 }
 
-try:
-    __version__ = importlib.metadata.version("pytest-gym-goldens")
-except importlib.metadata.PackageNotFoundError:  # pragma: no cover - running from a source tree
-    __version__ = "0+unknown"
+
+def _version() -> str:
+    # Looked up on first use: reading the package metadata costs milliseconds
+    # at every pytest start-up otherwise.
+    try:
+        return importlib.metadata.version("pytest-gym-goldens")
+    except importlib.metadata.PackageNotFoundError:  # pragma: no cover - running from a source tree
+        return "0+unknown"
 
 
 def __getattr__(name: str) -> Any:
+    if name == "__version__":
+        version = globals()["__version__"] = _version()
+        return version
     module = _LOCATIONS.get(name)
     if module is None:
         raise AttributeError(f"module 'gym_goldens' has no attribute {name!r}")

@@ -160,7 +160,7 @@ class ArraySummary:
             "min": self.min,
             "max": self.max,
             "mean": self.mean,
-            "sum": self.sum,
+            "sum": _json_sum(self.sum),
             "bands": list(self.bands) if self.bands is not None else None,
         }
 
@@ -213,9 +213,19 @@ class Encoder:
             line = orjson.dumps(record, option=_DUMPS_OPTIONS)
         except orjson.JSONEncodeError:
             return self._encode_careful(record)
-        if b"null" in line or b'"$' in line or len(line) > self._fast_limit:
+        # The same test as the recorder's inlined copy (see RecordTrajectory.step).
+        if line.find(b"null") >= 0 or line.find(b"$") >= 0 or len(line) > self._fast_limit:
             return self._encode_careful(record)
         return line
+
+    @property
+    def fast_limit(self) -> float:
+        """Lines longer than this take the careful path (they may hold a large array)."""
+        return self._fast_limit
+
+    def encode_careful(self, record: Mapping[str, Any]) -> bytes:
+        """Encode one record by walking its values: what :meth:`encode` falls back to."""
+        return self._encode_careful(record)
 
     def to_jsonable(self, value: Any, path: str = "") -> Any:
         """Convert ``value`` to what orjson writes losslessly, tagging the rest."""
@@ -454,6 +464,13 @@ def _buffer(array: np.ndarray[Any, Any]) -> memoryview:
     if array.dtype.hasobject or not array.size:
         return memoryview(array.tobytes())
     return memoryview(array.reshape(-1).view(np.uint8))  # type: ignore[arg-type]
+
+
+def _json_sum(total: object) -> object:
+    """An exact sum that JSON can hold; one beyond 64 bits (of a large int64 array) as a float."""
+    if isinstance(total, int) and not _INT_MIN <= total < _INT_LIMIT:
+        return float(total)
+    return total
 
 
 def _nonfinite(value: float) -> dict[str, str]:

@@ -45,6 +45,7 @@ __all__ = ["Comparison", "Difference", "Divergence", "EpisodeComparison", "compa
 DifferenceKind = Literal["value", "type", "length", "missing", "extra"]
 
 _INF: Final = math.inf
+_DIGITS: Final = b"0123456789"
 _MAX_DIFFERENCES: Final = 20
 _CHUNK: Final = 1 << 20
 _EXACT: Final = Tolerance(rtol=0.0, atol=0.0)
@@ -124,8 +125,8 @@ class EpisodeComparison:
         differing_records: Records that differ or have no counterpart.
         first: The first differing record, or None.
         header_differences: Differences of the compared header fields.
-        golden_header: The golden's header record, when it was read.
-        actual_header: The actual header record, when it was read.
+        golden_header: The golden's header record, when the episode differs.
+        actual_header: The actual header record, when the episode differs.
         env: The sub-env index, in the recording of a vector env.
     """
 
@@ -283,14 +284,18 @@ def _compare_episode(
     return _compare_lines(index, golden, actual, root)
 
 
-def _compare_lines(index: int, golden: Path, actual: Path, root: _Node) -> EpisodeComparison:
+# One loop over every line pair, inlined for speed: hence its length.
+def _compare_lines(  # noqa: PLR0915
+    index: int, golden: Path, actual: Path, root: _Node
+) -> EpisodeComparison:
     golden_lines, actual_lines = iter_lines(golden), iter_lines(actual)
     golden_header, golden_next = _read_header(golden, golden_lines)
     actual_header, actual_next = _read_header(actual, actual_lines)
     header_differences: tuple[Difference, ...] = ()
     if golden_header is not None and actual_header is not None:
         try:
-            header_differences = _header_differences(golden_header, actual_header)
+            if golden_header != actual_header:
+                header_differences = _header_differences(golden_header, actual_header)
         except RecursionError:
             raise GoldenFormatError(golden, "JSON nested too deeply", line=1) from None
     # Goldens of format 1.0 have no dtypes: compare what they hold.
@@ -300,65 +305,121 @@ def _compare_lines(index: int, golden: Path, actual: Path, root: _Node) -> Episo
     first: Divergence | None = None
     golden_rest = itertools.chain(golden_next, golden_lines)
     actual_rest = itertools.chain(actual_next, actual_lines)
-    golden_extra: list[int] = []
-    actual_extra: list[int] = []
-    # zip_longest, not zip: zip would take one line of the longer file and drop it.
-    for golden_item, actual_item in itertools.zip_longest(golden_rest, actual_rest):
+    # zip_longest, not zip: zip would drop the first line of the longer file.
+    pairs = itertools.zip_longest(golden_rest, actual_rest)
+    golden_item: tuple[int, bytes] | None = None
+    actual_item: tuple[int, bytes] | None = None
+    loads = orjson.loads
+    for golden_item, actual_item in pairs:
         if golden_item is None or actual_item is None:
-            _extra_line(golden_item, golden_extra)
-            _extra_line(actual_item, actual_extra)
-            continue
-        (golden_number, golden_raw), (actual_number, actual_raw) = golden_item, actual_item
+            break
         records += 1
+        golden_number, golden_raw = golden_item
+        actual_number, actual_raw = actual_item
         if golden_raw == actual_raw:
             continue
-        golden_record = parse_record(golden_raw, golden, golden_number)
-        actual_record = parse_record(actual_raw, actual, actual_number)
+        # parse_record, inlined for the common case: a step record without
+        # tags is what parse_record would return. Anything else, including
+        # invalid JSON, goes through parse_record for its checks and messages.
+        same_types = _same_types(golden_raw, actual_raw)
+        try:
+            golden_record = loads(golden_raw)
+            actual_record = loads(actual_raw)
+            # Subscripting with a str fails for anything but a dict. Lines
+            # that are the same bytes but for digits have the same event,
+            # the same type of "t" and the same tags: checking one checks both.
+            fast = (
+                golden_record["event"] == "step"
+                and type(golden_record["t"]) is int
+                and golden_raw.find(b'"$') < 0
+                and (
+                    same_types
+                    or (
+                        actual_record["event"] == "step"
+                        and type(actual_record["t"]) is int
+                        and actual_raw.find(b'"$') < 0
+                    )
+                )
+            )
+        except (orjson.JSONDecodeError, TypeError, KeyError, IndexError):
+            fast = False
+        if not fast:
+            golden_record = parse_record(golden_raw, golden, golden_number)
+            actual_record = parse_record(actual_raw, actual, actual_number)
         if legacy:
             actual_record.pop("dtypes", None)
         try:
-            if _equal(golden_record, actual_record, root):
+            if (
+                _close(golden_record, actual_record, root)
+                if same_types
+                else _equal(golden_record, actual_record, root)
+            ):
                 continue
         except RecursionError:
             raise GoldenFormatError(golden, "JSON nested too deeply", line=golden_number) from None
         differing += 1
         if first is None:
-            found: list[Difference] = []
-            try:
-                _explain(golden_record, actual_record, root, (), found)
-            except RecursionError:
-                raise GoldenFormatError(
-                    golden, "JSON nested too deeply", line=golden_number
-                ) from None
-            first = Divergence(
-                event=str(golden_record.get("event")),
-                t=golden_record.get("t"),
-                golden_line=golden_number,
-                actual_line=actual_number,
-                differences=tuple(found),
-                arrays=array_deltas(golden_record, actual_record, [d.path for d in found], root),
+            first = _divergence(
+                golden_record, actual_record, root, path=golden, lines=(golden_item, actual_item)
             )
+    else:
+        golden_item = actual_item = None
 
+    # One side ran out: the other's item is its first record without a counterpart.
+    golden_extra = actual_extra = 0
+    if golden_item is not None:
+        golden_extra = 1 + sum(1 for _ in pairs)
+    elif actual_item is not None:
+        actual_extra = 1 + sum(1 for _ in pairs)
     if first is None and (golden_extra or actual_extra):
         # The record after the last common one is where the lengths part.
         first = Divergence(
             event="step",
             t=max(records - 1, 0) + 1,
-            golden_line=golden_extra[0] if golden_extra else None,
-            actual_line=actual_extra[0] if actual_extra else None,
+            golden_line=golden_item[0] if golden_item is not None else None,
+            actual_line=actual_item[0] if actual_item is not None else None,
             differences=(),
         )
+    differs = first is not None or bool(header_differences)
     return EpisodeComparison(
         index,
         golden,
         actual,
-        golden_steps=max(records + len(golden_extra) - 1, 0),
-        actual_steps=max(records + len(actual_extra) - 1, 0),
-        differing_records=differing + len(golden_extra) + len(actual_extra),
+        golden_steps=max(records + golden_extra - 1, 0),
+        actual_steps=max(records + actual_extra - 1, 0),
+        differing_records=differing + golden_extra + actual_extra,
         first=first,
         header_differences=header_differences,
-        golden_header=golden_header,
-        actual_header=actual_header,
+        # Headers are kept for the report of differing episodes only, so that
+        # memory does not grow with the number of matching episodes.
+        golden_header=golden_header if differs else None,
+        actual_header=actual_header if differs else None,
+    )
+
+
+def _divergence(
+    golden_record: dict[str, Any],
+    actual_record: dict[str, Any],
+    root: _Node,
+    *,
+    path: Path,
+    lines: tuple[tuple[int, bytes], tuple[int, bytes]],
+) -> Divergence:
+    """The first differing record of an episode, with every field that differs."""
+    # DeepDiff lists the differing paths, once per episode.
+    from gym_goldens.explain import explain
+
+    try:
+        found = explain(golden_record, actual_record, root)
+    except RecursionError:
+        raise GoldenFormatError(path, "JSON nested too deeply", line=lines[0][0]) from None
+    return Divergence(
+        event=str(golden_record.get("event")),
+        t=golden_record.get("t"),
+        golden_line=lines[0][0],
+        actual_line=lines[1][0],
+        differences=tuple(found),
+        arrays=array_deltas(golden_record, actual_record, [d.path for d in found], root),
     )
 
 
@@ -380,11 +441,6 @@ def _header_differences(golden: dict[str, Any], actual: dict[str, Any]) -> tuple
     found: list[Difference] = []
     _explain(golden_compared, actual_compared, _EXACT.tree(), (), found)
     return tuple(found)
-
-
-def _extra_line(item: tuple[int, bytes] | None, numbers: list[int]) -> None:
-    if item is not None:
-        numbers.append(item[0])
 
 
 def _count_steps(path: Path) -> int:
@@ -419,24 +475,12 @@ def _float_matches(golden: float, actual: float, node: _Node) -> bool:
     return math.isnan(golden) and math.isnan(actual)  # NaN matches NaN
 
 
-def _maybe_differ(golden: Any, actual: Any) -> bool:
-    """False only when two values are surely equal: ``==`` alone holds ``1 == 1.0 == True``."""
-    if golden != actual:
-        return True
-    kind = type(golden)
-    if kind is not type(actual):
-        return True
-    if kind is list or kind is dict:
-        # Equal containers may still hide 1 vs 1.0 vs true; their JSON tells them apart.
-        try:
-            return orjson.dumps(golden) != orjson.dumps(actual)
-        except (orjson.JSONEncodeError, TypeError):
-            return True
-    return False
-
-
 def _equal(golden: Any, actual: Any, node: _Node) -> bool:
-    """Whether two parsed values match; the hot loop of every comparison."""
+    """Whether two parsed values match; the hot loop of every comparison.
+
+    ``==`` is no shortcut for containers: ``[0] == [0.0]`` and ``[1] ==
+    [True]`` in Python, yet a change of type is a difference.
+    """
     if node.ignored:
         return True
     kind = type(golden)
@@ -448,34 +492,141 @@ def _equal(golden: Any, actual: Any, node: _Node) -> bool:
         if len(golden) != len(actual):
             return False
         if node.leaf:
-            for g, a in zip(golden, actual, strict=True):
-                if _maybe_differ(g, a) and not _equal(g, a, node):
-                    return False
-            return True
-        for i, (g, a) in enumerate(zip(golden, actual, strict=True)):
-            if _maybe_differ(g, a) and not _equal(g, a, node.child(i)):
-                return False
-        return True
+            return _items_equal(zip(golden, actual, strict=False), node)
+        pairs = enumerate(zip(golden, actual, strict=False))
+        return all(_equal(g, a, node.child(i)) for i, (g, a) in pairs)
     if kind is dict:
         if node.leaf:
             if golden.keys() != actual.keys():
                 return False
-            for key, g in golden.items():
-                a = actual[key]
-                if _maybe_differ(g, a) and not _equal(g, a, node):
-                    return False
-            return True
+            values = map(actual.__getitem__, golden)
+            return _items_equal(zip(golden.values(), values, strict=False), node)
         for key in golden.keys() | actual.keys():
             child = node.child(key)
             if child.ignored:
                 continue
             if key not in golden or key not in actual:
                 return False
-            g, a = golden[key], actual[key]
-            if _maybe_differ(g, a) and not _equal(g, a, child):
+            if not _equal(golden[key], actual[key], child):
                 return False
         return True
     return bool(golden == actual)
+
+
+def _items_equal(pairs: Iterator[tuple[Any, Any]], node: _Node) -> bool:
+    """:func:`_equal` for the items of a container under a leaf node (not ignored).
+
+    Under a leaf node every descendant has the same tolerance, so nested
+    containers go on a stack rather than through a call each, and floats are
+    checked inline, as in :func:`_float_matches`: calls would cost more than
+    the checks.
+    """
+    rtol, atol = node.rtol, node.atol
+    stack = [pairs]
+    push = stack.append
+    while stack:
+        for g, a in stack.pop():
+            kind = type(g)
+            if kind is not type(a):
+                if summary_matches(g, a):
+                    continue
+                return False
+            if kind is float:
+                if g != a:
+                    difference = abs(a - g)
+                    if difference <= atol + rtol * abs(g):
+                        if difference == _INF:
+                            return False
+                    elif g == g or a == a:  # noqa: PLR0124 - NaN matches NaN
+                        return False
+            elif kind is list:
+                if len(g) != len(a):
+                    return False
+                if g:
+                    push(zip(g, a, strict=False))
+            elif kind is dict:
+                if g.keys() != a.keys():
+                    return False
+                if g:
+                    push(zip(g.values(), map(a.__getitem__, g), strict=False))
+            elif g != a:
+                return False
+    return True
+
+
+def _same_types(golden_raw: bytes, actual_raw: bytes) -> bool:
+    """Whether two lines hold values of the same types wherever both have one.
+
+    With the digits taken out, two JSON lines are the same bytes only if they
+    have the same structure, keys, strings (but for digits), literals and,
+    in the same places, numbers of the same kind: an int has no ``.`` or
+    ``e``, a float always has one. The one blur, ``[7]`` against ``[]``, is a
+    length, which :func:`_close` checks. Two lines that differ only in the
+    digits of their numbers, the common case, pass.
+    """
+    return golden_raw.translate(None, _DIGITS) == actual_raw.translate(None, _DIGITS)
+
+
+def _close(golden: Any, actual: Any, node: _Node) -> bool:
+    """:func:`_equal` for values whose types are known to agree (see :func:`_same_types`).
+
+    Then ``==`` is a sound shortcut (``0 == 0.0`` cannot happen), so equal
+    fields and subtrees are passed over in C and only the rest is walked.
+    """
+    if node.ignored or golden == actual:
+        return True
+    kind = type(golden)
+    if kind is float:
+        return _float_matches(golden, actual, node)
+    if kind is list:
+        if len(golden) != len(actual):
+            return False
+        if not node.leaf:
+            pairs = enumerate(zip(golden, actual, strict=False))
+            return all(_close(g, a, node.child(i)) for i, (g, a) in pairs)
+        items: Iterator[tuple[Any, Any]] = zip(golden, actual, strict=False)
+    elif kind is dict:
+        if not node.leaf:
+            for key in golden.keys() | actual.keys():
+                child = node.child(key)
+                if child.ignored:
+                    continue
+                if key not in golden or key not in actual:
+                    return False
+                if not _close(golden[key], actual[key], child):
+                    return False
+            return True
+        if golden.keys() != actual.keys():
+            return False
+        items = zip(golden.values(), map(actual.__getitem__, golden), strict=False)
+    else:
+        return False
+    rtol, atol = node.rtol, node.atol
+    stack = [items]
+    push = stack.append
+    while stack:
+        for g, a in stack.pop():
+            if g == a:
+                continue
+            kind = type(g)
+            if kind is float:
+                difference = abs(a - g)
+                if difference <= atol + rtol * abs(g):
+                    if difference == _INF:
+                        return False
+                elif g == g or a == a:  # noqa: PLR0124 - NaN matches NaN
+                    return False
+            elif kind is list:
+                if len(g) != len(a):
+                    return False
+                push(zip(g, a, strict=False))
+            elif kind is dict:
+                if g.keys() != a.keys():
+                    return False
+                push(zip(g.values(), map(a.__getitem__, g), strict=False))
+            else:
+                return False
+    return True
 
 
 def _explain(

@@ -32,6 +32,8 @@ __all__ = ["describe_change", "parse_leaf", "signature", "to_json"]
 
 _PLAIN: Final = frozenset({float, int, bool, str, type(None), bytes})
 _LEAF: Final = re.compile(r"^([A-Za-z0-9_<>|]+)(?:\[([0-9,]*)\])?$")
+_MAX_LEAF_TEXTS: Final = 4096
+_LEAF_TEXT: dict[tuple[Any, Any], str] = {}
 
 
 def signature(value: Any) -> Any:
@@ -71,10 +73,14 @@ def signature(value: Any) -> Any:
 def to_json(found: Any) -> Any:
     """A :func:`signature` as written in a file: leaves become strings."""
     if isinstance(found, tuple):
-        dtype, shape = found
-        if shape is None:
-            return str(dtype)
-        return f"{dtype}[{','.join(str(n) for n in shape)}]"
+        text = _LEAF_TEXT.get(found)
+        if text is None:
+            # str(dtype) costs microseconds: each leaf is worked out once.
+            dtype, shape = found
+            text = str(dtype) if shape is None else f"{dtype}[{','.join(map(str, shape))}]"
+            if len(_LEAF_TEXT) < _MAX_LEAF_TEXTS:
+                _LEAF_TEXT[found] = text
+        return text
     if isinstance(found, dict):
         return {key: to_json(item) for key, item in found.items()}
     if isinstance(found, list):

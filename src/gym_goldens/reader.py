@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import dataclasses
 import gzip
+import itertools
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any, Final
+
+import orjson
 
 from gym_goldens.codec import decode_line
 from gym_goldens.errors import GoldenFormatError, UnsupportedFormatVersionError
@@ -111,13 +114,20 @@ def iter_lines(path: str | Path) -> Iterator[tuple[int, bytes]]:
     """Yield ``(line_number, line)`` for the non-empty lines of a file.
 
     Line endings (LF or CRLF) are removed, a UTF-8 byte-order mark is skipped,
-    and a line longer than 16 MiB is refused after reading at most 16 MiB of
-    it, so a damaged file cannot exhaust memory.
+    and a line longer than 16 MiB is refused after reading at most 16 MiB (and
+    one read chunk) of it, so a damaged file cannot exhaust memory. A last line
+    without its newline that is not valid JSON is reported as cut short: that
+    is how a file ends when the process writing it died mid-write.
 
     Raises:
-        GoldenFormatError: The file cannot be read or a line is too long.
+        GoldenFormatError: The file cannot be read, a line is too long, or
+            the last line is cut short.
     """
-    file_path = Path(path)
+    # Chained in C: the generator below runs once per chunk, not per line.
+    return itertools.chain.from_iterable(_line_blocks(Path(path)))
+
+
+def _line_blocks(file_path: Path) -> Iterator[Iterable[tuple[int, bytes]]]:
     try:
         if file_path.name.endswith(".gz"):
             handle: gzip.GzipFile | IO[bytes] = gzip.open(file_path, "rb")  # noqa: SIM115 - closed below
@@ -126,29 +136,73 @@ def iter_lines(path: str | Path) -> Iterator[tuple[int, bytes]]:
     except OSError as exc:
         raise GoldenFormatError(file_path, f"cannot open ({exc.strerror or exc})") from None
     with handle:
-        number = 0
+        number = 1  # the number of the next line to yield
         try:
+            # Reading big chunks and splitting them costs far less per line
+            # than readline(); the lines of a chunk are yielded from a list.
+            head = handle.read(3)
+            # A UTF-8 byte-order mark is skipped; anything else starts line 1.
+            pending: list[bytes] = [head] if head and head != b"\xef\xbb\xbf" else []
+            pending_size = len(head)
             while True:
-                raw = handle.readline(_MAX_LINE_BYTES + 1)
-                if not raw:
-                    return
-                number += 1
-                if len(raw) > _MAX_LINE_BYTES:
-                    raise GoldenFormatError(
-                        file_path,
-                        "line is longer than 16 MiB; a recording's records are far shorter, "
-                        "so this file is damaged",
-                        line=number,
-                    )
-                if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
-                    raw = raw[3:]
-                raw = raw.rstrip(b"\r\n")
-                if raw:
-                    yield number, raw
+                chunk = handle.read(_READ_CHUNK)
+                if not chunk:
+                    break
+                if b"\n" not in chunk:
+                    pending.append(chunk)
+                    pending_size += len(chunk)
+                    if pending_size > _MAX_LINE_BYTES:
+                        raise GoldenFormatError(file_path, _TOO_LONG, line=number)
+                    continue
+                # Only the first line can hold earlier chunks, so only it can be
+                # too long; it is checked before the chunks are joined.
+                if pending_size + chunk.find(b"\n") > _MAX_LINE_BYTES:
+                    raise GoldenFormatError(file_path, _TOO_LONG, line=number)
+                if pending:
+                    chunk = b"".join([*pending, chunk])
+                    pending, pending_size = [], 0
+                lines = chunk.split(b"\n")
+                rest = lines.pop()
+                if rest:
+                    pending, pending_size = [rest], len(rest)
+                if b"\r" in chunk or b"\n\n" in chunk or not lines[0]:
+                    # Empty lines or CRLF endings: not what the recorder writes,
+                    # so this slower filter only runs for files edited by hand.
+                    stripped = [(number + i, line.rstrip(b"\r")) for i, line in enumerate(lines)]
+                    yield [(n, line) for n, line in stripped if line]
+                else:
+                    yield zip(itertools.count(number), lines)
+                number += len(lines)
+            if pending:
+                # Only a file shorter than its first read can end with newlines here.
+                *complete, last = b"".join(pending).split(b"\n")
+                stripped = [(number + i, line.rstrip(b"\r")) for i, line in enumerate(complete)]
+                yield [(n, line) for n, line in stripped if line]
+                number += len(complete)
+                last = last.rstrip(b"\r")
+                if last:
+                    _check_last_line(last, file_path, number)
+                    yield [(number, last)]
         except (OSError, EOFError, gzip.BadGzipFile) as exc:
-            raise GoldenFormatError(
-                file_path, f"cannot read ({exc})", line=number or None
-            ) from None
+            raise GoldenFormatError(file_path, f"cannot read ({exc})", line=number) from None
+
+
+_TOO_LONG: Final = (
+    "line is longer than 16 MiB; a recording's records are far shorter, so this file is damaged"
+)
+
+
+def _check_last_line(line: bytes, path: Path, number: int) -> None:
+    try:
+        orjson.loads(line)
+    except orjson.JSONDecodeError as exc:
+        raise GoldenFormatError(
+            path,
+            f"invalid JSON at column {exc.colno}: {exc.msg}; the last line is cut short (no "
+            "newline): the file ends mid-record, as when the process writing it crashed; the "
+            "episodes before it are intact, record this one again",
+            line=number,
+        ) from None
 
 
 def parse_record(raw: bytes, path: Path, line: int) -> dict[str, Any]:

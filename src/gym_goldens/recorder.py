@@ -1,16 +1,29 @@
 """The recording wrapper: one JSONL file per episode.
 
 Each episode file holds a ``header`` record, a ``reset`` record and one
-``step`` record per step; see ``docs/FORMAT.md``. Lines are buffered in memory
-during an episode and written when it ends (terminated or truncated), on the
-next ``reset()``, on ``close()`` and when the env raises, so the wrapper adds
-little to the step loop. ``flush_every=N`` also writes every N steps, for
-durability against a crash of the whole process mid-episode.
+``step`` record per step; see ``docs/FORMAT.md``.
+
+Flush policy: lines are buffered in memory during an episode and the episode
+file is written in one go when the episode ends (terminated or truncated), on
+the next ``reset()``, on ``flush()`` and ``close()``, and when the env raises.
+A completed episode is therefore handed to the operating system before the
+next one starts: if the process then dies (even by a segfault or SIGKILL),
+every completed episode is on disk and only the episode in progress is lost.
+``flush_every=N`` also writes the buffer every N lines (steps), for per-step
+durability of long episodes at the cost of a write every N steps; after a
+crash the last episode file then ends early, and the reader reports it as
+incomplete (see :attr:`gym_goldens.reader.Episode.complete`).
 
 Storage options keep goldens of image envs and long rollouts small:
 ``max_array_size`` (summaries of large arrays, by field), ``compress``
 (``episode_NNNNN.jsonl.gz``) and ``full_every`` (only every k-th step in full,
 a digest of the others).
+
+The step loop does as little as it can: one dict, one ``orjson.dumps`` (the
+careful encoder only when that line may be lossy) and a list append; the
+header, which does not change between episodes, is encoded once, and the
+numpy types of a step are worked out in full only when a cheap signature of
+them changes.
 """
 
 from __future__ import annotations
@@ -19,13 +32,22 @@ import gzip
 import hashlib
 import os
 from pathlib import Path
-from typing import IO, Any, Generic, SupportsFloat, TypeVar
+from typing import IO, Any, Final, Generic, SupportsFloat, TypeVar
 
 import gymnasium as gym
+import numpy as np
 import orjson
 
 from gym_goldens import dtypes
-from gym_goldens.codec import DEFAULT_MAX_ARRAY_SIZE, ArraySizeSpec, Encoder
+
+# The codec's own dumps options: the step loop inlines Encoder.encode.
+from gym_goldens.codec import (
+    _DUMPS_OPTIONS,
+    DEFAULT_MAX_ARRAY_SIZE,
+    ArraySizeSpec,
+    Encoder,
+    _large_obs,
+)
 from gym_goldens.header import FORMAT_NAME, FORMAT_VERSION, describe_env
 
 __all__ = [
@@ -41,6 +63,19 @@ _GZIP_LEVEL = 6
 
 ObsType = TypeVar("ObsType")
 ActType = TypeVar("ActType")
+
+_DUMPS: Final = orjson.dumps
+_NDARRAY: Final = np.ndarray
+_MAX_CACHED: Final = 64
+# Types whose numpy type, if any, their type alone gives: Python values (none)
+# and numpy numbers (their dtype). Strings and bytes of numpy carry a length.
+_SIMPLE_TYPES: Final = frozenset(
+    {float, int, bool, str, bytes, type(None)}
+    | {kind for kind in np.sctypeDict.values() if issubclass(kind, (np.number, np.bool_))}
+)
+_ALL_PLAIN: Final = frozenset({float, int, bool, str, bytes, type(None)}).issuperset
+_NEW_FILE: Final = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0)
+_APPEND: Final = os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_CLOEXEC", 0)
 
 
 def episode_filename(index: int, *, compress: bool = False) -> str:
@@ -84,8 +119,11 @@ class RecordTrajectory(
             (dtype, shape, digest, statistics); None stores every array in full.
             A mapping from field patterns to sizes sets it by field, such as
             ``{"obs.image": None}``.
-        flush_every: Also write the buffered lines every this many steps.
-            None (the default) writes at episode end, reset, close and on error.
+        flush_every: Also write the buffer whenever it holds this many
+            lines (one per step, plus the header and reset lines at the start
+            of an episode), for durability of long episodes against a crash
+            of the process. None (the default) writes each episode file once,
+            at episode end, reset, flush, close and on error.
         compress: Write ``episode_NNNNN.jsonl.gz`` files.
         full_every: Keep only step 1, every ``full_every``-th step and the
             last step of an episode in full, and a digest of the others. A
@@ -138,12 +176,29 @@ class RecordTrajectory(
         self.full_every = full_every
         self.episode_count = 0
         self._encoder = Encoder(max_array_size=max_array_size)
+        self._careful = self._encoder.encode_careful
+        self._fast_limit = self._encoder.fast_limit
+        self._flush_limit = flush_every if flush_every is not None else float("inf")
         self._storage = storage_header(max_array_size, full_every)
+        # The numpy types of the last step, a key that stands for them (or
+        # None) and their dtypes field (None when nothing has a numpy type).
+        # They outlive an episode: step 1 of the next one writes the field again.
         self._step_types: Any = None
+        self._step_key: tuple[Any, ...] | None = None
+        self._step_dtypes: Any = None
+        self._obs_large = False
+        self._reset_dtypes: dict[Any, Any] = {}
+        # The smallest array that may be summarised (see Encoder.encode).
+        limit = self._encoder.fast_limit
+        self._smallest_array = limit / 2 if limit != float("inf") else limit
         self._static_header: dict[str, Any] | None = None
+        self._headers: dict[int | None, bytes] = {}
         self._lines: list[bytes] = []
+        self._fd: int | None = None
         self._file: IO[bytes] | None = None
-        self._path: Path | None = None
+        # A str, not a Path: joining Paths costs microseconds at every reset.
+        self._path: str | None = None
+        self._folder = os.path.join(self.output_dir, "")
         self._file_started = False
         self._t = 0
 
@@ -160,10 +215,9 @@ class RecordTrajectory(
     ) -> tuple[ObsType, dict[str, Any]]:
         """Reset the env and start a new episode file."""
         self._end_episode()
-        self._path = self.output_dir / episode_filename(self.episode_count, compress=self.compress)
+        self._path = self._folder + episode_filename(self.episode_count, compress=self.compress)
         self.episode_count += 1
         self._t = 0
-        self._step_types = None
         self._file_started = False
         self._lines = [self._header(seed, options)]
         try:
@@ -172,11 +226,27 @@ class RecordTrajectory(
             self._end_episode()
             raise
         record = {"event": "reset", "episode": self.episode_count - 1, "obs": obs, "info": info}
-        types = dtypes.signature({"obs": obs, "info": info})
-        if types is not None:
-            record["dtypes"] = dtypes.to_json(types)
+        reset_dtypes = self._reset_types(obs, info)
+        if reset_dtypes is not None:
+            record["dtypes"] = reset_dtypes
         self._lines.append(self._encoder.encode(record))
         return obs, info
+
+    def _reset_types(self, obs: Any, info: Any) -> Any:
+        """The dtypes field of a reset record (None for none), kept by type of obs."""
+        key: Any = type(obs)
+        if key is _NDARRAY:
+            key = (obs.dtype, obs.shape)
+        cacheable = (type(key) is tuple or key in _SIMPLE_TYPES) and (
+            type(info) is dict and _ALL_PLAIN(map(type, info.values()))
+        )
+        if cacheable and key in self._reset_dtypes:
+            return self._reset_dtypes[key]
+        types = dtypes.signature({"obs": obs, "info": info})
+        found = None if types is None else dtypes.to_json(types)
+        if cacheable and len(self._reset_dtypes) < _MAX_CACHED:
+            self._reset_dtypes[key] = found
+        return found
 
     def step(self, action: ActType) -> tuple[ObsType, SupportsFloat, bool, bool, dict[str, Any]]:
         """Step the env and record the step."""
@@ -190,10 +260,10 @@ class RecordTrajectory(
             self._end_episode()
             raise
         obs, reward, terminated, truncated, info = result
-        self._t += 1
+        self._t = t = self._t + 1
         record = {
             "event": "step",
-            "t": self._t,
+            "t": t,
             "action": action,
             "obs": obs,
             "reward": reward,
@@ -202,35 +272,89 @@ class RecordTrajectory(
             "info": info,
         }
         # The numpy types are written when they change (in practice on step 1).
+        # A cheap key of them first: the full walk only when the key changes,
+        # or when it cannot stand for the types (see _step_types_changed).
+        action_key: Any = type(action)
+        if action_key is _NDARRAY:
+            action_key = (action.dtype, action.shape)  # type: ignore[attr-defined]
+        obs_key: Any = type(obs)
+        if obs_key is _NDARRAY:
+            obs_key = (obs.dtype, obs.shape)  # type: ignore[attr-defined]
+        key = (action_key, obs_key, type(reward))
+        if (
+            key != self._step_key
+            or type(info) is not dict
+            or (info and not _ALL_PLAIN(map(type, info.values())))
+        ):
+            self._step_types_changed(record, key, t == 1)
+        elif t == 1 and self._step_dtypes is not None:
+            # The same types as the last step of the previous episode.
+            record["dtypes"] = self._step_dtypes
+        # Encoder.encode, inlined: this runs at every step of every recording.
+        if self._obs_large:
+            # An image would be written in full only to be summarised.
+            line = self._careful(record)
+        else:
+            try:
+                line = _DUMPS(record, option=_DUMPS_OPTIONS)
+            except orjson.JSONEncodeError:
+                line = self._careful(record)
+            else:
+                # find(), not "in": it is twice as fast on short bytes. Any "$"
+                # (not only '"$') is a false alarm at worst: the careful path
+                # gives the same bytes.
+                if line.find(b"null") >= 0 or line.find(b"$") >= 0 or len(line) > self._fast_limit:
+                    line = self._careful(record)
+        if (
+            self.full_every is not None
+            and t % self.full_every
+            and t != 1
+            and not (terminated or truncated)
+        ):
+            line = digest_record(t, line)
+        lines = self._lines
+        lines.append(line)
+        if terminated or truncated:
+            self._close_file()
+        elif len(lines) >= self._flush_limit:
+            self._write_buffer()
+            # Hand the lines to the OS: flush_every exists to survive a crash
+            # (plain files are written with os.write, unbuffered).
+            if self._file is not None:
+                self._file.flush()
+        return result
+
+    def _step_types_changed(
+        self, record: dict[str, Any], key: tuple[Any, ...], first: bool
+    ) -> None:
+        """Walk the numpy types of a step; add ``dtypes`` to it when they changed.
+
+        Step 1 of an episode (``first``) always carries them. This also decides
+        whether ``key`` (the types of action, obs and reward) stands for every
+        type of the step, so that the next steps can skip this walk while
+        their key is the same: it does when each part is a plain array, a
+        Python value or a numpy number, and the info dict holds Python values
+        only (which have no numpy type).
+        """
+        info = record["info"]
         types = (
-            dtypes.signature(action),
-            dtypes.signature(obs),
-            dtypes.signature(reward),
+            dtypes.signature(record["action"]),
+            dtypes.signature(record["obs"]),
+            dtypes.signature(record["reward"]),
             dtypes.signature(info),
         )
         if types != self._step_types:
             self._step_types = types
             fields = zip(("action", "obs", "reward", "info"), types, strict=True)
-            typed = {key: found for key, found in fields if found is not None}
-            if typed:
-                record["dtypes"] = dtypes.to_json(typed)
-        line = self._encoder.encode(record)
-        if (
-            self.full_every is not None
-            and self._t % self.full_every
-            and self._t != 1
-            and not (terminated or truncated)
-        ):
-            line = digest_record(self._t, line)
-        self._lines.append(line)
-        if terminated or truncated:
-            self._close_file()
-        elif self.flush_every is not None and len(self._lines) >= self.flush_every:
-            self._write_buffer()
-            # Hand the lines to the OS: flush_every exists to survive a crash.
-            if self._file is not None:
-                self._file.flush()
-        return result
+            typed = {name: found for name, found in fields if found is not None}
+            self._step_dtypes = dtypes.to_json(typed) if typed else None
+            first = True
+        if first and self._step_dtypes is not None:
+            record["dtypes"] = self._step_dtypes
+        simple = type(info) is dict and types[3] is None
+        simple = simple and all(type(part) is tuple or part in _SIMPLE_TYPES for part in key)
+        self._step_key = key if simple else None
+        self._obs_large = _large_obs(record["obs"], self._smallest_array)
 
     def flush(self) -> None:
         """Write what is buffered and close the current file; recording goes on."""
@@ -244,21 +368,27 @@ class RecordTrajectory(
             super().close()
 
     def _header(self, seed: int | None, options: dict[str, Any] | None) -> bytes:
+        cacheable = options is None and (seed is None or type(seed) is int)
+        if cacheable and seed in self._headers:
+            # Mostly reset() or reset(seed=n): the same bytes every episode.
+            return self._headers[seed]
         if self._static_header is None:
             static = describe_env(self.env)
+            encode = self._encoder.encode
             self._static_header = {
-                key: orjson.Fragment(self._encoder.encode(value)) for key, value in static.items()
-            }
-        return self._encoder.encode(
-            {
                 "event": "header",
                 "format": FORMAT_NAME,
                 "version": FORMAT_VERSION,
-                "reset": {"seed": seed, "options": options},
-                "storage": self._storage,
-                **self._static_header,
+                "storage": orjson.Fragment(encode(self._storage)),
+                **{key: orjson.Fragment(encode(value)) for key, value in static.items()},
             }
-        )
+        reset = orjson.Fragment(self._encoder.encode({"seed": seed, "options": options}))
+        # Every value is a string or already encoded, so one dumps gives the
+        # same bytes as the careful path, without walking the header again.
+        line = _DUMPS({**self._static_header, "reset": reset}, option=_DUMPS_OPTIONS)
+        if cacheable and len(self._headers) < _MAX_CACHED:
+            self._headers[seed] = line
+        return line
 
     def _end_episode(self) -> None:
         self._close_file()
@@ -267,19 +397,33 @@ class RecordTrajectory(
     def _write_buffer(self) -> None:
         if not self._lines or self._path is None:
             return
-        if self._file is None:
-            # The first write of an episode creates the file; later ones, after
-            # a flush or past the end of the episode, append to it.
-            mode = "ab" if self._file_started else "wb"
-            self._file = open_episode_file(self._path, mode, compress=self.compress)
         lines, self._lines = self._lines, []
-        self._file.write(b"\n".join(lines) + b"\n")
+        lines.append(b"")
+        data = b"\n".join(lines)
+        if self.compress:
+            if self._file is None:
+                mode = "ab" if self._file_started else "wb"
+                self._file = open_episode_file(Path(self._path), mode, compress=True)
+            self._file.write(data)
+        else:
+            if self._fd is None:
+                # The first write of an episode creates the file; later ones,
+                # after a flush or past the end of the episode, append to it.
+                # os-level calls: a file object costs more than the write here.
+                flags = _APPEND if self._file_started else _NEW_FILE
+                self._fd = os.open(self._path, flags, 0o666)
+            view = memoryview(data)
+            while view:
+                view = view[os.write(self._fd, view) :]
         self._file_started = True
 
     def _close_file(self) -> None:
         try:
             self._write_buffer()
         finally:
+            if self._fd is not None:
+                fd, self._fd = self._fd, None
+                os.close(fd)
             if self._file is not None:
-                self._file.close()
-                self._file = None
+                file, self._file = self._file, None
+                file.close()

@@ -9,6 +9,7 @@ command that updates the golden.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, Final
 
 from gym_goldens.arrays import ArrayDelta
@@ -97,18 +98,36 @@ def format_missing(
 def format_unreadable(
     error: Exception, *, nodeid: str | None, actual_dir: Any = None, display: Any = str
 ) -> str:
-    """The message for a golden that cannot be read."""
+    """The message for a golden (or an actual recording) that cannot be read."""
     from gym_goldens.errors import GoldenFormatError
 
     text = str(error)
     if isinstance(error, GoldenFormatError):
         where = display(error.path) if error.line is None else f"{display(error.path)}:{error.line}"
         text = f"{where}: {error.reason}"
+    bad_path = getattr(error, "path", None)
+    # The error may name the file as displayed (relative) or in full.
+    if (
+        actual_dir is not None
+        and bad_path is not None
+        and (_inside(bad_path, actual_dir) or _inside(bad_path, display(actual_dir)))
+    ):
+        return "\n".join(
+            [
+                f"recording unreadable: {text}",
+                "  the actual recording is damaged, not the golden; run the test again",
+                f"  actual recording: {display(actual_dir)}",
+            ]
+        )
     lines = [f"golden unreadable: {text}", "  the golden file was left as it is"]
     if actual_dir is not None:
         lines.append(f"  actual recording: {display(actual_dir)}")
     lines.append(f"  regenerate it with: {update_command(nodeid)}")
     return "\n".join(lines)
+
+
+def _inside(path: Any, folder: Any) -> bool:
+    return Path(folder) in Path(path).parents or Path(path) == Path(folder)
 
 
 def _episode_label(episode: EpisodeComparison) -> str:

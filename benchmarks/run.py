@@ -1,0 +1,488 @@
+"""Benchmarks of pytest-gym-goldens: recording, comparison, memory, start-up.
+
+Run from the repository root::
+
+    python benchmarks/run.py            # the full run, a few minutes on 2 cores
+    python benchmarks/run.py --quick    # smaller sizes, for a smoke test
+
+Every figure is a median of repeated runs, and every verdict is a ratio of two
+figures measured in the same run, interleaved, so a busy machine slows both
+sides alike. Times are CPU times (user + system) of the process that does the
+work, not wall-clock times, so that other processes on a shared machine count
+as little as possible. Peak memory is the peak resident set (VmHWM) of a fresh
+process. The script prints one table; it does not fail when a target is missed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import gc
+import json
+import os
+import platform
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import orjson
+
+from gym_goldens import RecordTrajectory, Tolerance, compare
+from gym_goldens.codec import Encoder
+from gym_goldens.reader import episode_files
+
+RECORDING_ENVS = {"CartPole-v1": 1.25, "FrozenLake-v1": 1.25, "Pendulum-v1": 1.10}
+
+
+@dataclasses.dataclass
+class Row:
+    """One line of the result table."""
+
+    measurement: str
+    figures: str
+    ratio: str
+    target: str
+    met: bool | None
+
+    @property
+    def verdict(self) -> str:
+        return {True: "yes", False: "NO", None: "-"}[self.met]
+
+
+# --- 1. recording overhead ---------------------------------------------------
+
+
+class SeedRecorder(gym.Wrapper[Any, Any, Any, Any]):
+    """The seed's approach: ``json.dumps`` of converted values and a flush per step."""
+
+    def __init__(self, env: gym.Env[Any, Any], output_dir: Path) -> None:
+        super().__init__(env)
+        self.output_dir = output_dir
+        output_dir.mkdir(parents=True, exist_ok=True)
+        self._episode = -1
+        self._t = 0
+        self._file: Any = None
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> Any:
+        self._close_file()
+        self._episode += 1
+        self._t = 0
+        path = self.output_dir / f"episode_{self._episode:05d}.jsonl"
+        self._file = open(path, "w", encoding="utf-8")  # noqa: SIM115 - closed at episode end
+        obs, info = self.env.reset(seed=seed, options=options)
+        self._write(
+            {
+                "event": "reset",
+                "episode": self._episode,
+                "obs": _seed_jsonable(obs),
+                "info": _seed_jsonable(info),
+            }
+        )
+        return obs, info
+
+    def step(self, action: Any) -> Any:
+        result = self.env.step(action)
+        obs, reward, terminated, truncated, info = result
+        self._t += 1
+        self._write(
+            {
+                "event": "step",
+                "t": self._t,
+                "action": _seed_jsonable(action),
+                "obs": _seed_jsonable(obs),
+                "reward": _seed_jsonable(reward),
+                "terminated": bool(terminated),
+                "truncated": bool(truncated),
+                "info": _seed_jsonable(info),
+            }
+        )
+        if terminated or truncated:
+            self._close_file()
+        return result
+
+    def close(self) -> None:
+        self._close_file()
+        super().close()
+
+    def _write(self, record: dict[str, Any]) -> None:
+        self._file.write(json.dumps(record) + "\n")
+        self._file.flush()
+
+    def _close_file(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+
+def _seed_jsonable(value: Any) -> Any:
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, (np.floating, np.integer)):
+        return value.item()
+    if isinstance(value, dict):
+        return {str(k): _seed_jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_seed_jsonable(v) for v in value]
+    if isinstance(value, (bool, int, float, str)) or value is None:
+        return value
+    return repr(value)
+
+
+def _rollout(env: gym.Env[Any, Any], actions: list[Any]) -> float:
+    """CPU seconds for the whole rollout, resets and ``close()`` included."""
+    env.reset(seed=0)
+    gc.collect()
+    start = time.process_time()
+    for action in actions:
+        _, _, terminated, truncated, _ = env.step(action)
+        if terminated or truncated:
+            env.reset()
+    env.close()
+    return time.process_time() - start
+
+
+def bench_recording(env_id: str, steps: int, repeats: int, folders: dict[str, Path]) -> list[Row]:
+    """Bare and recorded step times, ours and the seed's, into each folder."""
+    sampler = gym.make(env_id)
+    sampler.action_space.seed(0)
+    actions = [sampler.action_space.sample() for _ in range(steps)]
+    variants: dict[str, Callable[[], gym.Env[Any, Any]]] = {"bare": lambda: gym.make(env_id)}
+    for place, folder in folders.items():
+        out = folder / env_id
+        variants[f"ours {place}"] = lambda out=out: RecordTrajectory(gym.make(env_id), out / "ours")
+        variants[f"seed {place}"] = lambda out=out: SeedRecorder(gym.make(env_id), out / "seed")
+    times: dict[str, list[float]] = {name: [] for name in variants}
+    episodes = 1
+    for _ in range(repeats):
+        # Interleaved, so that a slow spell of the machine hits every variant.
+        for name, make in variants.items():
+            times[name].append(_rollout(make(), actions))
+        for folder in folders.values():
+            episodes = len(episode_files(folder / env_id / "ours"))
+            shutil.rmtree(folder / env_id)
+    per_step = {name: statistics.median(values) / steps * 1e6 for name, values in times.items()}
+    bare = per_step["bare"]
+    target = RECORDING_ENVS[env_id]
+    rows = []
+    for place in folders:
+        ratio = per_step[f"ours {place}"] / bare
+        seed_ratio = per_step[f"seed {place}"] / bare
+        figures = (
+            f"bare {bare:.2f} us/step, recorded {per_step[f'ours {place}']:.2f}, "
+            f"seed's way {per_step[f'seed {place}']:.2f} ({seed_ratio:.2f}x); "
+            f"{steps:,} steps, {steps / max(episodes, 1):.0f} steps/episode"
+        )
+        rows.append(
+            Row(
+                f"record {env_id}, {place}",
+                figures,
+                f"{ratio:.3f}",
+                f"<= {target:.2f}",
+                ratio <= target,
+            )
+        )
+    return rows
+
+
+# --- 2. comparison throughput ------------------------------------------------
+
+
+def record_pendulum(path: Path, steps: int) -> None:
+    """A Pendulum-v1 rollout of ``steps`` steps (episodes of 200)."""
+    env = RecordTrajectory(gym.make("Pendulum-v1"), path)
+    env.action_space.seed(0)
+    env.reset(seed=0)
+    for _ in range(steps):
+        _, _, terminated, truncated, _ = env.step(env.action_space.sample())
+        if terminated or truncated:
+            env.reset()
+    env.close()
+
+
+def add_noise(source: Path, target: Path, relative: float = 1e-9) -> None:
+    """Copy a recording, multiplying every float of obs and reward by ``1 + relative``.
+
+    Every step line changes, so no byte-level shortcut applies, yet every value
+    stays well within the default tolerance (rtol 1e-6).
+    """
+    target.mkdir(parents=True, exist_ok=True)
+    encoder = Encoder()
+    scale = 1.0 + relative
+    for path in episode_files(source):
+        lines = []
+        for raw in path.read_bytes().splitlines():
+            record = orjson.loads(raw)
+            if record["event"] in ("reset", "step"):
+                record["obs"] = [x * scale for x in record["obs"]]
+                if "reward" in record:
+                    record["reward"] *= scale
+            lines.append(encoder.encode(record))
+        (target / path.name).write_bytes(b"\n".join(lines) + b"\n")
+
+
+def replicate(source: Path, target: Path, copies: int) -> None:
+    """Make a longer recording from ``copies`` copies of every episode file."""
+    target.mkdir(parents=True, exist_ok=True)
+    files = episode_files(source)
+    index = 0
+    for _ in range(copies):
+        for path in files:
+            shutil.copyfile(path, target / f"episode_{index:05d}.jsonl")
+            index += 1
+
+
+def _parse_only(golden: Path, actual: Path) -> int:
+    """Read and parse every line of both recordings with orjson; the floor."""
+    count = 0
+    for folder in (golden, actual):
+        for path in episode_files(folder):
+            with open(path, "rb") as handle:
+                for raw in handle:
+                    orjson.loads(raw)
+                    count += 1
+    return count
+
+
+def _timed(functions: list[Callable[[], Any]], repeats: int) -> list[float]:
+    """Median CPU seconds of each function, run in turns."""
+    times: list[list[float]] = [[] for _ in functions]
+    for _ in range(repeats):
+        for function, spent in zip(functions, times, strict=True):
+            gc.collect()
+            start = time.process_time()
+            function()
+            spent.append(time.process_time() - start)
+    return [statistics.median(spent) for spent in times]
+
+
+def _records(path: Path) -> Iterator[list[dict[str, Any]]]:
+    for file in episode_files(path):
+        yield [orjson.loads(raw) for raw in file.read_bytes().splitlines()]
+
+
+def bench_compare(steps: int, deepdiff_episodes: int, repeats: int, work: Path) -> list[Row]:
+    from deepdiff import DeepDiff
+
+    golden, actual = work / "cmp-golden", work / "cmp-actual"
+    record_pendulum(actual, steps)
+    add_noise(actual, golden)
+    tolerance = Tolerance()
+    result = compare(golden, actual, tolerance)
+    assert result.equal, "the noisy copy should match within tolerance"
+    ours, parse = _timed(
+        [lambda: compare(golden, actual, tolerance), lambda: _parse_only(golden, actual)], repeats
+    )
+
+    # DeepDiff over the same parsed records, episode by episode, on the first
+    # episodes only (it is too slow for all of them), then scaled to all.
+    pairs = list(zip(_records(golden), _records(actual), strict=True))[:deepdiff_episodes]
+    sample_records = sum(len(g) for g, _ in pairs)
+    total_records = sum(1 for _ in _parse_iter(golden))
+
+    def run_deepdiff() -> None:
+        for g, a in pairs:
+            found = DeepDiff(g, a, math_epsilon=1e-6)
+            assert not found, found
+
+    (deepdiff_sample,) = _timed([run_deepdiff], 1)
+    deepdiff_total = deepdiff_sample * total_records / sample_records
+    rate = total_records / ours
+    return [
+        Row(
+            f"compare {steps:,} steps vs DeepDiff",
+            f"ours {ours:.2f} s ({rate:,.0f} records/s); DeepDiff(math_epsilon=1e-6) "
+            f"{deepdiff_total:.0f} s, extrapolated from {sample_records:,} records "
+            f"({deepdiff_sample:.2f} s)",
+            f"{deepdiff_total / ours:.0f}x faster",
+            ">= 100x faster",
+            deepdiff_total / ours >= 100,
+        ),
+        Row(
+            f"compare {steps:,} steps vs parse only",
+            f"ours {ours:.2f} s; orjson.loads of every line of both files {parse:.2f} s",
+            f"{ours / parse:.2f}",
+            "<= 3.00",
+            ours / parse <= 3,
+        ),
+    ]
+
+
+def _parse_iter(path: Path) -> Iterator[bytes]:
+    for file in episode_files(path):
+        yield from file.read_bytes().splitlines()
+
+
+# --- 3. memory -----------------------------------------------------------------
+
+_MEMORY_SCRIPT = textwrap.dedent(
+    """
+    import re, sys
+    from pathlib import Path
+    from gym_goldens import compare
+    result = compare(sys.argv[1], sys.argv[2])
+    assert result.equal
+    # VmHWM: the peak resident set of this process (ru_maxrss may carry the
+    # parent's peak across exec).
+    print(re.search(r"VmHWM:\\s+(\\d+) kB", Path("/proc/self/status").read_text()).group(1))
+    """
+)
+
+
+def _peak_rss_mib(golden: Path, actual: Path) -> float:
+    output = subprocess.run(
+        [sys.executable, "-c", _MEMORY_SCRIPT, str(golden), str(actual)],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    return int(output.split()[-1]) / 1024
+
+
+def bench_memory(small_steps: int, large_steps: int, work: Path) -> list[Row]:
+    base_actual, base_golden = work / "mem-actual", work / "mem-golden"
+    record_pendulum(base_actual, small_steps)
+    add_noise(base_actual, base_golden)
+    copies = large_steps // small_steps
+    big_actual, big_golden = work / "mem-actual-big", work / "mem-golden-big"
+    replicate(base_actual, big_actual, copies)
+    replicate(base_golden, big_golden, copies)
+    small = statistics.median(_peak_rss_mib(base_golden, base_actual) for _ in range(3))
+    large = _peak_rss_mib(big_golden, big_actual)
+    growth = large - small
+    return [
+        Row(
+            "compare peak memory",
+            f"peak RSS {small:.1f} MiB at {small_steps:,} steps, {large:.1f} MiB at "
+            f"{large_steps:,} steps (the {small_steps:,}-step recording copied {copies}x)",
+            f"+{growth:.1f} MiB",
+            "< 50 MiB growth",
+            growth < 50,
+        )
+    ]
+
+
+# --- 4. start-up -----------------------------------------------------------------
+
+
+def bench_startup(runs: int, work: Path) -> list[Row]:
+    suite = work / "startup-suite"
+    suite.mkdir()
+    (suite / "pytest.ini").write_text("[pytest]\n")
+    for module in range(20):
+        tests = "\n".join(f"def test_{i}():\n    assert {i} == {i}\n" for i in range(10))
+        (suite / f"test_module_{module}.py").write_text(tests)
+    command = [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"]
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+    times: dict[str, list[float]] = {"with": [], "without": []}
+    for run in range(runs + 1):
+        for name, extra in [("with", []), ("without", ["-p", "no:gym_goldens"])]:
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            subprocess.run([*command, *extra], cwd=suite, check=True, capture_output=True, env=env)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            if run:  # the first round warms the file cache and the bytecode
+                spent = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+                times[name].append(spent)
+    with_plugin = statistics.median(times["with"]) * 1e3
+    without = statistics.median(times["without"]) * 1e3
+    ratio = with_plugin / without
+    return [
+        Row(
+            "pytest start-up",
+            f"--collect-only -q of 200 tests: {with_plugin:.0f} ms CPU with the plugin, "
+            f"{without:.0f} ms with -p no:gym_goldens (medians of {runs})",
+            f"{ratio:.3f}",
+            "<= 1.05",
+            ratio <= 1.05,
+        )
+    ]
+
+
+# --- the table -------------------------------------------------------------------
+
+
+def machine() -> str:
+    model = "unknown CPU"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    import deepdiff
+
+    return (
+        f"{os.cpu_count()} cores, {model}; {platform.system()} {platform.release()}; "
+        f"Python {platform.python_version()}, numpy {np.__version__}, "
+        f"orjson {orjson.__version__}, gymnasium {gym.__version__}, deepdiff {deepdiff.__version__}"
+    )
+
+
+def print_table(rows: list[Row]) -> None:
+    headers = ("measurement", "ratio", "target", "met", "figures")
+    cells = [(r.measurement, r.ratio, r.target, r.verdict, r.figures) for r in rows]
+    print("| " + " | ".join(headers) + " |")
+    print("|" + "|".join(" --- " for _ in headers) + "|")
+    for row in cells:
+        print("| " + " | ".join(row) + " |")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--quick", action="store_true", help="smaller sizes, for a smoke test")
+    parser.add_argument(
+        "--only",
+        choices=["recording", "compare", "memory", "startup"],
+        action="append",
+        help="run only these measurements (repeatable)",
+    )
+    parser.add_argument(
+        "--tmpfs",
+        type=Path,
+        default=Path("/dev/shm"),
+        help="a memory-backed folder, to measure recording without the disk (default /dev/shm)",
+    )
+    args = parser.parse_args(argv)
+    quick = args.quick
+    only = set(args.only or ["recording", "compare", "memory", "startup"])
+    started = time.perf_counter()
+    rows: list[Row] = []
+    with tempfile.TemporaryDirectory(prefix="gym-goldens-bench-") as tmp:
+        work = Path(tmp)
+        if "recording" in only:
+            folders = {"disk": work / "disk"}
+            if args.tmpfs.is_dir():
+                with tempfile.TemporaryDirectory(dir=args.tmpfs) as shm:
+                    folders = {"tmpfs": Path(shm), **folders}
+                    for env_id in RECORDING_ENVS:
+                        rows += bench_recording(env_id, 5_000 if quick else 50_000, 3, folders)
+            else:
+                for env_id in RECORDING_ENVS:
+                    rows += bench_recording(env_id, 5_000 if quick else 50_000, 3, folders)
+        if "compare" in only:
+            rows += bench_compare(10_000 if quick else 100_000, 5 if quick else 10, 3, work)
+        if "memory" in only:
+            rows += bench_memory(10_000, 100_000 if quick else 1_000_000, work)
+        if "startup" in only:
+            rows += bench_startup(5 if quick else 15, work)
+    print(f"machine: {machine()}")
+    print(f"command: python benchmarks/run.py{' --quick' if quick else ''}")
+    print()
+    print_table(rows)
+    print()
+    print(f"total time {time.perf_counter() - started:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
