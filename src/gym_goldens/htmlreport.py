@@ -250,7 +250,7 @@ class HtmlReport:
         now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
         page = render_page(
             f"gym-goldens: {count} golden {noun}",
-            [f"{self.tests} tests ran; report written {now}."],
+            [f"{self.tests} test{'' if self.tests == 1 else 's'} ran; report written {now}."],
             sorted(self.mismatches, key=lambda m: m.title),
             empty="Every recorded trajectory matched its golden.",
         )
