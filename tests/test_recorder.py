@@ -51,7 +51,7 @@ def _lines(path: Path) -> list[dict[str, Any]]:
 
 
 def _open_handles(env: RecordTrajectory[Any, Any]) -> bool:
-    return env._file is not None
+    return env._episode is not None and env._episode.is_open
 
 
 def test_one_file_per_episode_with_the_seed_field_names(tmp_path: Path) -> None:

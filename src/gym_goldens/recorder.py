@@ -51,7 +51,9 @@ from gym_goldens.codec import (
 from gym_goldens.header import FORMAT_NAME, FORMAT_VERSION, describe_env
 
 __all__ = [
+    "EpisodeFile",
     "RecordTrajectory",
+    "check_every",
     "digest_record",
     "episode_filename",
     "open_episode_file",
@@ -98,6 +100,72 @@ def digest_record(t: int, line: bytes) -> bytes:
     """The record that stands for step ``t`` when only its digest is kept."""
     digest = hashlib.blake2b(line, digest_size=_DIGEST_BYTES).hexdigest()
     return b'{"digest":"%s","event":"step","t":%d}' % (digest.encode("ascii"), t)
+
+
+def check_every(name: str, value: int | None) -> None:
+    """Refuse a ``flush_every`` or ``full_every`` that is not None or a positive int."""
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+        raise ValueError(f"{name} must be None or a positive int, got {value!r}")
+
+
+class EpisodeFile:
+    """The file of one episode, written in pieces.
+
+    The first write creates the file (replacing an older one); later writes
+    append to it, also after :meth:`close`, for steps taken past the end of an
+    episode. Plain files are written with os-level calls, unbuffered: a file
+    object costs more than the write itself, and what was written has reached
+    the operating system. Compressed files go through gzip, which buffers;
+    :meth:`sync` hands its buffer on.
+
+    Args:
+        path: The episode file.
+        compress: Whether it is gzip-compressed (``.jsonl.gz``).
+    """
+
+    __slots__ = ("_compress", "_fd", "_file", "_started", "path")
+
+    def __init__(self, path: str, *, compress: bool) -> None:
+        self.path = path
+        self._compress = compress
+        self._fd: int | None = None
+        self._file: IO[bytes] | None = None
+        self._started = False
+
+    @property
+    def is_open(self) -> bool:
+        """Whether a handle on the file is open."""
+        return self._fd is not None or self._file is not None
+
+    def write(self, lines: list[bytes]) -> None:
+        """Write ``lines`` (without newlines), each ending in a newline."""
+        data = b"\n".join(lines) + b"\n"
+        if self._compress:
+            if self._file is None:
+                mode = "ab" if self._started else "wb"
+                self._file = open_episode_file(Path(self.path), mode, compress=True)
+            self._file.write(data)
+        else:
+            if self._fd is None:
+                self._fd = os.open(self.path, _APPEND if self._started else _NEW_FILE, 0o666)
+            view = memoryview(data)
+            while view:
+                view = view[os.write(self._fd, view) :]
+        self._started = True
+
+    def sync(self) -> None:
+        """Hand what was written to the operating system."""
+        if self._file is not None:
+            self._file.flush()
+
+    def close(self) -> None:
+        """Close the handle; a later write appends."""
+        if self._fd is not None:
+            fd, self._fd = self._fd, None
+            os.close(fd)
+        if self._file is not None:
+            file, self._file = self._file, None
+            file.close()
 
 
 def storage_header(max_array_size: ArraySizeSpec, full_every: int | None) -> dict[str, Any]:
@@ -156,10 +224,8 @@ class RecordTrajectory(
                 "wrap the result of gym.make(...), for example "
                 'RecordTrajectory(gym.make("CartPole-v1"), dir)'
             )
-        if flush_every is not None and flush_every < 1:
-            raise ValueError(f"flush_every must be None or a positive int, got {flush_every!r}")
-        if full_every is not None and (isinstance(full_every, bool) or full_every < 1):
-            raise ValueError(f"full_every must be None or a positive int, got {full_every!r}")
+        check_every("flush_every", flush_every)
+        check_every("full_every", full_every)
         gym.utils.RecordConstructorArgs.__init__(
             self,
             output_dir=str(output_dir),
@@ -194,13 +260,11 @@ class RecordTrajectory(
         self._static_header: dict[str, Any] | None = None
         self._headers: dict[int | None, bytes] = {}
         self._lines: list[bytes] = []
-        self._fd: int | None = None
-        self._file: IO[bytes] | None = None
-        # A str, not a Path: joining Paths costs microseconds at every reset.
-        self._path: str | None = None
+        # The file of the episode in progress, None between episodes. Its path
+        # is a str, not a Path: joining Paths costs microseconds at every reset.
+        self._episode: EpisodeFile | None = None
         self._folder = os.path.join(self.output_dir, "")
         self._suffix = episode_filename(0, compress=compress)[len("episode_00000") :]
-        self._file_started = False
         self._t = 0
 
     @property
@@ -215,14 +279,14 @@ class RecordTrajectory(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[ObsType, dict[str, Any]]:
         """Reset the env and start a new episode file."""
-        if self._lines or self._fd is not None or self._file is not None:
+        if self._lines or (self._episode is not None and self._episode.is_open):
             self._end_episode()  # the episode did not end: written as it is
         index = self.episode_count
         # episode_filename(index), spelt out: this runs at every reset.
-        self._path = f"{self._folder}episode_{index:05d}{self._suffix}"
+        path = f"{self._folder}episode_{index:05d}{self._suffix}"
+        self._episode = EpisodeFile(path, compress=self.compress)
         self.episode_count = index + 1
         self._t = 0
-        self._file_started = False
         self._lines = [self._header(seed, options)]
         try:
             obs, info = self.env.reset(seed=seed, options=options)
@@ -254,7 +318,7 @@ class RecordTrajectory(
 
     def step(self, action: ActType) -> tuple[ObsType, SupportsFloat, bool, bool, dict[str, Any]]:
         """Step the env and record the step."""
-        if self._path is None:
+        if self._episode is None:
             raise gym.error.ResetNeeded(
                 "RecordTrajectory: call reset() before step(); a recording starts at reset"
             )
@@ -322,10 +386,8 @@ class RecordTrajectory(
             self._close_file()
         elif len(lines) >= self._flush_limit:
             self._write_buffer()
-            # Hand the lines to the OS: flush_every exists to survive a crash
-            # (plain files are written with os.write, unbuffered).
-            if self._file is not None:
-                self._file.flush()
+            # Hand the lines to the OS: flush_every exists to survive a crash.
+            self._episode.sync()
         return result
 
     def _step_types_changed(
@@ -396,38 +458,17 @@ class RecordTrajectory(
 
     def _end_episode(self) -> None:
         self._close_file()
-        self._path = None
+        self._episode = None
 
     def _write_buffer(self) -> None:
-        if not self._lines or self._path is None:
+        if not self._lines or self._episode is None:
             return
         lines, self._lines = self._lines, []
-        lines.append(b"")
-        data = b"\n".join(lines)
-        if self.compress:
-            if self._file is None:
-                mode = "ab" if self._file_started else "wb"
-                self._file = open_episode_file(Path(self._path), mode, compress=True)
-            self._file.write(data)
-        else:
-            if self._fd is None:
-                # The first write of an episode creates the file; later ones,
-                # after a flush or past the end of the episode, append to it.
-                # os-level calls: a file object costs more than the write here.
-                flags = _APPEND if self._file_started else _NEW_FILE
-                self._fd = os.open(self._path, flags, 0o666)
-            view = memoryview(data)
-            while view:
-                view = view[os.write(self._fd, view) :]
-        self._file_started = True
+        self._episode.write(lines)
 
     def _close_file(self) -> None:
         try:
             self._write_buffer()
         finally:
-            if self._fd is not None:
-                fd, self._fd = self._fd, None
-                os.close(fd)
-            if self._file is not None:
-                file, self._file = self._file, None
-                file.close()
+            if self._episode is not None:
+                self._episode.close()

@@ -36,7 +36,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import IO, Any, Final
+from typing import Any, Final
 
 import gymnasium as gym
 import numpy as np
@@ -47,9 +47,10 @@ from gym_goldens import dtypes
 from gym_goldens.codec import DEFAULT_MAX_ARRAY_SIZE, ArraySizeSpec, Encoder
 from gym_goldens.header import FORMAT_NAME, FORMAT_VERSION, describe_vector_env
 from gym_goldens.recorder import (
+    EpisodeFile,
+    check_every,
     digest_record,
     episode_filename,
-    open_episode_file,
     storage_header,
 )
 
@@ -103,9 +104,8 @@ class RecordVectorTrajectory(gym.vector.VectorWrapper, gym.utils.RecordConstruct
                 f"RecordVectorTrajectory expects a gymnasium.vector.VectorEnv, got "
                 f"{type(env).__name__}; for a single env use RecordTrajectory"
             )
-        for name, value in [("flush_every", flush_every), ("full_every", full_every)]:
-            if value is not None and (isinstance(value, bool) or value < 1):
-                raise ValueError(f"{name} must be None or a positive int, got {value!r}")
+        check_every("flush_every", flush_every)
+        check_every("full_every", full_every)
         gym.utils.RecordConstructorArgs.__init__(
             self,
             output_dir=str(output_dir),
@@ -334,24 +334,22 @@ class _SubEnv:
         self.full_every = full_every
         self.episode_count = 0
         self.paths: list[Path] = []
-        self._path: Path | None = None
-        self._file: IO[bytes] | None = None
-        self._file_started = False
+        self._episode: EpisodeFile | None = None
         self._lines: list[bytes] = []
         self._t = 0
         self._step_types: Any = None
 
     @property
     def active(self) -> bool:
-        return self._path is not None
+        return self._episode is not None
 
     def start(self, header: bytes, reset_line: bytes) -> None:
         self.end()
         self.folder.mkdir(parents=True, exist_ok=True)
-        self._path = self.folder / episode_filename(self.episode_count, compress=self.compress)
-        self.paths.append(self._path)
+        path = self.folder / episode_filename(self.episode_count, compress=self.compress)
+        self.paths.append(path)
+        self._episode = EpisodeFile(str(path), compress=self.compress)
         self.episode_count += 1
-        self._file_started = False
         self._t = 0
         self._step_types = None
         self._lines = [header, reset_line]
@@ -399,25 +397,22 @@ class _SubEnv:
             self.close_file()
         elif self.flush_every is not None and len(self._lines) >= self.flush_every:
             self._write_buffer()
+            if self._episode is not None:
+                self._episode.sync()
 
     def end(self) -> None:
         self.close_file()
-        self._path = None
+        self._episode = None
 
     def close_file(self) -> None:
         try:
             self._write_buffer()
         finally:
-            if self._file is not None:
-                self._file.close()
-                self._file = None
+            if self._episode is not None:
+                self._episode.close()
 
     def _write_buffer(self) -> None:
-        if not self._lines or self._path is None:
+        if not self._lines or self._episode is None:
             return
-        if self._file is None:
-            mode = "ab" if self._file_started else "wb"
-            self._file = open_episode_file(self._path, mode, compress=self.compress)
         lines, self._lines = self._lines, []
-        self._file.write(b"\n".join(lines) + b"\n")
-        self._file_started = True
+        self._episode.write(lines)
