@@ -1,4 +1,8 @@
-"""The gym-goldens command: every subcommand's output and exit codes."""
+"""The gym-goldens command: every subcommand's output and exit codes.
+
+Recordings are folders holding one ``trajectory.jsonl`` with every episode;
+folders of format 1 (a file per episode) still show and diff.
+"""
 
 from __future__ import annotations
 
@@ -36,15 +40,36 @@ def record_cartpole(out: Path, *, steps: int = 40) -> Path:
 def perturb(golden: Path, actual: Path, *, from_t: int, delta: float = 0.01) -> Path:
     """Copy a recording, adding ``delta`` to obs[2] of episode 0 from step ``from_t`` on."""
     shutil.copytree(golden, actual)
-    path = actual / "episode_00000.jsonl"
+    path = actual / "trajectory.jsonl"
     lines = path.read_bytes().splitlines()
+    episode = -1
     for number, raw in enumerate(lines):
         record = orjson.loads(raw)
-        if record["event"] == "step" and record["t"] >= from_t:
+        episode += record["event"] == "header"
+        if episode == 0 and record["event"] == "step" and record["t"] >= from_t:
             record["obs"][2] += delta
             lines[number] = orjson.dumps(record, option=orjson.OPT_SORT_KEYS)
     path.write_bytes(b"\n".join(lines) + b"\n")
     return actual
+
+
+def write_format_1(recording: Path, folder: Path) -> Path:
+    """Write a recording's episodes as a folder of format 1: one file per episode."""
+    folder.mkdir(parents=True)
+    episodes: list[list[bytes]] = []
+    for line in (recording / "trajectory.jsonl").read_bytes().splitlines():
+        if b'"event":"header"' in line:
+            episodes.append([line.replace(b'"version":"2.0"', b'"version":"1.1"')])
+        else:
+            episodes[-1].append(line)
+    for index, lines in enumerate(episodes):
+        (folder / f"episode_{index:05d}.jsonl").write_bytes(b"\n".join(lines) + b"\n")
+    return folder
+
+
+def second_header(recording: Path) -> int:
+    """The index, in the lines of ``trajectory.jsonl``, of episode 1's header."""
+    return read_recording(recording)[1].line - 1
 
 
 @pytest.fixture(scope="module")
@@ -83,10 +108,13 @@ def test_show_summarises_a_recording(golden: Path, capsys: pytest.CaptureFixture
         assert re.search(row, out, re.MULTILINE), row
 
 
-def test_show_reads_one_episode_file(golden: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "show", golden / "episode_00001.jsonl")
+def test_show_reads_a_trajectory_file(golden: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert [p.name for p in golden.iterdir()] == ["trajectory.jsonl"]
+    code, out, _ = run(capsys, "show", golden / "trajectory.jsonl")
     assert code == 0
-    assert "episodes: 1, steps: 10" in out
+    assert f"recording: {golden / 'trajectory.jsonl'}" in out
+    assert "episodes: 2, steps: 50" in out
+    assert re.search(r"^ +1 +10 +10 +open +-$", out, re.MULTILINE)
 
 
 def test_show_lists_the_recordings_of_a_goldens_folder(
@@ -115,12 +143,17 @@ def test_show_steps_prints_a_table(golden: Path, capsys: pytest.CaptureFixture[s
 
 
 def test_show_one_step_of_another_episode(golden: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "show", golden, "--steps", "10", "--episode", "1")
-    assert code == 0
-    lines = out.splitlines()
-    assert len(lines) == 2
-    assert lines[1].split()[0] == "10"
-    assert lines[1].split()[3] in ("yes", "-")
+    last = read_recording(golden)[1].steps[-1]
+    for path in (golden, golden / "trajectory.jsonl"):
+        code, out, _ = run(capsys, "show", path, "--steps", "10", "--episode", "1")
+        assert code == 0
+        lines = out.splitlines()
+        assert len(lines) == 2
+        assert lines[1].split()[:3] == ["10", str(last["action"]), "1"]
+        assert lines[1].split()[3] == ("yes" if last["terminated"] else "-")
+    # Episode 0 has a step 10 too, with its own action and observation.
+    _, first, _ = run(capsys, "show", golden, "--steps", "10")
+    assert first.splitlines()[1] != lines[1]
 
 
 def test_show_all_lists_every_episode(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -141,7 +174,11 @@ def test_show_all_lists_every_episode(tmp_path: Path, capsys: pytest.CaptureFixt
     [
         (["--steps", "x:y"], "--steps expects A:B"),
         (["--steps", "5:2"], "--steps expects 0 <= A <= B"),
-        (["--steps", "0:2", "--episode", "7"], "there is no episode 7"),
+        (
+            ["--steps", "0:2", "--episode", "7"],
+            "there is no episode 7; this recording has episodes 0 to 1",
+        ),
+        (["--steps", "0:2", "--episode", "-1"], "there is no episode -1"),
     ],
 )
 def test_show_refuses_bad_arguments(
@@ -159,7 +196,7 @@ def test_show_steps_needs_one_recording(
     shutil.copytree(golden, tmp_path / "goldens" / "t" / "CartPole-v1")
     code, _, err = run(capsys, "show", tmp_path / "goldens", "--steps", "0:2")
     assert code == 2
-    assert "is a folder of recordings; give --steps one recording" in err
+    assert "is a folder of recordings; give --steps one recording folder or trajectory file" in err
 
 
 def test_show_unreadable_input_exits_2_without_a_traceback(
@@ -170,16 +207,29 @@ def test_show_unreadable_input_exits_2_without_a_traceback(
     assert err == f"gym-goldens: error: {tmp_path / 'nowhere'}: no such file or folder\n"
     code, _, err = run(capsys, "show", tmp_path)
     assert code == 2
-    assert "no recordings (episode_00000.jsonl, ...) in this folder or below" in err
+    assert "no recording (trajectory.jsonl) in this folder or below" in err
     bad = tmp_path / "bad"
     bad.mkdir()
-    (bad / "episode_00000.jsonl").write_text(
+    (bad / "trajectory.jsonl").write_text(
         '{"event": "reset", "obs": [1]}\n{"event": "step", "t": 1,\n'
     )
     code, _, err = run(capsys, "show", bad)
     assert code == 2
-    assert f"{bad / 'episode_00000.jsonl'}:2: invalid JSON" in err
+    assert f"{bad / 'trajectory.jsonl'}:2: invalid JSON" in err
     assert "Traceback" not in err
+
+
+def test_show_refuses_a_folder_of_both_layouts(
+    golden: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    both = tmp_path / "both"
+    shutil.copytree(golden, both)
+    write_format_1(golden, tmp_path / "old")
+    shutil.copy(tmp_path / "old" / "episode_00000.jsonl", both)
+    code, out, err = run(capsys, "show", both)
+    assert (code, out) == (2, "")
+    assert "holds both trajectory.jsonl and episode files of format 1" in err
+    assert "keep one" in err
 
 
 # diff
@@ -198,7 +248,7 @@ def test_diff_prints_the_plugin_report_and_exits_1(
     code, out, _ = run(capsys, "diff", golden, actual)
     assert code == 1
     lines = out.splitlines()
-    assert lines[0] == f"golden mismatch: {golden / 'episode_00000.jsonl'}"
+    assert lines[0].startswith(f"golden mismatch: {golden / 'trajectory.jsonl'}")
     assert lines[1] == "  first divergence: episode 0, step t=17, obs[2]"
     assert "steps differing: 24 of 40 (from t=17)" in out
     assert f"actual recording: {actual}" in out
@@ -249,7 +299,7 @@ def test_diff_sees_a_golden_one_step_longer(
 ) -> None:
     shorter = tmp_path / "shorter"
     shutil.copytree(golden, shorter)
-    path = shorter / "episode_00001.jsonl"
+    path = shorter / "trajectory.jsonl"  # its last line is episode 1's last step
     path.write_bytes(b"\n".join(path.read_bytes().splitlines()[:-1]) + b"\n")
     code, out, _ = run(capsys, "diff", golden, shorter)
     assert code == 1
@@ -260,26 +310,68 @@ def test_diff_sees_a_golden_one_step_longer(
     assert "first divergence: episode 1, step t=10: only the actual recording has this step" in out
 
 
-def test_diff_compares_episode_files(
+def test_diff_pairs_the_episodes_of_the_file_by_number(
+    golden: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Episode 0 loses its last step, in the middle of the file; episode 1 is intact.
+    shorter = tmp_path / "shorter"
+    shorter.mkdir()
+    lines = (golden / "trajectory.jsonl").read_bytes().splitlines()
+    second = second_header(golden)
+    kept = lines[: second - 1] + lines[second:]
+    (shorter / "trajectory.jsonl").write_bytes(b"\n".join(kept) + b"\n")
+    code, out, _ = run(capsys, "diff", golden, shorter)
+    assert code == 1
+    assert "first divergence: episode 0, step t=40: only the golden has this step" in out
+    assert "episodes differing: 1 of 2 (episodes 0)" in out
+
+
+def test_diff_compares_trajectory_files(
     golden: Path, actual: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, out, _ = run(
-        capsys, "diff", golden / "episode_00000.jsonl", actual / "episode_00000.jsonl"
-    )
+    code, out, _ = run(capsys, "diff", golden / "trajectory.jsonl", actual / "trajectory.jsonl")
     assert code == 1
     assert "first divergence: episode 0, step t=17, obs[2]" in out
-    code, out, _ = run(
-        capsys, "diff", golden / "episode_00001.jsonl", actual / "episode_00001.jsonl"
-    )
+    assert "episodes differing: 1 of 2 (episodes 0)" in out
+    code, out, _ = run(capsys, "diff", golden / "trajectory.jsonl", golden / "trajectory.jsonl")
     assert (code, out.split(":")[0]) == (0, "equal")
+    assert "(2 episodes;" in out
+
+
+def test_a_folder_of_format_1_still_shows_and_diffs(
+    golden: Path, actual: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    old_golden = write_format_1(golden, tmp_path / "old-golden")
+    old_actual = write_format_1(actual, tmp_path / "old-actual")
+    assert sorted(p.name for p in old_golden.iterdir()) == [
+        "episode_00000.jsonl",
+        "episode_00001.jsonl",
+    ]
+    code, out, _ = run(capsys, "show", old_golden)
+    assert code == 0
+    assert "episodes: 2, steps: 50" in out
+    assert re.search(r"^ +1 +10 +10 +open +-$", out, re.MULTILINE)
+    _, old_steps, _ = run(capsys, "show", old_golden, "--steps", "3:6", "--episode", "1")
+    _, new_steps, _ = run(capsys, "show", golden, "--steps", "3:6", "--episode", "1")
+    assert len(old_steps.splitlines()) == 4
+    assert old_steps == new_steps
+    code, out, _ = run(capsys, "diff", old_golden, old_actual)
+    assert code == 1
+    assert out.startswith(f"golden mismatch: {old_golden / 'episode_00000.jsonl'}")
+    assert "first divergence: episode 0, step t=17, obs[2]" in out
+    # An old golden still matches the same recording written in format 2.
+    code, out, _ = run(capsys, "diff", old_golden, golden)
+    assert (code, out.split(":")[0]) == (0, "equal")
+    assert "(2 episodes;" in out
 
 
 def test_diff_counts_missing_episodes(
     golden: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     fewer = tmp_path / "fewer"
-    shutil.copytree(golden, fewer)
-    (fewer / "episode_00001.jsonl").unlink()
+    fewer.mkdir()
+    lines = (golden / "trajectory.jsonl").read_bytes().splitlines()
+    (fewer / "trajectory.jsonl").write_bytes(b"\n".join(lines[: second_header(golden)]) + b"\n")
     code, out, _ = run(capsys, "diff", golden, fewer)
     assert code == 1
     assert "episode 1 is missing from the actual recording (the golden episode has 10 steps)" in out
@@ -293,7 +385,7 @@ def test_diff_of_unreadable_input_exits_2(
     assert err == f"gym-goldens: error: {tmp_path / 'missing'}: no such file or folder\n"
     broken = tmp_path / "broken"
     shutil.copytree(golden, broken)
-    path = broken / "episode_00000.jsonl"
+    path = broken / "trajectory.jsonl"
     lines = path.read_bytes().splitlines()
     lines[4] = b'{"event": "step", "t": 3, "obs": [1, 2'
     path.write_bytes(b"\n".join(lines) + b"\n")
@@ -304,7 +396,7 @@ def test_diff_of_unreadable_input_exits_2(
     empty.mkdir()
     code, _, err = run(capsys, "diff", golden, empty)
     assert code == 2
-    assert "no episode files" in err
+    assert f"{empty}: no recording (trajectory.jsonl) in this folder" in err
 
 
 # plot
@@ -319,6 +411,11 @@ def test_plot_writes_a_png_named_after_the_recording(
     monkeypatch.chdir(tmp_path)
     code, out, err = run(capsys, "plot", golden)
     assert (code, out, err) == (0, "wrote CartPole-v1.png\n", "")
+    assert (tmp_path / "CartPole-v1.png").read_bytes().startswith(b"\x89PNG")
+    (tmp_path / "CartPole-v1.png").unlink()
+    # A trajectory file is named after its recording folder too.
+    code, out, _ = run(capsys, "plot", golden / "trajectory.jsonl", "--episode", "1")
+    assert (code, out) == (0, "wrote CartPole-v1.png\n")
     assert (tmp_path / "CartPole-v1.png").read_bytes().startswith(b"\x89PNG")
 
 
@@ -369,7 +466,7 @@ def test_plot_html_of_one_recording(
         (["--fields", ","], "--fields needs at least one field"),
         (["--fields", "info"], "no numbers to plot in info"),
         (["--rtol", "0.1"], "--rtol, --atol and --ignore apply to a comparison; add --vs OTHER"),
-        (["--episode", "5"], "there is no episode 5"),
+        (["--episode", "5"], "there is no episode 5; this recording has episodes 0 to 1"),
     ],
 )
 def test_plot_refuses_bad_arguments(
@@ -552,12 +649,12 @@ def test_long_operations_draw_a_progress_bar_on_a_terminal(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    lines = (golden / "episode_00000.jsonl").read_bytes().splitlines()
+    lines = (golden / "trajectory.jsonl").read_bytes().splitlines()
     header, reset, step = lines[0], lines[1], orjson.loads(lines[2])
     steps = [orjson.dumps({**step, "t": t}, option=orjson.OPT_SORT_KEYS) for t in range(1, 100_001)]
     long_run = tmp_path / "long"
     long_run.mkdir()
-    (long_run / "episode_00000.jsonl").write_bytes(b"\n".join([header, reset, *steps]) + b"\n")
+    (long_run / "trajectory.jsonl").write_bytes(b"\n".join([header, reset, *steps]) + b"\n")
     terminal = Terminal()
     monkeypatch.setattr(sys, "stderr", terminal)
     code, out, _ = run(capsys, "show", long_run)

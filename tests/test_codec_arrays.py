@@ -188,7 +188,7 @@ class TestCompress:
         record_image(tmp_path / "plain", steps=50)
         record_image(tmp_path / "gz", steps=50, compress=True)
         files = sorted(p.name for p in (tmp_path / "gz").iterdir())
-        assert files == ["episode_00000.jsonl.gz"]
+        assert files == ["trajectory.jsonl.gz"]
         with gzip.open(tmp_path / "gz" / files[0], "rb") as handle:
             assert handle.readline().startswith(b'{"action_space"')
         assert compare(tmp_path / "plain", tmp_path / "gz").equal
@@ -197,7 +197,7 @@ class TestCompress:
     def test_same_lines_give_the_same_gzip_bytes(self, tmp_path: Path) -> None:
         record_image(tmp_path / "one", steps=5, compress=True)
         record_image(tmp_path / "two", steps=5, compress=True)
-        name = "episode_00000.jsonl.gz"
+        name = "trajectory.jsonl.gz"
         assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "two" / name).read_bytes()
 
     def test_flushes_append_gzip_members(self, tmp_path: Path) -> None:

@@ -153,8 +153,8 @@ def test_recordings_go_to_the_given_folder_and_are_kept(tmp_path: Path) -> None:
 def test_a_failure_keeps_its_temporary_recordings() -> None:
     error = _failure(envs.UnseededNumpyEnv)
     kept = Path(str(error).rsplit("recordings kept in ", 1)[1].strip())
-    assert (kept / "run-1" / "episode_00000.jsonl").is_file()
-    assert (kept / "run-2" / "episode_00000.jsonl").is_file()
+    assert (kept / "run-1" / "trajectory.jsonl").is_file()
+    assert (kept / "run-2" / "trajectory.jsonl").is_file()
 
 
 @pytest.mark.parametrize(

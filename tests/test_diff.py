@@ -154,7 +154,7 @@ def test_first_divergence_names_episode_step_and_field(tmp_path: Path) -> None:
     assert not result.equal
     assert [e.index for e in result.differing] == [0, 1]
     episode = result.differing[0]
-    assert episode.golden_path == golden / "episode_00000.jsonl"
+    assert episode.golden_path == golden / "trajectory.jsonl"
     assert episode.first is not None
     assert (episode.first.event, episode.first.t) == ("step", 1)
     assert episode.first.golden_line == 3  # header, reset, then step 1
@@ -205,7 +205,7 @@ def test_a_different_number_of_episodes_is_a_difference(tmp_path: Path) -> None:
 def test_compared_header_fields_differ_and_informational_ones_do_not(tmp_path: Path) -> None:
     golden = _record(tmp_path / "g", steps=3)
     actual = _record(tmp_path / "a", steps=3)
-    path = actual / "episode_00000.jsonl"
+    path = actual / "trajectory.jsonl"
     header, *rest = path.read_bytes().splitlines()
     parsed = orjson.loads(header)
     parsed["versions"]["numpy"] = "0.0.1"
@@ -222,7 +222,7 @@ def test_compared_header_fields_differ_and_informational_ones_do_not(tmp_path: P
 def test_unreadable_golden_names_file_and_line(tmp_path: Path) -> None:
     golden = _record(tmp_path / "g", steps=5)
     actual = _record(tmp_path / "a", steps=5)
-    path = golden / "episode_00000.jsonl"
+    path = golden / "trajectory.jsonl"
     lines = path.read_bytes().splitlines()
     lines[3] = lines[3][:20]
     path.write_bytes(b"\n".join(lines) + b"\n")

@@ -31,7 +31,7 @@ from gym_goldens.diff import (
 )
 from gym_goldens.explain import explain
 from gym_goldens.header import FORMAT_VERSION
-from gym_goldens.reader import episode_files, iter_lines, parse_record
+from gym_goldens.reader import iter_lines, parse_record
 from gym_goldens.report import format_comparison
 from gym_goldens.tolerance import Tolerance
 
@@ -172,32 +172,47 @@ def _without_dtypes(record: dict[str, Any]) -> dict[str, Any]:
 def _write(folder: Path, episodes: list[list[dict[str, Any]]]) -> Path:
     folder.mkdir(parents=True)
     encoder = Encoder()
-    for index, records in enumerate(episodes):
-        lines = b"\n".join(encoder.encode(record) for record in records)
-        (folder / f"episode_{index:05d}.jsonl").write_bytes(lines + b"\n")
+    lines = [encoder.encode(record) for records in episodes for record in records]
+    (folder / "trajectory.jsonl").write_bytes(b"\n".join(lines) + b"\n")
     return folder
 
 
-def _read(path: Path) -> list[tuple[int, dict[str, Any]]]:
-    return [(number, parse_record(raw, path, number)) for number, raw in iter_lines(path)]
+_Numbered = list[tuple[int, dict[str, Any]]]
+
+
+def _read(path: Path) -> list[_Numbered]:
+    """Every record of a file, parsed, split into episodes at each header record."""
+    episodes: list[_Numbered] = []
+    for number, raw in iter_lines(path):
+        record = parse_record(raw, path, number)
+        if record["event"] == "header" or not episodes:
+            episodes.append([])
+        episodes[-1].append((number, record))
+    return episodes
 
 
 def _slow_episode(
-    index: int, golden: Path | None, actual: Path | None, tolerance: Tolerance
+    index: int,
+    golden: Path,
+    actual: Path,
+    *,
+    golden_records: _Numbered | None,
+    actual_records: _Numbered | None,
+    tolerance: Tolerance,
 ) -> EpisodeComparison:
     """Compare one episode the slow way: parse everything, DeepDiff every pair."""
-    if golden is None or actual is None:
-        present = _read(golden or actual)  # type: ignore[arg-type]
+    if golden_records is None or actual_records is None:
+        present = golden_records or actual_records or []
         steps = sum(1 for _, record in present if record["event"] == "step")
         return EpisodeComparison(
             index,
-            golden,
-            actual,
-            golden_steps=steps if golden else 0,
-            actual_steps=steps if actual else 0,
+            golden if golden_records else None,
+            actual if actual_records else None,
+            golden_steps=steps if golden_records else 0,
+            actual_steps=steps if actual_records else 0,
             differing_records=steps + 1,
         )
-    golden_records, actual_records = _read(golden), _read(actual)
+    golden_records, actual_records = list(golden_records), list(actual_records)
     golden_header = golden_records.pop(0)[1]
     actual_header = actual_records.pop(0)[1]
     header_differences = _header_differences(golden_header, actual_header)
@@ -247,8 +262,14 @@ def _slow_episode(
 
 
 def _slow_compare(golden: Path, actual: Path, tolerance: Tolerance) -> Comparison:
-    pairs = itertools.zip_longest(episode_files(golden), episode_files(actual))
-    episodes = tuple(_slow_episode(i, g, a, tolerance) for i, (g, a) in enumerate(pairs))
+    golden_file, actual_file = golden / "trajectory.jsonl", actual / "trajectory.jsonl"
+    pairs = itertools.zip_longest(_read(golden_file), _read(actual_file))
+    episodes = tuple(
+        _slow_episode(
+            i, golden_file, actual_file, golden_records=g, actual_records=a, tolerance=tolerance
+        )
+        for i, (g, a) in enumerate(pairs)
+    )
     return Comparison(golden, actual, tolerance, episodes)
 
 

@@ -282,7 +282,7 @@ class TestFormat10Goldens:
         assert update_golden(tmp_path / "actual", golden).status == "unchanged"
 
 
-@pytest.mark.parametrize("version", ["2.0", "10.1"])
+@pytest.mark.parametrize("version", ["3.0", "10.1"])
 def test_a_newer_major_version_is_refused(tmp_path: Path, version: str) -> None:
     from gym_goldens import UnsupportedFormatVersionError
 

@@ -27,7 +27,7 @@ def test_documents_the_current_version() -> None:
 def test_example_reads_and_matches_a_new_recording(tmp_path: Path) -> None:
     documented = tmp_path / "documented"
     documented.mkdir()
-    (documented / "episode_00000.jsonl").write_text(example_lines())
+    (documented / "trajectory.jsonl").write_text(example_lines())
     episode = read_recording(documented)[0]
     assert episode.header is not None
     assert episode.header["version"] == FORMAT_VERSION

@@ -10,14 +10,16 @@ import gymnasium as gym
 import pytest
 
 from gym_goldens import (
+    Episode,
     GoldenFormatError,
     RecordTrajectory,
     UnsupportedFormatVersionError,
     read_recording,
 )
-from gym_goldens.reader import episode_files, iter_lines, read_episode
+from gym_goldens.reader import count_episodes, iter_lines, recording_files, split_episodes
 
 _HEADER = b'{"event":"header","format":"gym-goldens","version":"1.0"}'
+_HEADER_2 = b'{"event":"header","format":"gym-goldens","version":"2.0"}'
 _RESET = b'{"event":"reset","episode":0,"obs":[0.5],"info":{}}'
 _STEP = (
     b'{"event":"step","t":1,"action":0,"obs":[{"$float":"nan"}],"reward":1.0,'
@@ -28,6 +30,10 @@ _STEP = (
 def _write(path: Path, *lines: bytes) -> Path:
     path.write_bytes(b"\n".join(lines) + b"\n")
     return path
+
+
+def _first_episode(path: Path) -> Episode:
+    return read_recording(path)[0]
 
 
 def test_reads_a_real_recording(tmp_path: Path) -> None:
@@ -48,14 +54,57 @@ def test_reads_a_real_recording(tmp_path: Path) -> None:
     assert [r["action"] for r in first.steps] == [0, 1, 2]
     assert first.total_reward == sum(r["reward"] for r in first.steps)
     assert recording[1].steps[0]["action"] == 3
+    assert recording[-1].line == first.line + 1 + len(first.records)
+    assert recording.files == [tmp_path / "trajectory.jsonl"]
+    with pytest.raises(IndexError, match="episode 2 of a recording of 2 episodes"):
+        recording[2]
 
 
-def test_episode_files_are_ordered_by_number_not_by_name(tmp_path: Path) -> None:
+def test_episodes_split_at_header_lines_only(tmp_path: Path) -> None:
+    # An info dict holding {"event": "header"} is data, not the start of an episode.
+    nested = (
+        b'{"event":"step","t":1,"action":0,"obs":[1.0],"reward":0.0,"terminated":false,'
+        b'"truncated":false,"info":{"event":"header"}}'
+    )
+    path = _write(tmp_path / "trajectory.jsonl", _HEADER_2, _RESET, nested, _HEADER_2, _RESET)
+    assert [[n for n, _ in lines] for lines in split_episodes(iter_lines(path))] == [
+        [1, 2, 3],
+        [4, 5],
+    ]
+    assert count_episodes(path) == 2
+    first, second = read_recording(tmp_path)
+    assert first.steps[0]["info"] == {"event": "header"}
+    assert (first.line, second.line) == (1, 4)
+    assert second.records[0]["event"] == "reset"
+
+
+def test_a_file_without_headers_is_one_episode(tmp_path: Path) -> None:
+    path = _write(tmp_path / "trajectory.jsonl", _RESET, _STEP)
+    assert count_episodes(path) == 1
+    assert [r["event"] for r in read_recording(path)[0].records] == ["reset", "step"]
+
+
+def test_both_layouts_in_one_folder_are_refused_with_the_fix(tmp_path: Path) -> None:
+    _write(tmp_path / "trajectory.jsonl", _HEADER_2, _RESET)
+    _write(tmp_path / "episode_00000.jsonl", _RESET)
+    with pytest.raises(GoldenFormatError, match="delete the episode files, or record again"):
+        recording_files(tmp_path)
+    (tmp_path / "episode_00000.jsonl").unlink()
+    with gzip.open(tmp_path / "trajectory.jsonl.gz", "wb") as handle:
+        handle.write(_RESET + b"\n")
+    with pytest.raises(
+        GoldenFormatError, match=r"both trajectory\.jsonl and trajectory\.jsonl\.gz"
+    ):
+        read_recording(tmp_path)
+
+
+def test_format_1_episode_files_are_ordered_by_number_not_by_name(tmp_path: Path) -> None:
     for index in (10, 2, 0, 1):
         _write(tmp_path / f"episode_{index:05d}.jsonl", _RESET)
     (tmp_path / "notes.txt").write_text("not an episode")
     (tmp_path / "episode_x.jsonl").write_text("not an episode either")
-    assert [p.name for p in episode_files(tmp_path)] == [
+    assert len(read_recording(tmp_path)) == 4
+    assert [p.name for p in recording_files(tmp_path)] == [
         "episode_00000.jsonl",
         "episode_00001.jsonl",
         "episode_00002.jsonl",
@@ -68,11 +117,11 @@ def test_the_same_episode_twice_is_refused(tmp_path: Path) -> None:
     with gzip.open(tmp_path / "episode_00000.jsonl.gz", "wb") as handle:
         handle.write(_RESET + b"\n")
     with pytest.raises(GoldenFormatError, match="episode 0 is also stored as"):
-        episode_files(tmp_path)
+        recording_files(tmp_path)
 
 
 def test_gzip_files_without_header_with_crlf_and_bom_read(tmp_path: Path) -> None:
-    path = tmp_path / "episode_00000.jsonl.gz"
+    path = tmp_path / "trajectory.jsonl.gz"
     with gzip.open(path, "wb") as handle:
         handle.write(b"\xef\xbb\xbf" + _RESET + b"\r\n\r\n" + _STEP + b"\r\n")
     episode = read_recording(path)[0]
@@ -101,9 +150,9 @@ def test_missing_path_is_an_error_naming_it(tmp_path: Path) -> None:
     ],
 )
 def test_bad_records_name_file_and_line(tmp_path: Path, line: bytes, reason: str) -> None:
-    path = _write(tmp_path / "episode_00000.jsonl", _RESET, line)
+    path = _write(tmp_path / "trajectory.jsonl", _RESET, line)
     with pytest.raises(GoldenFormatError, match=reason) as info:
-        read_episode(path)
+        list(read_recording(path))
     assert info.value.path == str(path)
     assert info.value.line == 2
     assert str(info.value).startswith(f"{path}:2: ")
@@ -111,30 +160,23 @@ def test_bad_records_name_file_and_line(tmp_path: Path, line: bytes, reason: str
 
 def test_newer_major_version_is_refused_with_the_fix(tmp_path: Path) -> None:
     path = _write(
-        tmp_path / "episode_00000.jsonl",
-        b'{"event":"header","format":"gym-goldens","version":"2.0"}',
+        tmp_path / "trajectory.jsonl",
+        b'{"event":"header","format":"gym-goldens","version":"3.0"}',
         _RESET,
     )
     with pytest.raises(UnsupportedFormatVersionError, match="upgrade pytest-gym-goldens"):
-        read_episode(path)
+        _first_episode(path)
     newer_minor = _write(
-        tmp_path / "episode_00001.jsonl",
-        b'{"event":"header","format":"gym-goldens","version":"1.9"}',
+        tmp_path / "newer.jsonl",
+        b'{"event":"header","format":"gym-goldens","version":"2.9"}',
         _RESET,
     )
-    assert read_episode(newer_minor).records[0]["event"] == "reset"
-
-
-def test_header_must_come_first(tmp_path: Path) -> None:
-    path = _write(tmp_path / "episode_00000.jsonl", _RESET, _HEADER)
-    with pytest.raises(GoldenFormatError, match="header record must come first") as info:
-        read_episode(path)
-    assert info.value.line == 2
+    assert _first_episode(newer_minor).records[0]["event"] == "reset"
 
 
 def test_truncated_last_line_is_an_error_on_that_line(tmp_path: Path) -> None:
-    path = tmp_path / "episode_00000.jsonl"
+    path = tmp_path / "trajectory.jsonl"
     path.write_bytes(_HEADER + b"\n" + _RESET + b"\n" + _STEP[:40])
     with pytest.raises(GoldenFormatError, match="invalid JSON") as info:
-        read_episode(path)
+        _first_episode(path)
     assert info.value.line == 3

@@ -39,7 +39,7 @@ def test_lines_are_the_same_for_every_chunk_size(
     expected: list[tuple[int, bytes]],
 ) -> None:
     monkeypatch.setattr(reader, "_READ_CHUNK", chunk)
-    path = tmp_path / "episode_00000.jsonl"
+    path = tmp_path / "trajectory.jsonl"
     path.write_bytes(content)
     assert list(iter_lines(path)) == expected
 
@@ -47,11 +47,9 @@ def test_lines_are_the_same_for_every_chunk_size(
 def test_a_too_long_line_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(reader, "_READ_CHUNK", 4)
     monkeypatch.setattr(reader, "_MAX_LINE_BYTES", 10)
-    path = tmp_path / "episode_00000.jsonl"
+    path = tmp_path / "trajectory.jsonl"
     path.write_bytes(b'{"a":1}\n{"b":"' + b"y" * 30 + b'"}\n')
-    with pytest.raises(
-        GoldenFormatError, match=r"episode_00000.jsonl:2: line is longer than 16 MiB"
-    ):
+    with pytest.raises(GoldenFormatError, match=r"trajectory.jsonl:2: line is longer than 16 MiB"):
         list(iter_lines(path))
 
 
@@ -61,7 +59,7 @@ def _crashed_recording(tmp_path: Path) -> Path:
     for _ in range(5):
         env.step(0)
     env.close()
-    path = tmp_path / "run" / "episode_00000.jsonl"
+    path = tmp_path / "run" / "trajectory.jsonl"
     data = path.read_bytes()
     path.write_bytes(data[: len(data) - 40])  # the process died mid-write
     return path

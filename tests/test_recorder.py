@@ -12,7 +12,7 @@ import pytest
 from gymnasium import spaces
 
 from gym_goldens import RecordTrajectory, read_recording
-from gym_goldens.recorder import episode_filename
+from gym_goldens.reader import iter_lines, split_episodes
 
 
 class Boom(RuntimeError):
@@ -50,11 +50,17 @@ def _lines(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
-def _open_handles(env: RecordTrajectory[Any, Any]) -> bool:
-    return env._episode is not None and env._episode.is_open
+def _buffered(env: RecordTrajectory[Any, Any]) -> bool:
+    """Whether lines wait in memory, not yet handed to the operating system."""
+    return bool(env._lines)
 
 
-def test_one_file_per_episode_with_the_seed_field_names(tmp_path: Path) -> None:
+def _episodes_on_disk(path: Path) -> list[list[dict[str, Any]]]:
+    """The records of each episode of a trajectory file, read as it is now."""
+    return [[json.loads(raw) for _, raw in lines] for lines in split_episodes(iter_lines(path))]
+
+
+def test_one_file_holds_every_episode_with_the_seed_field_names(tmp_path: Path) -> None:
     env = RecordTrajectory(gym.make("CartPole-v1"), tmp_path)
     env.action_space.seed(0)
     env.reset(seed=0)
@@ -66,13 +72,15 @@ def test_one_file_per_episode_with_the_seed_field_names(tmp_path: Path) -> None:
             episodes += 1
     env.close()
     assert episodes >= 2
-    assert sorted(p.name for p in tmp_path.iterdir()) == [
-        episode_filename(i) for i in range(episodes)
-    ]
-    assert episode_filename(0) == "episode_00000.jsonl"
+    assert [p.name for p in tmp_path.iterdir()] == ["trajectory.jsonl"]
+    assert env.path == tmp_path / "trajectory.jsonl"
+    on_disk = _episodes_on_disk(env.path)
+    assert len(on_disk) == episodes
+    # Each episode opens with its header: the file is the episodes one after another.
+    assert [episode[0]["event"] for episode in on_disk] == ["header"] * episodes
+    assert sum(len(episode) for episode in on_disk) == len(_lines(env.path))
 
-    records = _lines(tmp_path / "episode_00000.jsonl")
-    header, reset, *steps = records
+    header, reset, *steps = on_disk[0]
     assert header["event"] == "header"
     assert header["reset"] == {"seed": 0, "options": None}
     assert header["env"]["id"] == "CartPole-v1"
@@ -97,18 +105,19 @@ def test_one_file_per_episode_with_the_seed_field_names(tmp_path: Path) -> None:
         assert step["action"] in (0, 1)
         assert step["reward"] == 1.0
     assert steps[-1]["terminated"] or steps[-1]["truncated"]
-    second_reset = _lines(tmp_path / "episode_00001.jsonl")[1]
+    second_reset = on_disk[1][1]
     assert second_reset["episode"] == 1
 
 
-def test_file_is_closed_and_complete_at_episode_end(tmp_path: Path) -> None:
+def test_episode_is_on_disk_and_complete_at_episode_end(tmp_path: Path) -> None:
     env = RecordTrajectory(gym.make("FrozenLake-v1", is_slippery=False), tmp_path)
     env.reset(seed=0)
     for action in (1, 1, 2, 1, 2, 2):  # down, down, right, down, right, right: the goal
         _, reward, terminated, _, _ = env.step(action)
     assert terminated
     assert reward == 1.0
-    assert not _open_handles(env)
+    assert not _buffered(env)
+    # Read before close(): the completed episode is already in the file.
     episode = read_recording(tmp_path)[0]
     assert episode.complete
     assert [r["t"] for r in episode.steps] == [1, 2, 3, 4, 5, 6]
@@ -121,7 +130,7 @@ def test_file_is_written_on_close_and_on_next_reset(tmp_path: Path) -> None:
     env.step(1)
     env.reset(seed=2)  # ends episode 0 mid-way
     assert len(read_recording(tmp_path)[0].steps) == 2
-    assert not _open_handles(env)
+    assert _episodes_on_disk(env.path)[0][-1]["t"] == 2
     env.step(0)
     env.close()
     recording = read_recording(tmp_path)
@@ -139,7 +148,7 @@ def test_env_raising_mid_episode_leaves_a_readable_partial_episode(tmp_path: Pat
     with pytest.raises(Boom, match=r"^step 3 failed$") as info:
         env.step(0)
     assert type(info.value) is Boom
-    assert not _open_handles(env)
+    assert not _buffered(env)
     episode = read_recording(tmp_path)[0]
     assert [r["event"] for r in episode.records] == ["reset", "step", "step"]
     assert episode.steps[-1]["obs"] == [2.0, -0.5]
@@ -153,7 +162,7 @@ def test_env_raising_in_reset_propagates_and_leaves_a_readable_file(tmp_path: Pa
     env = RecordTrajectory(RaisingEnv(fail_on_reset=True), tmp_path)
     with pytest.raises(Boom, match=r"^reset failed$"):
         env.reset(seed=0)
-    assert not _open_handles(env)
+    assert not _buffered(env)
     episode = read_recording(tmp_path)[0]
     assert episode.header is not None
     assert episode.records == []
@@ -171,7 +180,7 @@ def test_flush_every_writes_during_the_episode(tmp_path: Path) -> None:
     env.reset(seed=0)
     for _ in range(5):
         env.step(0)
-    on_disk = (tmp_path / "episode_00000.jsonl").read_text().splitlines()
+    on_disk = (tmp_path / "trajectory.jsonl").read_text().splitlines()
     assert len(on_disk) >= 4
     env.close()
     assert [r["t"] for r in read_recording(tmp_path)[0].steps] == [1, 2, 3, 4, 5]

@@ -19,7 +19,7 @@ from hypothesis.extra import numpy as hnp
 from gym_goldens import dtypes
 from gym_goldens.codec import DEFAULT_MAX_ARRAY_SIZE, Encoder
 from gym_goldens.header import FORMAT_NAME, FORMAT_VERSION, describe_env
-from gym_goldens.reader import iter_lines, read_recording
+from gym_goldens.reader import iter_episodes, iter_lines, read_recording
 from gym_goldens.recorder import RecordTrajectory, storage_header
 from tests.envs import ScriptedEnv
 
@@ -62,7 +62,7 @@ def test_recorded_lines_are_the_careful_encoding(tmp_path: Path, env_id: str) ->
         reset["dtypes"] = dtypes.to_json(reset_types)
     expected = [encoder.encode_careful(header), encoder.encode_careful(reset)]
     expected += _careful_steps(encoder, inner.steps)
-    assert [raw for _, raw in iter_lines(tmp_path / "episode_00000.jsonl")] == expected
+    assert [raw for _, raw in iter_lines(tmp_path / "trajectory.jsonl")] == expected
 
 
 def _careful_steps(encoder: Encoder, steps: list[tuple[Any, tuple[Any, ...]]]) -> list[bytes]:
@@ -146,12 +146,14 @@ def _run(tmp_path: Path, body: str) -> None:
     subprocess.run([sys.executable, "-c", script, str(tmp_path)], check=False)
 
 
-def test_completed_episodes_survive_a_crash_of_the_process(tmp_path: Path) -> None:
+@pytest.mark.parametrize("compress", [False, True], ids=["plain", "gzip"])
+def test_completed_episodes_survive_a_crash_of_the_process(tmp_path: Path, compress: bool) -> None:
     # os._exit: no close(), no atexit, no finally - like a segfault or SIGKILL.
+    # Compressed: each episode is a complete gzip member, so it reads back too.
     _run(
         tmp_path,
-        """
-        env = RecordTrajectory(gym.make("CartPole-v1"), out)
+        f"""
+        env = RecordTrajectory(gym.make("CartPole-v1"), out, compress={compress})
         env.reset(seed=0)
         episodes = 0
         while True:
@@ -258,9 +260,11 @@ def test_types_that_change_between_steps_and_episodes_are_written_as_walked(
         for action, *_ in steps:
             env.step(action)
     env.close()
-    for index, lines in enumerate(expected):
-        written = [raw for _, raw in iter_lines(folder / f"episode_{index:05d}.jsonl")]
-        assert written[1:] == lines
+    on_disk = [
+        [raw for _, raw in episode_lines]
+        for _, episode_lines in iter_episodes([folder / "trajectory.jsonl"])
+    ]
+    assert [written[1:] for written in on_disk] == expected
 
 
 class _Switching(gym.Env[Any, Any]):

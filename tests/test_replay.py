@@ -11,6 +11,7 @@ import pytest
 from gymnasium import spaces
 
 from gym_goldens import GoldenFormatError, RecordTrajectory, ReplayActions, compare, rollout
+from gym_goldens.reader import read_recording
 from gym_goldens.replay import decode_action
 from tests import determinism_envs as envs
 
@@ -40,6 +41,67 @@ def test_replaying_under_another_policy_records_the_golden_again(
     replayed.close()
     comparison = compare(tmp_path / "golden", tmp_path / "replay")
     assert comparison.equal, comparison.differing
+
+
+def _record_episodes(folder: Path, seeds: list[int]) -> None:
+    """One episode per seed, each with its own actions, in one trajectory file."""
+    recorder = RecordTrajectory(gym.make("MountainCar-v0"), folder)
+    for number, seed in enumerate(seeds):
+        recorder.reset(seed=seed)
+        for t in range(4 + number):
+            recorder.step((t + number) % 3)
+    recorder.close()
+
+
+def _write_format_1(recording: Path, folder: Path) -> None:
+    """Write a recording's episodes as a folder of format 1: one file per episode."""
+    folder.mkdir(parents=True)
+    episodes: list[list[bytes]] = []
+    for line in (recording / "trajectory.jsonl").read_bytes().splitlines():
+        if b'"event":"header"' in line:
+            episodes.append([line.replace(b'"version":"2.0"', b'"version":"1.1"')])
+        else:
+            episodes[-1].append(line)
+    for index, lines in enumerate(episodes):
+        (folder / f"episode_{index:05d}.jsonl").write_bytes(b"\n".join(lines) + b"\n")
+
+
+def _replay(golden: Path, out: Path, episodes: int) -> None:
+    replayed = ReplayActions(RecordTrajectory(gym.make("MountainCar-v0"), out), golden)
+    for _ in range(episodes):
+        replayed.reset(seed=99)
+        for _ in range(6):
+            replayed.step(1)  # the golden's actions replace these, as far as it has steps
+    replayed.close()
+
+
+def test_each_episode_of_the_file_replays_its_own_seed_and_actions(tmp_path: Path) -> None:
+    _record_episodes(tmp_path / "golden", seeds=[1, 2, 3])
+    assert [p.name for p in (tmp_path / "golden").iterdir()] == ["trajectory.jsonl"]
+    _replay(tmp_path / "golden", tmp_path / "replay", episodes=3)
+    replayed = list(read_recording(tmp_path / "replay"))
+    assert [(e.header or {})["reset"]["seed"] for e in replayed] == [1, 2, 3]
+    golden = list(read_recording(tmp_path / "golden"))
+    for old, new in zip(golden, replayed, strict=True):
+        steps = len(old.steps)
+        assert [s["action"] for s in new.steps[:steps]] == [s["action"] for s in old.steps]
+        assert [s["action"] for s in new.steps[steps:]] == [1] * (6 - steps)
+
+
+def test_a_golden_of_format_1_still_replays(tmp_path: Path) -> None:
+    _record_episodes(tmp_path / "golden", seeds=[4, 5])
+    _write_format_1(tmp_path / "golden", tmp_path / "old")
+    assert sorted(p.name for p in (tmp_path / "old").iterdir()) == [
+        "episode_00000.jsonl",
+        "episode_00001.jsonl",
+    ]
+    _replay(tmp_path / "old", tmp_path / "replay", episodes=2)
+    replayed = list(read_recording(tmp_path / "replay"))
+    assert [(e.header or {})["reset"]["seed"] for e in replayed] == [4, 5]
+    old = list(read_recording(tmp_path / "old"))
+    for before, after in zip(old, replayed, strict=True):
+        steps = len(before.steps)
+        assert [s["action"] for s in after.steps[:steps]] == [s["action"] for s in before.steps]
 
 
 def test_past_the_end_of_the_golden_the_test_drives(tmp_path: Path) -> None:
@@ -122,7 +184,7 @@ def test_a_summarised_action_cannot_be_replayed(tmp_path: Path) -> None:
 
     _record(BigActionEnv(), tmp_path / "golden", max_array_size=4)
     with pytest.raises(
-        GoldenFormatError, match=r"the action of step t=1 is stored as an array summary"
+        GoldenFormatError, match=r"the action of episode 0, step t=1 is stored as an array summary"
     ):
         ReplayActions(BigActionEnv(), tmp_path / "golden")
 

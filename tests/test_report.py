@@ -57,7 +57,7 @@ def test_mismatch_message_has_the_issue_shape(tmp_path: Path) -> None:
     actual = _record(tmp_path / "actual", steps=20, resets=2, gravity=9.81)
     text = format_comparison(compare(golden, actual), nodeid="tests/test_envs.py::test_cartpole")
     lines = text.splitlines()
-    assert lines[0] == f"golden mismatch: {golden / 'episode_00000.jsonl'}"
+    assert lines[0] == f"golden mismatch: {golden / 'trajectory.jsonl'}:3"
     assert lines[1] == "  first divergence: episode 0, step t=1, obs[1]"
     assert re.fullmatch(
         r"    golden (\S+)  actual (\S+)  \|diff\| \S+ > tol \S+ \(rtol 1e-06, atol 1e-12\)",
@@ -119,7 +119,7 @@ def test_missing_and_extra_episodes_are_named(tmp_path: Path) -> None:
     golden = _record(tmp_path / "golden", steps=4, resets=3)
     actual = _record(tmp_path / "actual", steps=4, resets=1)
     text = format_comparison(compare(golden, actual))
-    assert text.startswith(f"golden mismatch: {golden / 'episode_00001.jsonl'}\n")
+    assert text.startswith(f"golden mismatch: {golden / 'trajectory.jsonl'}\n")
     assert (
         "  episode 1 is missing from the actual recording (the golden episode has 4 steps)" in text
     )
@@ -140,7 +140,7 @@ def _rewrite_record(path: Path, line: int, change: Any) -> None:
 def test_type_header_and_version_differences_are_described(tmp_path: Path) -> None:
     golden = _record(tmp_path / "golden", steps=3)
     actual = _record(tmp_path / "actual", steps=3)
-    episode = actual / "episode_00000.jsonl"
+    episode = actual / "trajectory.jsonl"
     _rewrite_record(episode, 2, lambda r: r.update(reward=1))
     _rewrite_record(episode, 0, lambda r: r["observation_space"].update(shape=[5]))
     _rewrite_record(episode, 0, lambda r: r["versions"].update(numpy="0.0.1"))
@@ -200,10 +200,10 @@ def test_missing_and_unreadable_messages_name_path_and_fix(tmp_path: Path) -> No
         f"  actual recording: {tmp_path / 'actual'}",
         '  create it with: pytest --update-goldens "t.py::test_x"',
     ]
-    error = GoldenFormatError(tmp_path / "episode_00000.jsonl", "invalid JSON (x)", line=3)
+    error = GoldenFormatError(tmp_path / "trajectory.jsonl", "invalid JSON (x)", line=3)
     unreadable = format_unreadable(error, nodeid="t.py::test_x")
     assert unreadable.splitlines() == [
-        f"golden unreadable: {tmp_path / 'episode_00000.jsonl'}:3: invalid JSON (x)",
+        f"golden unreadable: {tmp_path / 'trajectory.jsonl'}:3: invalid JSON (x)",
         "  the golden file was left as it is",
         '  regenerate it with: pytest --update-goldens "t.py::test_x"',
     ]

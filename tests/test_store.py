@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import gymnasium as gym
@@ -10,19 +11,40 @@ import orjson
 import pytest
 
 from gym_goldens import RecordTrajectory
-from gym_goldens.store import atomic_write_bytes, golden_dir_for, safe_segment, update_golden
+from gym_goldens.errors import GoldenFormatError, UnsafeGoldenPathError
+from gym_goldens.reader import iter_lines, read_recording, split_episodes
+from gym_goldens.store import (
+    atomic_write_bytes,
+    golden_dir_for,
+    golden_recording_files,
+    safe_segment,
+    update_golden,
+)
 
 ROOT = Path("goldens")
 
 
-def _record(path: Path, *, seed: int = 0, steps: int = 5, resets: int = 1) -> Path:
-    env = RecordTrajectory(gym.make("CartPole-v1"), path)
+def _record(
+    path: Path, *, seed: int = 0, steps: int = 5, resets: int = 1, compress: bool = False
+) -> Path:
+    env = RecordTrajectory(gym.make("CartPole-v1"), path, compress=compress)
     for episode in range(resets):
         env.reset(seed=seed + episode)
         for t in range(steps):
             env.step(t % 2)
     env.close()
     return path
+
+
+def _split_into_episode_files(recording: Path, golden: Path) -> list[Path]:
+    """A golden of format 1 with the episodes of ``recording``: one file per episode."""
+    golden.mkdir(parents=True)
+    files = []
+    for index, lines in enumerate(split_episodes(iter_lines(recording / "trajectory.jsonl"))):
+        file = golden / f"episode_{index:05d}.jsonl"
+        file.write_bytes(b"".join(line + b"\n" for _, line in lines))
+        files.append(file)
+    return files
 
 
 def test_golden_dir_follows_the_node_id() -> None:
@@ -71,27 +93,28 @@ def test_awkward_ids_are_safe_and_stable() -> None:
 
 
 def test_atomic_write_leaves_no_temporary_file(tmp_path: Path) -> None:
-    target = tmp_path / "deep" / "episode_00000.jsonl"
+    target = tmp_path / "deep" / "trajectory.jsonl"
     atomic_write_bytes(target, b"one\n")
     atomic_write_bytes(target, b"two\n")
     assert target.read_bytes() == b"two\n"
-    assert sorted(p.name for p in target.parent.iterdir()) == ["episode_00000.jsonl"]
+    assert sorted(p.name for p in target.parent.iterdir()) == ["trajectory.jsonl"]
 
 
 def test_atomic_write_keeps_the_old_file_when_writing_fails(tmp_path: Path) -> None:
-    target = tmp_path / "episode_00000.jsonl"
+    target = tmp_path / "trajectory.jsonl"
     target.write_bytes(b"old\n")
     with pytest.raises(TypeError):
         atomic_write_bytes(target, "not bytes")  # type: ignore[arg-type]
     assert target.read_bytes() == b"old\n"
-    assert [p.name for p in tmp_path.iterdir()] == ["episode_00000.jsonl"]
+    assert [p.name for p in tmp_path.iterdir()] == ["trajectory.jsonl"]
 
 
 def test_update_creates_then_leaves_unchanged_goldens_alone(tmp_path: Path) -> None:
     golden = tmp_path / "goldens" / "env"
     created = update_golden(_record(tmp_path / "run1", resets=2), golden)
     assert created.status == "created"
-    assert [p.name for p in created.written] == ["episode_00000.jsonl", "episode_00001.jsonl"]
+    assert [p.name for p in created.written] == ["trajectory.jsonl"]
+    assert len(read_recording(golden)) == 2
     before = {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in golden.iterdir()}
     past = 1_000_000_000  # 2001: an unchanged golden keeps its old mtime
     for path in before:
@@ -106,38 +129,204 @@ def test_update_creates_then_leaves_unchanged_goldens_alone(tmp_path: Path) -> N
 
 def test_update_ignores_informational_header_fields(tmp_path: Path) -> None:
     golden = tmp_path / "goldens" / "env"
-    update_golden(_record(tmp_path / "run1"), golden)
-    path = golden / "episode_00000.jsonl"
-    header, *rest = path.read_bytes().splitlines()
-    parsed = orjson.loads(header)
-    parsed["versions"]["numpy"] = "0.0.1"
-    old = b"\n".join([orjson.dumps(parsed), *rest]) + b"\n"
+    update_golden(_record(tmp_path / "run1", resets=2), golden)
+    path = golden / "trajectory.jsonl"
+    # The header of the second episode, in the middle of the file, too.
+    lines = path.read_bytes().splitlines()
+    headers = [n for n, line in enumerate(lines) if b'"event":"header"' in line]
+    assert len(headers) == 2
+    for number in headers:
+        parsed = orjson.loads(lines[number])
+        parsed["versions"]["numpy"] = "0.0.1"
+        lines[number] = orjson.dumps(parsed)
+    old = b"\n".join(lines) + b"\n"
     path.write_bytes(old)
-    assert update_golden(_record(tmp_path / "run2"), golden).status == "unchanged"
+    assert update_golden(_record(tmp_path / "run2", resets=2), golden).status == "unchanged"
     assert path.read_bytes() == old
 
 
-def test_update_rewrites_changed_and_removes_surplus_episodes(tmp_path: Path) -> None:
+def test_update_rewrites_the_file_with_fewer_episodes(tmp_path: Path) -> None:
     golden = tmp_path / "goldens" / "env"
     update_golden(_record(tmp_path / "run1", resets=3), golden)
-    first = (golden / "episode_00000.jsonl").read_bytes()
-    result = update_golden(_record(tmp_path / "run2", seed=0, steps=7, resets=2), golden)
+    first = (golden / "trajectory.jsonl").read_bytes()
+    actual = _record(tmp_path / "run2", seed=0, steps=7, resets=2)
+    result = update_golden(actual, golden)
     assert result.status == "updated"
-    assert [p.name for p in result.written] == ["episode_00000.jsonl", "episode_00001.jsonl"]
-    assert [p.name for p in result.removed] == ["episode_00002.jsonl"]
-    assert sorted(p.name for p in golden.iterdir()) == [
-        "episode_00000.jsonl",
-        "episode_00001.jsonl",
-    ]
-    assert (golden / "episode_00000.jsonl").read_bytes() != first
+    assert (result.written, result.removed) == ((golden / "trajectory.jsonl",), ())
+    assert [p.name for p in golden.iterdir()] == ["trajectory.jsonl"]
+    content = (golden / "trajectory.jsonl").read_bytes()
+    assert content != first
+    assert content == (actual / "trajectory.jsonl").read_bytes()
+    assert len(read_recording(golden)) == 2
+
+
+def test_a_killed_update_leaves_the_old_golden_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # One file, one rename: every episode of the golden is old, or every one is new.
+    golden = tmp_path / "goldens" / "env"
+    update_golden(_record(tmp_path / "run1", resets=3), golden)
+    old = (golden / "trajectory.jsonl").read_bytes()
+
+    def killed(source: object, target: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "replace", killed)
+    with pytest.raises(KeyboardInterrupt):
+        update_golden(_record(tmp_path / "run2", steps=7, resets=2), golden)
+    monkeypatch.undo()
+    assert [p.name for p in golden.iterdir()] == ["trajectory.jsonl"]
+    assert (golden / "trajectory.jsonl").read_bytes() == old
 
 
 def test_update_replaces_an_unreadable_golden(tmp_path: Path) -> None:
     golden = tmp_path / "goldens" / "env"
     golden.mkdir(parents=True)
-    (golden / "episode_00000.jsonl").write_bytes(b'{"event": "res')
+    (golden / "trajectory.jsonl").write_bytes(b'{"event": "res')
     result = update_golden(_record(tmp_path / "run"), golden)
     assert result.status == "updated"
-    assert (golden / "episode_00000.jsonl").read_bytes() == (
-        tmp_path / "run" / "episode_00000.jsonl"
+    assert (golden / "trajectory.jsonl").read_bytes() == (
+        tmp_path / "run" / "trajectory.jsonl"
     ).read_bytes()
+
+
+@pytest.mark.parametrize("same", [True, False], ids=["same episodes", "other episodes"])
+def test_update_migrates_a_golden_of_format_1(tmp_path: Path, same: bool) -> None:
+    golden = tmp_path / "goldens" / "env"
+    episode_files = _split_into_episode_files(_record(tmp_path / "old", resets=2), golden)
+    assert [p.name for p in episode_files] == ["episode_00000.jsonl", "episode_00001.jsonl"]
+    leftover = golden / ".episode_00001.jsonl.x7f2k.tmp"
+    leftover.write_bytes(b"half")
+    actual = _record(tmp_path / "new", resets=2, steps=5 if same else 6)
+
+    result = update_golden(actual, golden)
+
+    # Also when the episodes are the same: the layout changes.
+    assert result.status == "updated"
+    assert result.written == (golden / "trajectory.jsonl",)
+    assert result.removed == tuple(episode_files)
+    assert [p.name for p in golden.iterdir()] == ["trajectory.jsonl"]
+    assert (golden / "trajectory.jsonl").read_bytes() == (actual / "trajectory.jsonl").read_bytes()
+    assert update_golden(actual, golden).status == "unchanged"
+
+
+def test_update_switches_compression_and_removes_the_other_file(tmp_path: Path) -> None:
+    golden = tmp_path / "goldens" / "env"
+    update_golden(_record(tmp_path / "plain"), golden)
+    result = update_golden(_record(tmp_path / "gz", compress=True), golden)
+    assert result.status == "updated"
+    assert result.written == (golden / "trajectory.jsonl.gz",)
+    assert result.removed == (golden / "trajectory.jsonl",)
+    assert [p.name for p in golden.iterdir()] == ["trajectory.jsonl.gz"]
+    back = update_golden(_record(tmp_path / "plain2"), golden)
+    assert (back.written, back.removed) == (
+        (golden / "trajectory.jsonl",),
+        (golden / "trajectory.jsonl.gz",),
+    )
+
+
+def test_update_clears_a_folder_left_with_both_layouts(tmp_path: Path) -> None:
+    # What an update killed after writing the new file and before removing the old ones leaves.
+    golden = tmp_path / "goldens" / "env"
+    actual = _record(tmp_path / "run", resets=2)
+    _split_into_episode_files(actual, golden)
+    (golden / "trajectory.jsonl").write_bytes((actual / "trajectory.jsonl").read_bytes())
+    with pytest.raises(GoldenFormatError, match=r"holds both trajectory\.jsonl and episode files"):
+        golden_recording_files(tmp_path / "goldens", golden)
+
+    result = update_golden(actual, golden, goldens_dir=tmp_path / "goldens")
+
+    assert (result.status, result.written) == ("updated", ())
+    assert [p.name for p in result.removed] == ["episode_00000.jsonl", "episode_00001.jsonl"]
+    assert golden_recording_files(tmp_path / "goldens", golden) == [golden / "trajectory.jsonl"]
+
+
+def test_update_refuses_a_folder_where_the_file_should_be(tmp_path: Path) -> None:
+    golden = tmp_path / "goldens" / "env"
+    (golden / "trajectory.jsonl").mkdir(parents=True)
+    with pytest.raises(GoldenFormatError, match="expected a recording file, found a folder"):
+        update_golden(_record(tmp_path / "run"), golden, goldens_dir=tmp_path / "goldens")
+    assert [p.name for p in golden.iterdir()] == ["trajectory.jsonl"]
+    assert (golden / "trajectory.jsonl").is_dir()
+
+
+def test_recording_files_of_a_golden(tmp_path: Path) -> None:
+    goldens = tmp_path / "goldens"
+    assert golden_recording_files(goldens, goldens / "none") == []
+    new = goldens / "new"
+    update_golden(_record(tmp_path / "run", resets=2), new)
+    assert golden_recording_files(goldens, new) == [new / "trajectory.jsonl"]
+    legacy = goldens / "legacy"
+    files = _split_into_episode_files(tmp_path / "run", legacy)
+    assert golden_recording_files(goldens, legacy) == files
+
+
+@pytest.mark.parametrize(
+    ("damage", "message"),
+    [
+        pytest.param(
+            lambda golden, outside: (golden / "trajectory.jsonl").write_bytes(b""),
+            "the file is empty",
+            id="empty",
+        ),
+        pytest.param(
+            lambda golden, outside: (golden / "trajectory.jsonl").mkdir(),
+            "expected a recording file, found a folder",
+            id="folder",
+        ),
+        pytest.param(
+            lambda golden, outside: (golden / "trajectory.jsonl.gz").write_bytes(b"x"),
+            "holds both trajectory.jsonl and trajectory.jsonl.gz",
+            id="both compressions",
+        ),
+        pytest.param(
+            lambda golden, outside: (golden / "episode_00000.jsonl").write_bytes(b"{}\n"),
+            "holds both trajectory.jsonl and episode files",
+            id="both layouts",
+        ),
+    ],
+)
+def test_recording_files_refuse_a_damaged_golden(
+    tmp_path: Path, damage: object, message: str
+) -> None:
+    goldens = tmp_path / "goldens"
+    golden = goldens / "env"
+    golden.mkdir(parents=True)
+    if "both" in message:
+        (golden / "trajectory.jsonl").write_bytes(b"{}\n")
+    damage(golden, tmp_path)  # type: ignore[operator]
+    with pytest.raises(GoldenFormatError, match=re.escape(message)):
+        golden_recording_files(goldens, golden)
+
+
+def test_recording_files_refuse_paths_out_of_the_goldens_dir(tmp_path: Path) -> None:
+    goldens = tmp_path / "goldens"
+    golden = goldens / "env"
+    golden.mkdir(parents=True)
+    outside = tmp_path / "outside.jsonl"
+    outside.write_bytes(b"{}\n")
+    (golden / "trajectory.jsonl").symlink_to(outside)
+    with pytest.raises(UnsafeGoldenPathError, match="outside the goldens dir"):
+        golden_recording_files(goldens, golden)
+    with pytest.raises(UnsafeGoldenPathError):
+        update_golden(_record(tmp_path / "run"), golden, goldens_dir=goldens)
+    assert outside.read_bytes() == b"{}\n"
+    (goldens / "file").write_bytes(b"x")
+    with pytest.raises(GoldenFormatError, match="expected a golden folder, found a file"):
+        golden_recording_files(goldens, goldens / "file")
+
+
+def test_an_actual_recording_of_format_1_is_written_as_one_file(tmp_path: Path) -> None:
+    recording = _record(tmp_path / "run", resets=3)
+    old_layout = tmp_path / "old"
+    files = _split_into_episode_files(recording, old_layout)
+    golden = tmp_path / "goldens" / "env"
+    result = update_golden(old_layout, golden)
+    assert (result.status, result.written) == ("created", (golden / "trajectory.jsonl",))
+    assert (golden / "trajectory.jsonl").read_bytes() == (
+        recording / "trajectory.jsonl"
+    ).read_bytes()
+
+    files[1].rename(files[1].with_name("episode_00001.jsonl.gz"))
+    with pytest.raises(GoldenFormatError, match="holds both compressed and plain episode files"):
+        update_golden(old_layout, golden)

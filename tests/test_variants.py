@@ -50,16 +50,37 @@ def test_the_variant_wins_over_the_plain_golden_which_is_the_fallback(tmp_path: 
     assert (choice.path, choice.fallback) == (variant, False)  # nothing yet: the variant is made
 
     plain.mkdir()
-    (plain / "episode_00000.jsonl").write_text("{}\n")
+    (plain / "trajectory.jsonl").write_text("{}\n")
     choice = choose_golden(plain, ["machine"])
     assert (choice.path, choice.variant_path, choice.fallback) == (plain, variant, True)
     assert "has no golden of its own, so the plain golden was used" in choice.describe()
 
     variant.mkdir()
-    (variant / "episode_00000.jsonl").write_text("{}\n")
+    (variant / "trajectory.jsonl").write_text("{}\n")
     choice = choose_golden(plain, ["machine"])
     assert (choice.path, choice.fallback) == (variant, False)
     assert choice.describe() == f"golden variant: machine={platform.machine()} ({variant})"
+
+
+@pytest.mark.parametrize(
+    "files",
+    [
+        pytest.param(["episode_00000.jsonl", "episode_00001.jsonl"], id="format 1"),
+        pytest.param(["env_0/trajectory.jsonl", "env_1/trajectory.jsonl"], id="vector"),
+        pytest.param(["trajectory.jsonl", "episode_00000.jsonl"], id="damaged"),
+    ],
+)
+def test_any_golden_of_the_variant_wins(tmp_path: Path, files: list[str]) -> None:
+    # A damaged variant golden is still chosen: the check then says what is wrong with it.
+    plain = tmp_path / "CartPole-v1"
+    plain.mkdir()
+    (plain / "trajectory.jsonl").write_text("{}\n")
+    variant = plain / f"machine={platform.machine()}"
+    for name in files:
+        (variant / name).parent.mkdir(parents=True, exist_ok=True)
+        (variant / name).write_text("{}\n")
+    choice = choose_golden(plain, ["machine"])
+    assert (choice.path, choice.fallback) == (variant, False)
 
 
 def test_awkward_values_make_safe_folder_names(

@@ -97,7 +97,10 @@ class TestLayout:
         labels = [(episode.env, episode.index) for episode in recording]
         assert labels[0] == (0, 0)
         assert {env for env, _ in labels} == set(range(NUM_ENVS))
-        assert len(labels) == len(recording.files)
+        assert len(labels) == len(recording)
+        assert recording.files == [
+            tmp_path / f"env_{i}" / "trajectory.jsonl" for i in range(NUM_ENVS)
+        ]
         with pytest.raises(TypeError, match=r"recording.envs\[i\]"):
             recording[0]
 
@@ -159,12 +162,13 @@ def test_native_and_sync_differ_and_the_header_says_why(tmp_path: Path) -> None:
 def test_a_divergence_names_the_sub_env(tmp_path: Path) -> None:
     record_cartpoles(tmp_path / "golden", AutoresetMode.NEXT_STEP)
     record_cartpoles(tmp_path / "actual", AutoresetMode.NEXT_STEP)
-    # Change one observation of sub-env 2, episode 1.
-    path = tmp_path / "actual" / "env_2" / "episode_00001.jsonl"
+    # Change one observation of sub-env 2, episode 1: the 4th line of that episode.
+    path = tmp_path / "actual" / "env_2" / "trajectory.jsonl"
     lines = path.read_bytes().splitlines()
-    record = orjson.loads(lines[3])
+    target = read_recording(tmp_path / "actual").envs[2][1].line - 1 + 3
+    record = orjson.loads(lines[target])
     record["obs"][0] += 0.5
-    lines[3] = orjson.dumps(record, option=orjson.OPT_SORT_KEYS)
+    lines[target] = orjson.dumps(record, option=orjson.OPT_SORT_KEYS)
     path.write_bytes(b"\n".join(lines) + b"\n")
     comparison = compare(tmp_path / "golden", tmp_path / "actual")
     (differing,) = comparison.differing

@@ -1,4 +1,8 @@
-"""Plots of recordings: the data on the axes, the divergence marker, the pixels."""
+"""Plots of recordings: the data on the axes, the divergence marker, the pixels.
+
+Recordings hold every episode in one ``trajectory.jsonl``; an episode is
+chosen by its number in it.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +15,7 @@ import numpy as np
 import orjson
 import pytest
 
-from gym_goldens import RecordTrajectory, Tolerance, compare
+from gym_goldens import RecordTrajectory, RecordVectorTrajectory, Tolerance, compare
 from gym_goldens.errors import GoldensError
 from gym_goldens.reader import read_recording
 from gym_goldens.viz import (
@@ -45,18 +49,36 @@ def record_cartpole(out: Path, *, steps: int = 60, seed: int = 0) -> Path:
     return out
 
 
-def perturb(golden: Path, actual: Path, *, index: int, from_t: int, delta: float) -> Path:
-    """Copy a recording, adding ``delta`` to obs[index] of episode 0 from step ``from_t`` on."""
+def perturb(
+    golden: Path, actual: Path, *, index: int, from_t: int, delta: float, episode: int = 0
+) -> Path:
+    """Copy a recording, adding ``delta`` to obs[index] of one episode from step ``from_t`` on."""
     shutil.copytree(golden, actual)
-    path = actual / "episode_00000.jsonl"
+    path = actual / "trajectory.jsonl"
     lines = path.read_bytes().splitlines()
+    current = -1
     for number, raw in enumerate(lines):
         record = orjson.loads(raw)
-        if record["event"] == "step" and record["t"] >= from_t:
+        current += record["event"] == "header"
+        if current == episode and record["event"] == "step" and record["t"] >= from_t:
             record["obs"][index] += delta
             lines[number] = orjson.dumps(record, option=orjson.OPT_SORT_KEYS)
     path.write_bytes(b"\n".join(lines) + b"\n")
     return actual
+
+
+def write_format_1(recording: Path, folder: Path) -> Path:
+    """Write a recording's episodes as a folder of format 1: one file per episode."""
+    folder.mkdir(parents=True)
+    episodes: list[list[bytes]] = []
+    for line in (recording / "trajectory.jsonl").read_bytes().splitlines():
+        if b'"event":"header"' in line:
+            episodes.append([line.replace(b'"version":"2.0"', b'"version":"1.1"')])
+        else:
+            episodes[-1].append(line)
+    for number, lines in enumerate(episodes):
+        (folder / f"episode_{number:05d}.jsonl").write_bytes(b"\n".join(lines) + b"\n")
+    return folder
 
 
 @pytest.fixture(scope="module")
@@ -73,7 +95,7 @@ def actual(golden: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_episode_series_holds_the_recorded_values(golden: Path) -> None:
     episode = read_recording(golden)[0]
-    series = {s.label: s for s in episode_series(episode.path)}
+    series = {s.label: s for s in episode_series(golden)}
     assert list(series) == ["obs[0]", "obs[1]", "obs[2]", "obs[3]", "action", "reward"]
     steps = episode.steps
     reset = episode.records[0]
@@ -85,29 +107,48 @@ def test_episode_series_holds_the_recorded_values(golden: Path) -> None:
     assert not series["obs[1]"].discrete
 
 
+def test_episode_series_reads_the_episode_asked_for(golden: Path) -> None:
+    first, second = read_recording(golden)
+    assert (len(first.steps), len(second.steps)) == (60, 10)
+    for source in (golden, golden / "trajectory.jsonl", second):
+        (action,) = episode_series(source, ["action"], episode=1)
+        assert action.t.tolist() == list(range(1, 11))
+        assert action.values.tolist() == [float(s["action"]) for s in second.steps]
+    with pytest.raises(GoldensError, match="there is no episode 2; this recording has episodes 0"):
+        episode_series(golden, episode=2)
+
+
+def test_an_episode_already_read_gives_the_same_series(golden: Path) -> None:
+    from_file = episode_series(golden, None)
+    from_episode = episode_series(read_recording(golden)[0], None)
+    assert [s.label for s in from_file] == [s.label for s in from_episode]
+    for a, b in zip(from_file, from_episode, strict=True):
+        assert np.array_equal(a.t, b.t)
+        assert np.array_equal(a.values, b.values, equal_nan=True)
+
+
 def test_episode_series_selects_fields_by_pattern(golden: Path) -> None:
-    path = read_recording(golden)[0].path
-    labels = [s.label for s in episode_series(path, ["reward", "obs[3]", "terminated"])]
+    labels = [s.label for s in episode_series(golden, ["reward", "obs[3]", "terminated"])]
     assert labels == ["reward", "obs[3]", "terminated"]
     with pytest.raises(ValueError, match="not a record field"):
-        episode_series(path, ["observation"])
+        episode_series(golden, ["observation"])
 
 
 def test_compare_series_finds_the_first_step_out_of_tolerance(golden: Path, actual: Path) -> None:
-    golden_path, actual_path = golden / "episode_00000.jsonl", actual / "episode_00000.jsonl"
-    fields = {
-        f.label: f for f in compare_series(episode_series(golden_path), episode_series(actual_path))
-    }
+    fields = {f.label: f for f in compare_series(episode_series(golden), episode_series(actual))}
     assert fields["obs[2]"].first == 17
     assert [label for label, f in fields.items() if f.diverges] == ["obs[2]"]
     difference = fields["obs[2]"].actual - fields["obs[2]"].golden
     assert np.allclose(difference[fields["obs[2]"].t >= 17], 0.01)
     assert np.all(difference[fields["obs[2]"].t < 17] == 0)
+    # The next episode of the file was left alone.
+    later = compare_series(episode_series(golden, episode=1), episode_series(actual, episode=1))
+    assert not any(f.diverges for f in later)
 
 
 def test_compare_series_honours_tolerance_and_ignore(golden: Path, actual: Path) -> None:
-    golden_series = episode_series(golden / "episode_00000.jsonl")
-    actual_series = episode_series(actual / "episode_00000.jsonl")
+    golden_series = episode_series(golden)
+    actual_series = episode_series(actual)
     loose = compare_series(golden_series, actual_series, Tolerance.build(atol={"obs[2]": 0.02}))
     assert not any(f.diverges for f in loose)
     ignored = compare_series(golden_series, actual_series, Tolerance.build(ignore=["obs"]))
@@ -117,14 +158,16 @@ def test_compare_series_honours_tolerance_and_ignore(golden: Path, actual: Path)
 def test_a_step_held_by_one_side_diverges(golden: Path, tmp_path: Path) -> None:
     shorter = tmp_path / "shorter"
     shorter.mkdir()
-    lines = (golden / "episode_00000.jsonl").read_bytes().splitlines()
-    (shorter / "episode_00000.jsonl").write_bytes(b"\n".join(lines[:-5]) + b"\n")
-    last_common = len(lines) - 5 - 2  # header and reset lines are not steps
-    fields = compare_series(
-        episode_series(golden / "episode_00000.jsonl"),
-        episode_series(shorter / "episode_00000.jsonl"),
-    )
+    lines = (golden / "trajectory.jsonl").read_bytes().splitlines()
+    second = read_recording(golden)[1].line - 1  # the index of episode 1's header line
+    # Episode 0 loses its last five steps; episode 1 follows it in the file as before.
+    kept = lines[: second - 5] + lines[second:]
+    (shorter / "trajectory.jsonl").write_bytes(b"\n".join(kept) + b"\n")
+    last_common = second - 5 - 2  # header and reset lines are not steps
+    fields = compare_series(episode_series(golden), episode_series(shorter))
     assert {f.first for f in fields} == {last_common + 1}
+    later = compare_series(episode_series(golden, episode=1), episode_series(shorter, episode=1))
+    assert not any(f.diverges for f in later)
 
 
 def test_comparison_figure_marks_the_first_divergence(golden: Path, actual: Path) -> None:
@@ -138,6 +181,14 @@ def test_comparison_figure_marks_the_first_divergence(golden: Path, actual: Path
     top = next(axes for axes in figure.axes if axes.get_title(loc="left") == "obs[2]")
     assert "t=17" in top.get_title(loc="right")
     assert "first divergence at t=17 (obs[2])" in figure.get_suptitle()
+    # The title names the file of each side and the lines the episode takes there.
+    last = read_recording(golden)[1].line - 1
+    title = figure.get_suptitle().splitlines()
+    assert title[0].startswith("CartPole-v1, episode 0: golden vs actual")
+    assert title[1].startswith("golden: ")
+    assert title[1].endswith(f"trajectory.jsonl, lines 1-{last}")
+    assert title[2].startswith("actual: ")
+    assert title[2].endswith(f"trajectory.jsonl, lines 1-{last}")
 
 
 def test_comparison_figure_draws_golden_actual_and_their_difference(
@@ -199,6 +250,60 @@ def test_plot_divergence_is_none_when_equal(golden: Path) -> None:
     assert plot_divergence(compare(golden, golden)) is None
 
 
+def test_plot_divergence_plots_the_episode_the_comparison_found(
+    golden: Path, tmp_path: Path
+) -> None:
+    later = perturb(golden, tmp_path / "later", index=1, from_t=4, delta=0.5, episode=1)
+    comparison = compare(golden, later)
+    assert [e.index for e in comparison.differing] == [1]
+    figure = plot_divergence(comparison)
+    assert figure is not None
+    title = figure.get_suptitle()
+    assert title.startswith("CartPole-v1, episode 1: golden vs actual: first divergence at t=4")
+    start = read_recording(golden)[1].line
+    assert f"trajectory.jsonl, lines {start}-{start + 11}" in title  # header, reset, 10 steps
+    markers = [
+        line for axes in figure.axes for line in axes.get_lines() if line.get_gid() == MARKER_ID
+    ]
+    assert markers
+    assert all(list(line.get_xdata()) == [4, 4] for line in markers)
+
+
+def test_plot_divergence_finds_the_sub_env_of_a_vector_recording(tmp_path: Path) -> None:
+    for name in ("golden", "actual"):
+        envs = RecordVectorTrajectory(gym.make_vec("CartPole-v1", num_envs=2), tmp_path / name)
+        envs.reset(seed=0)
+        for _ in range(8):
+            envs.step(np.array([0, 1]))
+        envs.close()
+    path = tmp_path / "actual" / "env_1" / "trajectory.jsonl"
+    lines = path.read_bytes().splitlines()
+    for number, raw in enumerate(lines):
+        record = orjson.loads(raw)
+        if record["event"] == "step" and record["t"] >= 5:
+            record["reward"] = 2.0
+            lines[number] = orjson.dumps(record, option=orjson.OPT_SORT_KEYS)
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    comparison = compare(tmp_path / "golden", tmp_path / "actual")
+    assert [(e.env, e.index) for e in comparison.differing] == [(1, 0)]
+    figure = plot_divergence(comparison)
+    assert figure is not None
+    title = figure.get_suptitle()
+    assert "sub-env 1, episode 0: golden vs actual: first divergence at t=5 (reward)" in title
+    assert "env_1/trajectory.jsonl" in title
+    assert [a.get_title(loc="left") for a in figure.axes if a.get_title(loc="left")] == ["reward"]
+
+
+def test_a_folder_of_format_1_still_plots(golden: Path, actual: Path, tmp_path: Path) -> None:
+    old_golden = write_format_1(golden, tmp_path / "old-golden")
+    old_actual = write_format_1(actual, tmp_path / "old-actual")
+    figure = plot_comparison(old_golden, old_actual, fields=["obs[2]"])
+    assert "first divergence at t=17 (obs[2])" in figure.get_suptitle()
+    assert "episode_00000.jsonl, lines 1-62" in figure.get_suptitle()
+    (action,) = episode_series(old_golden, ["action"], episode=1)
+    assert action.values.tolist() == [float(s["action"]) for s in read_recording(golden)[1].steps]
+
+
 def test_plot_recording_draws_each_field(golden: Path) -> None:
     figure = plot_recording(golden, episode=1, fields=["obs", "action"])
     titles = [axes.get_title(loc="left") for axes in figure.axes]
@@ -220,8 +325,20 @@ def test_nothing_to_plot_says_so(golden: Path) -> None:
 
 
 def test_a_missing_episode_is_an_error(golden: Path) -> None:
-    with pytest.raises(GoldensError, match="there is no episode 99"):
+    with pytest.raises(
+        GoldensError, match="there is no episode 99; this recording has episodes 0 to 1"
+    ):
         plot_recording(golden, episode=99)
+    with pytest.raises(GoldensError, match="there is no episode -1"):
+        plot_recording(golden, episode=-1)
+
+
+def test_plot_recording_titles_the_episode_and_its_lines(golden: Path) -> None:
+    figure = plot_recording(golden / "trajectory.jsonl", episode=1, fields=["reward"])
+    start = read_recording(golden)[1].line
+    name, where = figure.get_suptitle().splitlines()
+    assert name == "CartPole-v1: episode 1"
+    assert where.endswith(f"trajectory.jsonl, lines {start}-{start + 11}")
 
 
 def test_arrays_stored_as_summaries_plot_their_mean(tmp_path: Path) -> None:
@@ -229,7 +346,7 @@ def test_arrays_stored_as_summaries_plot_their_mean(tmp_path: Path) -> None:
     env.reset(seed=0)
     env.step(1)
     env.close()
-    (series,) = episode_series(tmp_path / "rec" / "episode_00000.jsonl", ["obs"])
+    (series,) = episode_series(tmp_path / "rec", ["obs"])
     episode = read_recording(tmp_path / "rec")[0]
     assert series.label == "mean(obs)"
     assert series.values.tolist() == [episode.records[0]["obs"].mean, episode.steps[0]["obs"].mean]
@@ -290,7 +407,7 @@ def record_gauge(out: Path, drift: float = 0.0) -> Path:
 
 
 def test_nested_fields_become_one_series_per_number(tmp_path: Path) -> None:
-    path = record_gauge(tmp_path / "g") / "episode_00000.jsonl"
+    path = record_gauge(tmp_path / "g")
     series = {s.label: s for s in episode_series(path, ["obs", "info"])}
     assert list(series) == ["obs.mode", "obs.pos[0]", "obs.pos[1]", "info.energy"]
     assert series["obs.mode"].discrete
@@ -299,9 +416,9 @@ def test_nested_fields_become_one_series_per_number(tmp_path: Path) -> None:
 
 
 def test_nan_matches_nan_and_a_drift_is_found(tmp_path: Path) -> None:
-    golden = record_gauge(tmp_path / "g") / "episode_00000.jsonl"
-    same = record_gauge(tmp_path / "s") / "episode_00000.jsonl"
-    drifted = record_gauge(tmp_path / "d", drift=1e-3) / "episode_00000.jsonl"
+    golden = record_gauge(tmp_path / "g")
+    same = record_gauge(tmp_path / "s")
+    drifted = record_gauge(tmp_path / "d", drift=1e-3)
     fields = ["obs", "info"]
     assert not any(
         f.diverges

@@ -5,7 +5,7 @@ mismatched, was missing or was nondeterministic is copied into DIR at the
 golden's own place (:func:`gym_goldens.store.golden_dir_for` with DIR as the
 root), with every file of the recording folder (plots included, where made)
 and a ``report.txt`` holding the failure text. A CI job uploads DIR, and a
-reviewer copies an episode file over its golden to accept it. For a
+reviewer copies its ``trajectory.jsonl`` over the golden's to accept it. For a
 nondeterministic recording, the other runs that differ are kept beside it in
 ``run-<n>/`` folders.
 """

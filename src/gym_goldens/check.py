@@ -235,7 +235,7 @@ class TrajectoryChecks:
         from gym_goldens.errors import GoldenFormatError, UnsafeGoldenPathError
         from gym_goldens.reader import has_episodes, sub_env_dirs
         from gym_goldens.report import format_comparison, format_missing, format_unreadable
-        from gym_goldens.store import golden_episode_files, update_golden
+        from gym_goldens.store import golden_recording_files, update_golden
 
         recording.env.flush()
         actual_dir = recording.env.output_dir
@@ -269,11 +269,11 @@ class TrajectoryChecks:
             return CheckResult(recording.name, choice.variant_path, update.status)
         try:
             # Checked before reading: no symlink out of the goldens dir, no
-            # folder or empty file where an episode file should be.
-            # A vector golden keeps its episodes in one folder per sub-env.
-            safe_files = golden_episode_files(self.settings.goldens_dir, golden_dir)
+            # folder or empty file where the recording file should be.
+            # A vector golden keeps one recording file per sub-env folder.
+            safe_files = golden_recording_files(self.settings.goldens_dir, golden_dir)
             for _, sub_env_dir in sub_env_dirs(golden_dir) if golden_dir.is_dir() else []:
-                golden_episode_files(self.settings.goldens_dir, sub_env_dir)
+                golden_recording_files(self.settings.goldens_dir, sub_env_dir)
             if not safe_files and not has_episodes(golden_dir):
                 message = format_missing(
                     golden_dir, actual_dir, nodeid=self.nodeid, display=display
@@ -329,10 +329,10 @@ class TrajectoryChecks:
         from gym_goldens.reader import has_episodes
         from gym_goldens.replay import ReplayActions
         from gym_goldens.report import update_command
-        from gym_goldens.store import golden_episode_files
+        from gym_goldens.store import golden_recording_files
 
         golden_dir = self._golden(name).path
-        golden_episode_files(self.settings.goldens_dir, golden_dir)  # refuses unsafe paths
+        golden_recording_files(self.settings.goldens_dir, golden_dir)  # refuses unsafe paths
         if not has_episodes(golden_dir):
             if self.settings.update:
                 return recorder  # nothing to replay yet: record the test's own actions

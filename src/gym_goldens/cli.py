@@ -5,6 +5,10 @@ A thin argparse layer over the library: ``show`` (:mod:`gym_goldens.summary`),
 prints), ``plot`` (:mod:`gym_goldens.viz`) and ``record``
 (:mod:`gym_goldens.rollouts`).
 
+A recording is a folder holding ``trajectory.jsonl`` (every episode, one
+after another) or that file alone; episodes are chosen by their number in it.
+Folders of format 1, a file per episode, read the same way.
+
 Exit codes: 0 success (``diff``: equal within tolerance), 1 ``diff`` found a
 difference, 2 unusable input (unreadable file, bad argument, missing
 dependency), with a one-line message on stderr and no traceback.
@@ -75,15 +79,15 @@ def _parser() -> argparse.ArgumentParser:
 
     show = commands.add_parser(
         "show",
-        help="summarise a recording, an episode file or a goldens folder",
-        description="Summarise a recording, an episode file or a folder of recordings: episodes, "
-        "steps and return per episode, spaces and fields.",
+        help="summarise a recording or a goldens folder",
+        description="Summarise a recording (a recording folder or a trajectory file) or a folder "
+        "of recordings: episodes, steps and return per episode, spaces and fields.",
     )
     show.add_argument(
         "path",
         type=Path,
         metavar="PATH",
-        help="a recording folder, an episode file or a goldens folder",
+        help="a recording folder, a trajectory file or a goldens folder",
     )
     show.add_argument(
         "--steps",
@@ -91,7 +95,11 @@ def _parser() -> argparse.ArgumentParser:
         help="print the records with A <= t < B as a table (the reset is t=0)",
     )
     show.add_argument(
-        "--episode", type=int, default=0, metavar="N", help="the episode for --steps (default 0)"
+        "--episode",
+        type=int,
+        default=0,
+        metavar="N",
+        help="the episode for --steps, numbered from 0 in the recording (default 0)",
     )
     show.add_argument("--all", action="store_true", help="list every episode, however many")
     show.set_defaults(run=_show)
@@ -99,12 +107,12 @@ def _parser() -> argparse.ArgumentParser:
     diff = commands.add_parser(
         "diff",
         help="compare a recording with its golden",
-        description="Compare ACTUAL with GOLDEN (recording folders or episode files) and print the "
-        "report the pytest plugin prints. Exit 0 when equal within tolerance, 1 when different, "
-        "2 when an input cannot be read.",
+        description="Compare ACTUAL with GOLDEN (recording folders or trajectory files; episodes "
+        "are paired by their number) and print the report the pytest plugin prints. Exit 0 when "
+        "equal within tolerance, 1 when different, 2 when an input cannot be read.",
     )
     diff.add_argument(
-        "golden", type=Path, metavar="GOLDEN", help="the golden folder or episode file"
+        "golden", type=Path, metavar="GOLDEN", help="the golden folder or trajectory file"
     )
     diff.add_argument(
         "actual", type=Path, metavar="ACTUAL", help="the recording to check, of the same kind"
@@ -119,7 +127,12 @@ def _parser() -> argparse.ArgumentParser:
         "actual (OTHER), mark each field's first divergence and plot their difference. Needs "
         'matplotlib: pip install "pytest-gym-goldens[viz]".',
     )
-    plot.add_argument("path", type=Path, metavar="PATH", help="a recording (the golden, with --vs)")
+    plot.add_argument(
+        "path",
+        type=Path,
+        metavar="PATH",
+        help="a recording folder or a trajectory file (the golden, with --vs)",
+    )
     plot.add_argument(
         "--vs", type=Path, metavar="OTHER", help="the actual recording to compare with PATH"
     )
@@ -141,7 +154,8 @@ def _parser() -> argparse.ArgumentParser:
         "--episode",
         type=int,
         metavar="N",
-        help="the episode (default: the first that differs, else 0)",
+        help="the episode, numbered from 0 in the recording (default: the first that differs, "
+        "else 0)",
     )
     _add_tolerance_options(plot)
     plot.set_defaults(run=_plot)
@@ -200,42 +214,38 @@ def _add_tolerance_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _show(args: argparse.Namespace) -> int:
-    from gym_goldens.reader import episode_files
+    from gym_goldens.reader import recording_files
     from gym_goldens.summary import (
+        count_records,
         find_recordings,
         format_folder,
         format_recording,
         format_steps,
-        recording_files,
         summarize,
     )
+    from gym_goldens.summary import recording_files as files_of
 
     path: Path = args.path
-    if path.is_dir() and not episode_files(path):
+    if path.is_dir() and not recording_files(path):
         if args.steps is not None:
             raise _UsageError(
-                f"{path} is a folder of recordings; give --steps one recording or episode file"
+                f"{path} is a folder of recordings; give --steps one recording folder or "
+                "trajectory file"
             )
         recordings = find_recordings(path)
         if not recordings:
-            raise _UsageError(
-                f"{path}: no recordings (episode_00000.jsonl, ...) in this folder or below"
-            )
-        files = [file for folder in recordings for file in episode_files(folder)]
-        with _progress(files, "reading") as bar:
+            raise _UsageError(f"{path}: no recording (trajectory.jsonl) in this folder or below")
+        files = [file for folder in recordings for file in recording_files(folder)]
+        with _RecordProgress(lambda: [count_records(files)], "reading") as bar:
             summaries = [summarize(folder, advance=bar.advance) for folder in recordings]
         _print_lines(format_folder(path, summaries, display=_display))
         return _EXIT_OK
     if args.steps is not None:
         start, stop = _step_range(args.steps)
-        files = recording_files(path)
-        if not 0 <= args.episode < len(files):
-            raise _UsageError(
-                f"{path}: there is no episode {args.episode}; it has episodes 0 to {len(files) - 1}"
-            )
-        _print_lines(format_steps(files[args.episode], start, stop))
+        _print_lines(format_steps(path, start, stop, episode=args.episode))
         return _EXIT_OK
-    with _progress(recording_files(path), "reading") as bar:
+    files = files_of(path)
+    with _RecordProgress(lambda: [count_records(files)], "reading") as bar:
         summary = summarize(path, advance=bar.advance)
     _print_lines(format_recording(summary, display=_display, all_episodes=args.all))
     return _EXIT_OK
@@ -266,7 +276,7 @@ def _diff(args: argparse.Namespace) -> int:
 
 def _plot(args: argparse.Namespace) -> int:
     from gym_goldens import viz
-    from gym_goldens.summary import recording_files
+    from gym_goldens.diff import EpisodeComparison
 
     viz.require_matplotlib()
     fields = _fields(args.fields)
@@ -276,8 +286,8 @@ def _plot(args: argparse.Namespace) -> int:
         if args.rtol or args.atol or args.ignore:
             raise _UsageError("--rtol, --atol and --ignore apply to a comparison; add --vs OTHER")
         episode = args.episode or 0
-        files = recording_files(args.path)[episode : episode + 1]
-        with _progress(files, "reading") as bar:
+        files = _recording_files(args.path)
+        with _RecordProgress(lambda: _episode_sizes([files], [episode]), "reading") as bar:
             figure = viz.plot_recording(
                 args.path, episode=episode, fields=fields, advance=bar.advance
             )
@@ -294,15 +304,18 @@ def _plot(args: argparse.Namespace) -> int:
         return _EXIT_OK
     tolerance = _tolerance(args)
     comparison = _compare(args.path, args.vs, tolerance)
+    # Differing episodes are plotted as the comparison found them (with their
+    # sub-env, in a vector recording); --episode picks one by its number.
+    episodes: list[int | EpisodeComparison]
     if args.episode is not None:
         episodes = [args.episode]
     elif comparison.differing:
-        episodes = [e.index for e in comparison.differing[: _MAX_HTML_EPISODES if html else 1]]
+        episodes = list(comparison.differing[: _MAX_HTML_EPISODES if html else 1])
     else:
         episodes = [0]
-    golden_files, actual_files = recording_files(args.path), recording_files(args.vs)
-    files = [f[e] for e in episodes for f in (golden_files, actual_files) if 0 <= e < len(f)]
-    with _progress(files, "reading") as bar:
+    numbers = [e if isinstance(e, int) else e.index for e in episodes]
+    sides = [_recording_files(args.path), _recording_files(args.vs)]
+    with _RecordProgress(lambda: _episode_sizes(sides, numbers), "reading") as bar:
         figures = [
             viz.plot_comparison(
                 args.path,
@@ -335,7 +348,7 @@ def _plot(args: argparse.Namespace) -> int:
             f"{verdict}; {tolerance.describe()}",
         ]
         sections = [
-            (f"episode {e}", text if i == 0 else "", f)
+            (_episode_heading(e), text if i == 0 else "", f)
             for i, (e, f) in enumerate(zip(episodes, figures, strict=True))
         ]
         _write_html(output, "gym-goldens: golden vs actual", intro, sections)
@@ -374,55 +387,74 @@ def _record(args: argparse.Namespace) -> int:
 
 def _compare(golden: Path, actual: Path, tolerance: Any) -> Any:
     from gym_goldens.diff import compare
+
+    sides = [_recording_files(golden), _recording_files(actual)]
+    for path, files in zip((golden, actual), sides, strict=True):
+        if not files:
+            raise _UsageError(f"{path}: no recording (trajectory.jsonl) in this folder")
+    with _RecordProgress(lambda: _episode_sizes(sides), "comparing") as bar:
+        return compare(golden, actual, tolerance, progress=lambda _: bar.advance_unit())
+
+
+def _recording_files(path: Path) -> list[Path]:
+    """The files of a recording; of every sub-env, in order, for a vector env's."""
+    from gym_goldens.reader import sub_env_dirs
     from gym_goldens.summary import recording_files
 
-    golden_files = recording_files(golden)
-    actual_files = recording_files(actual)
-    if not golden_files or not actual_files:
-        empty = golden if not golden_files else actual
-        raise _UsageError(f"{empty}: no episode files (episode_00000.jsonl, ...) in this folder")
-    pairs = [
-        [f for f in pair if f is not None]
-        for pair in itertools.zip_longest(golden_files, actual_files)
-    ]
-    with _FileProgress(pairs, "comparing") as bar:
-        return compare(
-            golden, actual, tolerance, progress=lambda episode: bar.advance_group(episode.index)
-        )
+    subs = sub_env_dirs(path)
+    if subs:
+        return [file for _, folder in subs for file in recording_files(folder)]
+    return recording_files(path)
 
 
-class _FileProgress:
-    """A progress bar over the records of episode files, counted only on a terminal.
+def _episode_sizes(
+    sides: Sequence[Sequence[Path]], episodes: Sequence[int] | None = None
+) -> list[int]:
+    """The records of each episode (or of the chosen ones), over the recordings' files.
+
+    Episodes of the same number in each recording are one unit of work.
+    """
+    from gym_goldens.summary import count_episode_records
+
+    counts = [count_episode_records(files) for files in sides]
+    totals = [sum(pair) for pair in itertools.zip_longest(*counts, fillvalue=0)]
+    if episodes is None:
+        return totals
+    return [totals[e] if 0 <= e < len(totals) else 0 for e in episodes]
+
+
+class _RecordProgress:
+    """A progress bar over the records of recordings, counted only on a terminal.
 
     Args:
-        groups: The files of each unit of work (an episode, or a pair of them).
+        count: Gives the records of each unit of work (an episode, or a pair
+            of them); called only where a bar is drawn, as counting reads the
+            files once more.
         label: What is being done.
     """
 
-    def __init__(self, groups: Sequence[Sequence[Path]], label: str) -> None:
+    def __init__(self, count: Callable[[], Sequence[int]], label: str) -> None:
         from gym_goldens.progress import Progress, _is_terminal
-        from gym_goldens.summary import count_records
 
         # Counting lines is fast next to parsing them, and skipped when no bar is drawn.
-        counting = _is_terminal(sys.stderr)
-        self.sizes = [count_records(group) if counting else 0 for group in groups]
+        self.sizes = list(count()) if _is_terminal(sys.stderr) else []
+        self._next = 0
         self._bar = Progress(sum(self.sizes), label, unit="records")
 
     def advance(self, count: int) -> None:
         self._bar.advance(count)
 
-    def advance_group(self, index: int) -> None:
-        self._bar.advance(self.sizes[index] if index < len(self.sizes) else 0)
+    def advance_unit(self) -> None:
+        """Count the next unit of work done."""
+        if self._next < len(self.sizes):
+            self._bar.advance(self.sizes[self._next])
+        self._next += 1
 
-    def __enter__(self) -> _FileProgress:
+    def __enter__(self) -> _RecordProgress:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
         self._bar.close()
-
-
-def _progress(files: Sequence[Path], label: str) -> _FileProgress:
-    return _FileProgress([[file] for file in files], label)
 
 
 def _tolerance(args: argparse.Namespace) -> Any:
@@ -505,8 +537,22 @@ def _write_html(
     write_page(output.resolve(), page)
 
 
+def _episode_heading(episode: Any) -> str:
+    if isinstance(episode, int):
+        return f"episode {episode}"
+    if episode.env is None:
+        return f"episode {episode.index}"
+    return f"sub-env {episode.env}, episode {episode.index}"
+
+
 def _stem(path: Path) -> str:
-    name = path.resolve().name
+    """The name of a recording: its folder's, for the trajectory file in it."""
+    from gym_goldens.reader import _TRAJECTORY_NAME
+
+    target = path.resolve()
+    if _TRAJECTORY_NAME.match(target.name):
+        target = target.parent
+    name = target.name
     for suffix in (".gz", ".jsonl"):
         name = name.removesuffix(suffix)
     return name or "recording"

@@ -214,7 +214,7 @@ class Encoder:
         except orjson.JSONEncodeError:
             return self._encode_careful(record)
         # The same test as the recorder's inlined copy (see RecordTrajectory.step).
-        if line.find(b"null") >= 0 or line.find(b"$") >= 0 or len(line) > self._fast_limit:
+        if line.partition(b"null")[1] or line.partition(b"$")[1] or len(line) > self._fast_limit:
             return self._encode_careful(record)
         return line
 

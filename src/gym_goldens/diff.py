@@ -1,9 +1,10 @@
 """Comparing a recording with its golden, within tolerance.
 
-The comparison streams: episode files are paired by index and read line by
-line, so memory stays flat however long the rollout. Lines that are the same
-bytes are equal without being parsed, and files that are the same bytes are
-not even split into lines. Only lines that differ are parsed and compared
+The comparison streams: the two files are read line by line, split into
+episodes at their header lines and paired by episode index, so memory stays
+flat however long the rollout. Lines that are the same bytes are equal without
+being parsed, and files that are the same bytes are not even split into
+lines. Only lines that differ are parsed and compared
 field by field with :class:`~gym_goldens.tolerance.Tolerance`; for the first
 differing record of each episode every differing field is listed.
 
@@ -38,7 +39,13 @@ from gym_goldens.arrays import ArrayDelta, array_deltas, summary_matches
 from gym_goldens.compiled import Check, compile_check
 from gym_goldens.errors import GoldenFormatError
 from gym_goldens.header import INFORMATIONAL_FIELDS, LEGACY_VERSION
-from gym_goldens.reader import episode_files, iter_lines, parse_record, sub_env_dirs
+from gym_goldens.reader import (
+    count_episodes,
+    iter_episodes,
+    parse_record,
+    recording_files,
+    sub_env_dirs,
+)
 from gym_goldens.tolerance import Tolerance, _Node
 
 __all__ = ["Comparison", "Difference", "Divergence", "EpisodeComparison", "compare", "format_path"]
@@ -122,12 +129,14 @@ class Divergence:
 
 @dataclasses.dataclass(frozen=True)
 class EpisodeComparison:
-    """The comparison of one episode file pair.
+    """The comparison of one pair of episodes.
 
     Attributes:
         index: The episode number.
-        golden_path: The golden file (None when the golden has fewer episodes).
-        actual_path: The actual file (None when the actual has fewer episodes).
+        golden_path: The golden file that holds the episode (None when the
+            golden has fewer episodes).
+        actual_path: The actual file that holds it (None when the actual has
+            fewer episodes).
         golden_steps: Steps in the golden episode (None when not counted
             because the files were identical).
         actual_steps: Steps in the actual episode (likewise).
@@ -202,8 +211,8 @@ def compare(
     """Compare a recording with its golden.
 
     Args:
-        golden: A recording folder or an episode file.
-        actual: A recording folder or an episode file, of the same kind.
+        golden: A recording folder or a trajectory file.
+        actual: A recording folder or a trajectory file, of the same kind.
             The recordings of vector envs are compared sub-env by sub-env.
         tolerance: Float tolerances and ignored fields; the defaults if None.
         progress: Called with each episode's comparison as it is done.
@@ -223,14 +232,30 @@ def compare(
         return Comparison(
             golden_path, actual_path, tolerance, _compare_vector(golden_envs, actual_envs, root)
         )
-    golden_files = _files(golden_path)
-    actual_files = _files(actual_path)
     episodes = []
-    for index, (g, a) in enumerate(itertools.zip_longest(golden_files, actual_files)):
-        episodes.append(_compare_episode(index, g, a, root))
+    for episode in _compare_files(_files(golden_path), _files(actual_path), root):
+        episodes.append(episode)
         if progress is not None:
-            progress(episodes[-1])
+            progress(episode)
     return Comparison(golden_path, actual_path, tolerance, tuple(episodes))
+
+
+def _compare_files(
+    golden_files: list[Path], actual_files: list[Path], root: _Node
+) -> Iterator[EpisodeComparison]:
+    """Pair the episodes of two recordings by index and compare each pair."""
+    if (
+        len(golden_files) == len(actual_files) == 1
+        and golden_files[0].name == actual_files[0].name
+        and _same_bytes(golden_files[0], actual_files[0])
+    ):
+        # Byte-identical: every episode matches, counted without parsing.
+        for index in range(count_episodes(golden_files[0])):
+            yield EpisodeComparison(index, golden_files[0], actual_files[0])
+        return
+    pairs = itertools.zip_longest(iter_episodes(golden_files), iter_episodes(actual_files))
+    for index, (g, a) in enumerate(pairs):
+        yield _compare_episode(index, g, a, root)
 
 
 def _compare_vector(
@@ -241,10 +266,9 @@ def _compare_vector(
     episodes: list[EpisodeComparison] = []
     for env in sorted(golden_by_env.keys() | actual_by_env.keys()):
         golden_env, actual_env = golden_by_env.get(env), actual_by_env.get(env)
-        golden_files = episode_files(golden_env) if golden_env else []
-        actual_files = episode_files(actual_env) if actual_env else []
-        for index, (g, a) in enumerate(itertools.zip_longest(golden_files, actual_files)):
-            episode = _compare_episode(index, g, a, root)
+        golden_files = recording_files(golden_env) if golden_env else []
+        actual_files = recording_files(actual_env) if actual_env else []
+        for episode in _compare_files(golden_files, actual_files, root):
             episodes.append(dataclasses.replace(episode, env=env))
     return tuple(episodes)
 
@@ -267,37 +291,39 @@ def format_path(path: tuple[str | int, ...]) -> str:
 
 def _files(path: Path) -> list[Path]:
     if path.is_dir():
-        return episode_files(path)
+        return recording_files(path)
     if path.is_file():
         return [path]
     raise GoldenFormatError(path, "no such file or folder")
 
 
+_EpisodeLines = tuple[Path, Iterator[tuple[int, bytes]]]
+
+
 def _compare_episode(
-    index: int, golden: Path | None, actual: Path | None, root: _Node
+    index: int, golden: _EpisodeLines | None, actual: _EpisodeLines | None, root: _Node
 ) -> EpisodeComparison:
     if golden is None or actual is None:
         present = golden or actual
         assert present is not None
-        steps = _count_steps(present)
+        steps = _count_steps(present[1])
         return EpisodeComparison(
             index,
-            golden,
-            actual,
+            golden[0] if golden else None,
+            actual[0] if actual else None,
             golden_steps=steps if golden else 0,
             actual_steps=steps if actual else 0,
             differing_records=steps + 1,
         )
-    if _same_bytes(golden, actual):
-        return EpisodeComparison(index, golden, actual)
     return _compare_lines(index, golden, actual, root)
 
 
 # One loop over every line pair, inlined for speed: hence its length.
 def _compare_lines(  # noqa: PLR0915
-    index: int, golden: Path, actual: Path, root: _Node
+    index: int, golden_episode: _EpisodeLines, actual_episode: _EpisodeLines, root: _Node
 ) -> EpisodeComparison:
-    golden_lines, actual_lines = iter_lines(golden), iter_lines(actual)
+    golden, golden_lines = golden_episode
+    actual, actual_lines = actual_episode
     golden_header, golden_next = _read_header(golden, golden_lines)
     actual_header, actual_next = _read_header(actual, actual_lines)
     header_differences: tuple[Difference, ...] = ()
@@ -478,9 +504,9 @@ def _header_differences(golden: dict[str, Any], actual: dict[str, Any]) -> tuple
     return tuple(found)
 
 
-def _count_steps(path: Path) -> int:
+def _count_steps(lines: Iterator[tuple[int, bytes]]) -> int:
     count = 0
-    for _, raw in iter_lines(path):
+    for _, raw in lines:
         if b'"event":"step"' in raw:
             count += 1
     return count

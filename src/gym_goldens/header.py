@@ -1,10 +1,10 @@
 """The header record: what produced a recording.
 
-Each episode file opens with a header that describes the env (spec, wrapper
+Each episode of a recording opens with a header that describes the env (spec, wrapper
 stack, spaces), how the episode was reset (seed and options), and the software
 and platform that recorded it. Spaces are compared; versions and platform are
-informational and shown beside a mismatch, never compared. The episode files
-of a vector env also describe the vector env (``vector``: number of sub-envs,
+informational and shown beside a mismatch, never compared. The headers of the
+sub-envs of a vector env also describe the vector env (``vector``: number of sub-envs,
 the sub-env's index and the autoreset mode, compared; ``vectorization_mode``,
 informational).
 """
@@ -33,7 +33,7 @@ __all__ = [
 ]
 
 FORMAT_NAME: Final = "gym-goldens"
-FORMAT_VERSION: Final = "1.1"
+FORMAT_VERSION: Final = "2.0"
 """``major.minor``: readers accept any minor of their major and refuse newer majors."""
 
 LEGACY_VERSION: Final = "1.0"

@@ -1,10 +1,11 @@
 """Reading recordings and goldens back.
 
-A *recording* is a folder of episode files (``episode_00000.jsonl``, ...) or a
-single episode file. The recording of a vector env is a folder with one
-sub-folder per sub-env (``env_0/``, ``env_1/``, ...), each a recording of its
-own. Files may be gzip-compressed (``.jsonl.gz``). Files in the original
-format, without a header record, still read.
+A *recording* is a folder holding ``trajectory.jsonl``, or that file alone.
+The file holds one episode after another, each opening with its header
+record. The recording of a vector env is a folder with one sub-folder per
+sub-env (``env_0/``, ``env_1/``, ...), each a recording of its own. Files may
+be gzip-compressed (``.jsonl.gz``). Folders of format 1 (a file per episode,
+``episode_00000.jsonl``, ...) and files without a header record still read.
 """
 
 from __future__ import annotations
@@ -26,15 +27,21 @@ from gym_goldens.header import FORMAT_NAME, FORMAT_VERSION
 __all__ = [
     "Episode",
     "Recording",
-    "episode_files",
+    "count_episodes",
     "has_episodes",
+    "iter_episodes",
     "iter_lines",
     "read_header",
     "read_recording",
+    "recording_files",
+    "split_episodes",
     "sub_env_dirs",
 ]
 
+_TRAJECTORY_NAME: Final = re.compile(r"^trajectory\.jsonl(\.gz)?$")
 _EPISODE_NAME: Final = re.compile(r"^episode_(\d+)\.jsonl(\.gz)?$")
+_HEADER_MARK: Final = b'"event":"header"'
+
 _SUB_ENV_NAME: Final = re.compile(r"^env_(\d+)$")
 # A line is one record; with the default array summaries records are a few kB.
 # The cap bounds the memory a damaged or hostile file can take while read.
@@ -44,16 +51,24 @@ _EVENTS: Final = frozenset({"header", "reset", "step"})
 _SUPPORTED_MAJOR: Final = int(FORMAT_VERSION.split(".")[0])
 
 
-def episode_files(path: str | Path) -> list[Path]:
-    """The episode files of a recording folder, in episode order.
+def recording_files(path: str | Path) -> list[Path]:
+    """The files of a recording folder, in order: its ``trajectory.jsonl``.
+
+    A folder of format 1 gives its episode files instead, in episode order.
+    Empty when the folder holds neither.
 
     Raises:
-        GoldenFormatError: Two files claim the same episode, or an episode
-            file is not a regular file.
+        GoldenFormatError: The folder holds both a compressed and a plain
+            trajectory file, or both layouts, two files claim the same
+            episode, or an entry with such a name is not a regular file.
     """
     folder = Path(path)
+    trajectories: list[Path] = []
     found: dict[int, Path] = {}
     for entry in folder.iterdir():
+        if _TRAJECTORY_NAME.match(entry.name):
+            trajectories.append(entry)
+            continue
         match = _EPISODE_NAME.match(entry.name)
         if match is None:
             continue
@@ -62,12 +77,24 @@ def episode_files(path: str | Path) -> list[Path]:
             raise GoldenFormatError(
                 entry, f"episode {index} is also stored as {found[index].name}; keep one of them"
             )
-        if not entry.is_file():
-            raise GoldenFormatError(
-                entry, "expected an episode file, found a folder or other entry"
-            )
         found[index] = entry
-    return [found[i] for i in sorted(found)]
+    if len(trajectories) > 1:
+        raise GoldenFormatError(
+            folder, "holds both trajectory.jsonl and trajectory.jsonl.gz; keep one of them"
+        )
+    if trajectories and found:
+        raise GoldenFormatError(
+            folder,
+            f"holds both {trajectories[0].name} and episode files of format 1 (such as "
+            f"{found[min(found)].name}); keep one: delete the episode files, or record again",
+        )
+    files = trajectories or [found[i] for i in sorted(found)]
+    for file in files:
+        if not file.is_file():
+            raise GoldenFormatError(
+                file, "expected a recording file, found a folder or other entry"
+            )
+    return files
 
 
 def sub_env_dirs(path: str | Path) -> list[tuple[int, Path]]:
@@ -87,18 +114,18 @@ def sub_env_dirs(path: str | Path) -> list[tuple[int, Path]]:
 
 
 def has_episodes(path: str | Path) -> bool:
-    """Whether ``path`` is a recording folder holding at least one episode file."""
+    """Whether ``path`` is a recording folder holding a recording file."""
     folder = Path(path)
     if not folder.is_dir():
         return False
     subs = sub_env_dirs(folder)
     if subs:
-        return any(episode_files(sub) for _, sub in subs)
-    return bool(episode_files(folder))
+        return any(recording_files(sub) for _, sub in subs)
+    return bool(recording_files(folder))
 
 
 def read_header(path: str | Path) -> dict[str, Any] | None:
-    """The header record of an episode file, or None when it has none.
+    """The header record of a file's first episode, or None when it has none.
 
     Raises:
         GoldenFormatError: The file cannot be read or its first record is bad.
@@ -251,16 +278,66 @@ def check_header(header: dict[str, Any], path: Path, line: int) -> None:
         )
 
 
+def is_header_line(raw: bytes) -> bool:
+    """Whether a line is a header record, the first line of an episode."""
+    if raw.find(_HEADER_MARK) < 0:
+        return False
+    # An info dict may hold {"event": "header"} too: parse to be sure (rare).
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return False
+    return type(value) is dict and value.get("event") == "header"
+
+
+def split_episodes(
+    lines: Iterable[tuple[int, bytes]],
+) -> Iterator[Iterator[tuple[int, bytes]]]:
+    """Split the lines of a file into episodes, each opening with its header.
+
+    Lazy, like ``itertools.groupby``: each episode's lines are read as they
+    are consumed, so read an episode before asking for the next one (which
+    skips what is left of it); ``list(split_episodes(...))`` gives exhausted
+    iterators. A file without header records is one episode.
+    """
+    episode = -1
+    find = bytes.find
+
+    def key(item: tuple[int, bytes]) -> int:
+        nonlocal episode
+        if find(item[1], _HEADER_MARK) >= 0 and is_header_line(item[1]):
+            episode += 1
+        return episode
+
+    for _, group in itertools.groupby(lines, key):
+        yield group
+
+
+def iter_episodes(
+    files: Iterable[Path],
+) -> Iterator[tuple[Path, Iterator[tuple[int, bytes]]]]:
+    """Yield ``(file, lines)`` for each episode of the files of a recording, in order."""
+    for path in files:
+        for lines in split_episodes(iter_lines(path)):
+            yield path, lines
+
+
+def count_episodes(path: str | Path) -> int:
+    """The number of episodes in a recording file, without parsing its records."""
+    return sum(1 for _ in split_episodes(iter_lines(path)))
+
+
 @dataclasses.dataclass(frozen=True)
 class Episode:
-    """One episode file, read in full.
+    """One episode, read in full.
 
     Attributes:
         index: The episode number (of its sub-env, in a vector recording).
-        path: The file.
+        path: The file that holds it.
         header: The header record, or None for files without one.
         records: The reset and step records, in order.
         env: The sub-env index in a vector recording, else None.
+        line: The line of the file where the episode starts.
     """
 
     index: int
@@ -268,6 +345,7 @@ class Episode:
     header: dict[str, Any] | None
     records: list[dict[str, Any]]
     env: int | None = None
+    line: int = 1
 
     @property
     def steps(self) -> list[dict[str, Any]]:
@@ -298,19 +376,21 @@ class Recording:
     """A recording: its episodes, read on demand.
 
     Attributes:
-        path: The folder or single episode file.
-        files: The episode files, in order (of every sub-env, sub-env by
+        path: The folder or single file.
+        files: The recording files, in order (of every sub-env, sub-env by
             sub-env, in a vector recording).
         envs: The recordings of the sub-envs of a vector recording, by
             index; empty for a single env.
+        episode_count: The number of episodes (over every sub-env).
     """
 
     path: Path
     files: list[Path]
     envs: tuple[Recording, ...] = ()
+    episode_count: int = 0
 
     def __len__(self) -> int:
-        return len(self.files)
+        return self.episode_count
 
     def __iter__(self) -> Iterator[Episode]:
         if self.envs:
@@ -318,15 +398,19 @@ class Recording:
                 for episode in sub:
                     yield dataclasses.replace(episode, env=number)
             return
-        for index, path in enumerate(self.files):
-            yield read_episode(path, index=index)
+        for index, (path, lines) in enumerate(iter_episodes(self.files)):
+            yield _read_episode(path, lines, index)
 
     def __getitem__(self, index: int) -> Episode:
         if self.envs:
             raise TypeError(
                 "a vector recording is indexed by sub-env first: use recording.envs[i][episode]"
             )
-        return read_episode(self.files[index], index=index)
+        position = index + len(self) if index < 0 else index
+        if 0 <= position < len(self):
+            for episode in itertools.islice(self, position, None):
+                return episode
+        raise IndexError(f"episode {index} of a recording of {len(self)} episodes")
 
     @property
     def is_vector(self) -> bool:
@@ -335,7 +419,7 @@ class Recording:
 
 
 def read_recording(path: str | Path) -> Recording:
-    """Open a recording folder or a single episode file.
+    """Open a recording folder or a single recording file.
 
     Example:
         >>> import gymnasium as gym, tempfile
@@ -348,19 +432,28 @@ def read_recording(path: str | Path) -> Recording:
         ['reset', 'step']
 
     Raises:
-        GoldenFormatError: The path does not exist or holds no episode files.
+        GoldenFormatError: The path does not exist or a file cannot be read.
     """
     target = Path(path)
     if target.is_file():
-        return Recording(target, [target])
+        return _recording(target, [target])
     if not target.is_dir():
         raise GoldenFormatError(target, "no such file or folder")
     subs = sub_env_dirs(target)
     if subs:
         _check_sub_env_indices(target, [index for index, _ in subs])
-        envs = tuple(Recording(folder, episode_files(folder)) for _, folder in subs)
-        return Recording(target, [file for env in envs for file in env.files], envs)
-    return Recording(target, episode_files(target))
+        envs = tuple(_recording(folder, recording_files(folder)) for _, folder in subs)
+        return Recording(
+            target,
+            [file for env in envs for file in env.files],
+            envs,
+            sum(env.episode_count for env in envs),
+        )
+    return _recording(target, recording_files(target))
+
+
+def _recording(path: Path, files: list[Path]) -> Recording:
+    return Recording(path, files, episode_count=sum(count_episodes(file) for file in files))
 
 
 def _check_sub_env_indices(folder: Path, indices: list[int]) -> None:
@@ -372,21 +465,17 @@ def _check_sub_env_indices(folder: Path, indices: list[int]) -> None:
         )
 
 
-def read_episode(path: str | Path, *, index: int = 0) -> Episode:
-    """Read one episode file in full.
-
-    Raises:
-        GoldenFormatError: The file cannot be read or holds a bad record.
-    """
-    file_path = Path(path)
+def _read_episode(path: Path, lines: Iterator[tuple[int, bytes]], index: int) -> Episode:
+    """Parse the lines of one episode of ``path``."""
     header: dict[str, Any] | None = None
     records: list[dict[str, Any]] = []
-    for number, raw in iter_lines(file_path):
-        record = parse_record(raw, file_path, number)
+    first = 0
+    for number, raw in lines:
+        first = first or number
+        record = parse_record(raw, path, number)
+        # split_episodes starts an episode at each header: only the first line can be one.
         if record["event"] == "header":
-            if header is not None or records:
-                raise GoldenFormatError(file_path, "a header record must come first", line=number)
             header = record
         else:
             records.append(record)
-    return Episode(index, file_path, header, records)
+    return Episode(index, path, header, records, line=first or 1)

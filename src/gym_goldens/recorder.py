@@ -1,23 +1,26 @@
-"""The recording wrapper: one JSONL file per episode.
+"""The recording wrapper: one JSONL file per recording.
 
-Each episode file holds a ``header`` record, a ``reset`` record and one
-``step`` record per step; see ``docs/FORMAT.md``.
+A recording is the folder ``output_dir`` holding ``trajectory.jsonl``: for each
+episode a ``header`` record, a ``reset`` record and one ``step`` record per
+step; see ``docs/FORMAT.md``.
 
-Flush policy: lines are buffered in memory during an episode and the episode
-file is written in one go when the episode ends (terminated or truncated), on
+Flush policy: lines are buffered in memory during an episode and appended to
+the file with one write when the episode ends (terminated or truncated), on
 the next ``reset()``, on ``flush()`` and ``close()``, and when the env raises.
 A completed episode is therefore handed to the operating system before the
 next one starts: if the process then dies (even by a segfault or SIGKILL),
 every completed episode is on disk and only the episode in progress is lost.
 ``flush_every=N`` also writes the buffer every N lines (steps), for per-step
 durability of long episodes at the cost of a write every N steps; after a
-crash the last episode file then ends early, and the reader reports it as
-incomplete (see :attr:`gym_goldens.reader.Episode.complete`).
+crash the last episode then ends early, and the reader reports it as
+incomplete (see :attr:`gym_goldens.reader.Episode.complete`). The file stays
+open between episodes: an append costs a few microseconds where creating a
+file per episode costs tens to hundreds.
 
 Storage options keep goldens of image envs and long rollouts small:
 ``max_array_size`` (summaries of large arrays, by field), ``compress``
-(``episode_NNNNN.jsonl.gz``) and ``full_every`` (only every k-th step in full,
-a digest of the others).
+(``trajectory.jsonl.gz``, a gzip member per write) and ``full_every`` (only
+every k-th step in full, a digest of the others).
 
 The step loop does as little as it can: one dict, one ``orjson.dumps`` (the
 careful encoder only when that line may be lossy) and a list append; the
@@ -32,7 +35,7 @@ import gzip
 import hashlib
 import os
 from pathlib import Path
-from typing import IO, Any, Final, Generic, SupportsFloat, TypeVar
+from typing import Any, Final, Generic, SupportsFloat, TypeVar
 
 import gymnasium as gym
 import numpy as np
@@ -51,13 +54,13 @@ from gym_goldens.codec import (
 from gym_goldens.header import FORMAT_NAME, FORMAT_VERSION, describe_env
 
 __all__ = [
-    "EpisodeFile",
+    "TRAJECTORY_NAME",
     "RecordTrajectory",
+    "TrajectoryFile",
     "check_every",
     "digest_record",
-    "episode_filename",
-    "open_episode_file",
     "storage_header",
+    "trajectory_filename",
 ]
 
 _DIGEST_BYTES = 8
@@ -80,20 +83,13 @@ _NEW_FILE: Final = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXE
 _APPEND: Final = os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_CLOEXEC", 0)
 
 
-def episode_filename(index: int, *, compress: bool = False) -> str:
-    """The file name of episode ``index``: ``episode_00000.jsonl`` and so on."""
-    return f"episode_{index:05d}.jsonl" + (".gz" if compress else "")
+TRAJECTORY_NAME: Final = "trajectory.jsonl"
+"""The file of a recording, in its folder (``.gz`` added when compressed)."""
 
 
-def open_episode_file(path: Path, mode: str, *, compress: bool) -> IO[bytes]:
-    """Open an episode file for writing (``wb``) or appending (``ab``).
-
-    A gzip file gets a fixed timestamp, so the same lines give the same
-    bytes; each append adds a gzip member, which readers handle.
-    """
-    if compress:
-        return gzip.GzipFile(path, mode, compresslevel=_GZIP_LEVEL, mtime=0)  # type: ignore[return-value]
-    return open(path, mode)
+def trajectory_filename(*, compress: bool = False) -> str:
+    """The file name of a recording: ``trajectory.jsonl`` or ``trajectory.jsonl.gz``."""
+    return TRAJECTORY_NAME + (".gz" if compress else "")
 
 
 def digest_record(t: int, line: bytes) -> bytes:
@@ -108,64 +104,59 @@ def check_every(name: str, value: int | None) -> None:
         raise ValueError(f"{name} must be None or a positive int, got {value!r}")
 
 
-class EpisodeFile:
-    """The file of one episode, written in pieces.
+class TrajectoryFile:
+    """The file of one recording, written in pieces.
 
     The first write creates the file (replacing an older one); later writes
-    append to it, also after :meth:`close`, for steps taken past the end of an
-    episode. Plain files are written with os-level calls, unbuffered: a file
-    object costs more than the write itself, and what was written has reached
-    the operating system. Compressed files go through gzip, which buffers;
-    :meth:`sync` hands its buffer on.
+    append to it, also after :meth:`close`. Writes are os-level calls,
+    unbuffered: a file object costs more than the write itself, and what was
+    written has reached the operating system. A compressed file gets one
+    complete gzip member per write (with a fixed timestamp, so the same lines
+    give the same bytes), so that what was written reads back even if the
+    process dies before the next write.
 
     Args:
-        path: The episode file.
+        path: The trajectory file.
         compress: Whether it is gzip-compressed (``.jsonl.gz``).
     """
 
-    __slots__ = ("_compress", "_fd", "_file", "_started", "path")
+    __slots__ = ("_compress", "_fd", "_started", "path")
 
     def __init__(self, path: str, *, compress: bool) -> None:
         self.path = path
         self._compress = compress
         self._fd: int | None = None
-        self._file: IO[bytes] | None = None
         self._started = False
 
     @property
     def is_open(self) -> bool:
         """Whether a handle on the file is open."""
-        return self._fd is not None or self._file is not None
+        return self._fd is not None
 
     def write(self, lines: list[bytes]) -> None:
-        """Write ``lines`` (without newlines), each ending in a newline."""
-        data = b"\n".join(lines) + b"\n"
+        """Append ``lines`` (without newlines), each ending in a newline.
+
+        The list is used up: the caller hands over its buffer.
+        """
+        lines.append(b"")  # the last newline, without copying the joined lines again
+        data = b"\n".join(lines)
         if self._compress:
-            if self._file is None:
-                mode = "ab" if self._started else "wb"
-                self._file = open_episode_file(Path(self.path), mode, compress=True)
-            self._file.write(data)
-        else:
-            if self._fd is None:
-                self._fd = os.open(self.path, _APPEND if self._started else _NEW_FILE, 0o666)
-            view = memoryview(data)
+            data = gzip.compress(data, compresslevel=_GZIP_LEVEL, mtime=0)
+        if self._fd is None:
+            self._fd = os.open(self.path, _APPEND if self._started else _NEW_FILE, 0o666)
+            self._started = True
+        written = os.write(self._fd, data)
+        if written < len(data):
+            # A short write (a signal, a nearly full disk): the rest goes after it.
+            view = memoryview(data)[written:]
             while view:
                 view = view[os.write(self._fd, view) :]
-        self._started = True
-
-    def sync(self) -> None:
-        """Hand what was written to the operating system."""
-        if self._file is not None:
-            self._file.flush()
 
     def close(self) -> None:
         """Close the handle; a later write appends."""
         if self._fd is not None:
             fd, self._fd = self._fd, None
             os.close(fd)
-        if self._file is not None:
-            file, self._file = self._file, None
-            file.close()
 
 
 def storage_header(max_array_size: ArraySizeSpec, full_every: int | None) -> dict[str, Any]:
@@ -178,11 +169,12 @@ class RecordTrajectory(
     gym.utils.RecordConstructorArgs,
     Generic[ObsType, ActType],
 ):
-    """Record every reset and step of an env as JSON lines, one file per episode.
+    """Record every reset and step of an env as JSON lines, in one file.
 
     Args:
         env: The env to record.
-        output_dir: Folder for the episode files; created if missing.
+        output_dir: Folder of the recording (``trajectory.jsonl``); created
+            if missing.
         max_array_size: Arrays with more elements are stored as a summary
             (dtype, shape, digest, statistics); None stores every array in full.
             A mapping from field patterns to sizes sets it by field, such as
@@ -190,9 +182,9 @@ class RecordTrajectory(
         flush_every: Also write the buffer whenever it holds this many
             lines (one per step, plus the header and reset lines at the start
             of an episode), for durability of long episodes against a crash
-            of the process. None (the default) writes each episode file once,
+            of the process. None (the default) writes each episode once,
             at episode end, reset, flush, close and on error.
-        compress: Write ``episode_NNNNN.jsonl.gz`` files.
+        compress: Write ``trajectory.jsonl.gz``.
         full_every: Keep only step 1, every ``full_every``-th step and the
             last step of an episode in full, and a digest of the others. A
             digest is compared exactly, without tolerance.
@@ -205,7 +197,7 @@ class RecordTrajectory(
         >>> _ = env.step(0)
         >>> env.close()
         >>> sorted(p.name for p in Path(out).iterdir())
-        ['episode_00000.jsonl']
+        ['trajectory.jsonl']
     """
 
     def __init__(
@@ -260,31 +252,24 @@ class RecordTrajectory(
         self._static_header: dict[str, Any] | None = None
         self._headers: dict[int | None, bytes] = {}
         self._lines: list[bytes] = []
-        # The file of the episode in progress, None between episodes. Its path
-        # is a str, not a Path: joining Paths costs microseconds at every reset.
-        self._episode: EpisodeFile | None = None
-        self._folder = os.path.join(self.output_dir, "")
-        self._suffix = episode_filename(0, compress=compress)[len("episode_00000") :]
+        self._file = TrajectoryFile(str(self.path), compress=compress)
+        # Whether an episode is in progress (reset called, not ended by close).
+        self._recording = False
         self._t = 0
 
     @property
-    def episode_paths(self) -> list[Path]:
-        """The files written so far, in episode order."""
-        return [
-            self.output_dir / episode_filename(i, compress=self.compress)
-            for i in range(self.episode_count)
-        ]
+    def path(self) -> Path:
+        """The trajectory file (written at the end of the first episode)."""
+        return self.output_dir / trajectory_filename(compress=self.compress)
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[ObsType, dict[str, Any]]:
-        """Reset the env and start a new episode file."""
-        if self._lines or (self._episode is not None and self._episode.is_open):
-            self._end_episode()  # the episode did not end: written as it is
+        """Reset the env and start a new episode."""
+        if self._lines:
+            self._write_buffer()  # the episode did not end: written as it is
         index = self.episode_count
-        # episode_filename(index), spelt out: this runs at every reset.
-        path = f"{self._folder}episode_{index:05d}{self._suffix}"
-        self._episode = EpisodeFile(path, compress=self.compress)
+        self._recording = True
         self.episode_count = index + 1
         self._t = 0
         self._lines = [self._header(seed, options)]
@@ -318,7 +303,7 @@ class RecordTrajectory(
 
     def step(self, action: ActType) -> tuple[ObsType, SupportsFloat, bool, bool, dict[str, Any]]:
         """Step the env and record the step."""
-        if self._episode is None:
+        if not self._recording:
             raise gym.error.ResetNeeded(
                 "RecordTrajectory: call reset() before step(); a recording starts at reset"
             )
@@ -368,10 +353,14 @@ class RecordTrajectory(
             except orjson.JSONEncodeError:
                 line = self._careful(record)
             else:
-                # find(), not "in": it is twice as fast on short bytes. Any "$"
-                # (not only '"$') is a false alarm at worst: the careful path
-                # gives the same bytes.
-                if line.find(b"null") >= 0 or line.find(b"$") >= 0 or len(line) > self._fast_limit:
+                # partition(), not find() or "in": its one-argument call costs
+                # least on short bytes. Any "$" (not only '"$') is a false alarm
+                # at worst: the careful path gives the same bytes.
+                if (
+                    line.partition(b"null")[1]
+                    or line.partition(b"$")[1]
+                    or len(line) > self._fast_limit
+                ):
                     line = self._careful(record)
         if (
             self.full_every is not None
@@ -382,12 +371,8 @@ class RecordTrajectory(
             line = digest_record(t, line)
         lines = self._lines
         lines.append(line)
-        if terminated or truncated:
-            self._close_file()
-        elif len(lines) >= self._flush_limit:
+        if terminated or truncated or len(lines) >= self._flush_limit:
             self._write_buffer()
-            # Hand the lines to the OS: flush_every exists to survive a crash.
-            self._episode.sync()
         return result
 
     def _step_types_changed(
@@ -423,8 +408,8 @@ class RecordTrajectory(
         self._obs_large = _large_obs(record["obs"], self._smallest_array)
 
     def flush(self) -> None:
-        """Write what is buffered and close the current file; recording goes on."""
-        self._close_file()
+        """Write what is buffered; recording goes on."""
+        self._write_buffer()
 
     def close(self) -> None:
         """Write what is buffered, close the file, then close the env."""
@@ -457,18 +442,13 @@ class RecordTrajectory(
         return line
 
     def _end_episode(self) -> None:
-        self._close_file()
-        self._episode = None
-
-    def _write_buffer(self) -> None:
-        if not self._lines or self._episode is None:
-            return
-        lines, self._lines = self._lines, []
-        self._episode.write(lines)
-
-    def _close_file(self) -> None:
+        self._recording = False
         try:
             self._write_buffer()
         finally:
-            if self._episode is not None:
-                self._episode.close()
+            self._file.close()
+
+    def _write_buffer(self) -> None:
+        if self._lines:
+            lines, self._lines = self._lines, []
+            self._file.write(lines)

@@ -42,7 +42,8 @@ class ReplayActions(
 
     Args:
         env: The env to drive.
-        recording: A recording folder (a golden) or one episode file.
+        recording: A recording folder (a golden) or its trajectory file; its
+            episodes are replayed in order, one per ``reset()``.
 
     Raises:
         GoldenFormatError: The recording cannot be read, or holds an action
@@ -69,14 +70,18 @@ class ReplayActions(
         for episode in read_recording(self.recording):
             reset = _NO_HEADER if episode.header is None else episode.header.get("reset") or {}
             actions = []
-            # Format 1.1 keeps numpy types in "dtypes", written where they change:
+            # Formats 1.1 and later keep numpy types in "dtypes", written where they change:
             # an action without one was a plain Python value and is replayed as one.
-            typed = episode.header is None or "dtypes" not in (episode.records[0] or {})
+            typed = episode.header is None or "dtypes" not in (episode.records or [{}])[0]
             for record in episode.steps:
                 if "dtypes" in record:
                     typed = "action" in record["dtypes"]
                 action = decode_action(
-                    record.get("action"), env.action_space, episode.path, record["t"]
+                    record.get("action"),
+                    env.action_space,
+                    episode.path,
+                    record["t"],
+                    episode=episode.index,
                 )
                 if not typed and isinstance(action, np.generic):
                     action = action.item()
@@ -107,12 +112,21 @@ class ReplayActions(
         return self.env.step(action)
 
 
-def decode_action(value: Any, space: gym.Space[Any], path: Path, t: int) -> Any:
+def decode_action(
+    value: Any, space: gym.Space[Any], path: Path, t: int, *, episode: int | None = None
+) -> Any:
     """Turn a recorded action back into a value of ``space``.
 
     Box, MultiDiscrete and MultiBinary actions become arrays of the space's
     dtype and shape, Discrete ones a scalar of its dtype; Tuple, Dict, Text,
     Sequence, OneOf and Graph are rebuilt from their parts.
+
+    Args:
+        value: The action as read from the recording file ``path``.
+        space: The env's action space.
+        path: The recording file, for the error message.
+        t: The step of the action, likewise.
+        episode: The episode of the step in the file, likewise.
 
     Raises:
         GoldenFormatError: The action was stored as an array summary, which
@@ -121,9 +135,10 @@ def decode_action(value: Any, space: gym.Space[Any], path: Path, t: int) -> Any:
     from gymnasium import spaces
 
     if isinstance(value, ArraySummary):
+        where = f"step t={t}" if episode is None else f"episode {episode}, step t={t}"
         raise GoldenFormatError(
             path,
-            f"the action of step t={t} is stored as an array summary, which cannot be replayed; "
+            f"the action of {where} is stored as an array summary, which cannot be replayed; "
             "record with RecordTrajectory(..., max_array_size=None) to keep actions in full",
         )
     if isinstance(value, TaggedValue) or value is None:
@@ -134,19 +149,23 @@ def decode_action(value: Any, space: gym.Space[Any], path: Path, t: int) -> Any:
         return np.asarray(value, dtype=space.dtype).reshape(space.shape)
     if isinstance(space, spaces.Tuple) and isinstance(value, list):
         return tuple(
-            decode_action(v, s, path, t) for v, s in zip(value, space.spaces, strict=False)
+            decode_action(v, s, path, t, episode=episode)
+            for v, s in zip(value, space.spaces, strict=False)
         )
     if isinstance(space, spaces.Dict) and isinstance(value, dict):
         return {
-            key: decode_action(value[key], sub, path, t)
+            key: decode_action(value[key], sub, path, t, episode=episode)
             for key, sub in space.spaces.items()
             if key in value
         }
     if isinstance(space, spaces.OneOf) and isinstance(value, list) and len(value) == 2:
         index = int(value[0])
-        return (np.int64(index), decode_action(value[1], space.spaces[index], path, t))
+        return (
+            np.int64(index),
+            decode_action(value[1], space.spaces[index], path, t, episode=episode),
+        )
     if isinstance(space, spaces.Sequence) and isinstance(value, list):
-        items = [decode_action(v, space.feature_space, path, t) for v in value]
+        items = [decode_action(v, space.feature_space, path, t, episode=episode) for v in value]
         return np.asarray(items) if space.stack else tuple(items)
     if isinstance(space, spaces.Graph) and isinstance(value, list) and len(value) == 3:
         nodes, edges, links = value

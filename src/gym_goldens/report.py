@@ -63,7 +63,9 @@ def format_comparison(
         return f"{title}: none ({display(comparison.golden)} matches)"
     episode = differing[0]
     golden_file = episode.golden_path or comparison.golden
-    lines = [f"{title}: {display(golden_file)}"]
+    # file:line, as editors and terminals open it: the golden's first differing record.
+    at = episode.first.golden_line if episode.first and episode.golden_path else None
+    lines = [f"{title}: {display(golden_file)}" + (f":{at}" if at is not None else "")]
     lines += _describe_episode(episode)
     if len(comparison.episodes) > 1 or len(differing) > 1:
         if any(e.env is not None for e in differing):

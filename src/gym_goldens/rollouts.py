@@ -9,7 +9,7 @@ when an episode ends, so a golden test is three lines::
 
 :func:`record_rollout` makes an env by id and records a seeded random rollout
 of it, for ``gym-goldens record``. It resets only before the next step, so no
-episode file of its recordings is a bare reset.
+episode of its recordings is a bare reset.
 """
 
 from __future__ import annotations
@@ -117,7 +117,7 @@ class Rollout:
 
     Attributes:
         output_dir: The recording folder.
-        episodes: Episode files written.
+        episodes: Episodes recorded.
         steps: Steps taken.
         status: ``created``, ``updated`` or ``unchanged`` (the folder
             already held this very recording).
@@ -140,9 +140,9 @@ def record_rollout(
 ) -> Rollout:
     """Record ``steps`` random steps of ``gym.make(env_id, **env_kwargs)``.
 
-    The recording is made in a temporary folder and then written over
-    ``output_dir`` file by file, atomically; episode files left from an
-    earlier, longer recording are removed.
+    The recording is made in a temporary folder, and its ``trajectory.jsonl``
+    then replaces the one of ``output_dir`` atomically; the episode files of
+    an earlier recording of format 1 are removed.
 
     Args:
         env_id: A registered env id, such as ``"CartPole-v1"``.
@@ -194,7 +194,7 @@ def record_rollout(
             # A new folder: one rename puts the whole recording in place.
             scratch.rename(target)
             return Rollout(target, recorder.episode_count, steps, "created")
-        # An existing one is updated file by file, atomically, as goldens are.
+        # An existing one is updated as goldens are: its file replaced atomically.
         update = update_golden(scratch, target)
         return Rollout(target, recorder.episode_count, steps, update.status)
     finally:

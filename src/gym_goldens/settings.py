@@ -32,7 +32,8 @@ class GoldensSettings:
         invocation_dir: Where pytest was started, for showing paths.
         max_array_size: Arrays with more elements are stored as a summary
             (ini ``goldens_max_array_size``; None keeps every array in full).
-        compress: Write gzip-compressed episode files (ini ``goldens_compress``).
+        compress: Write gzip-compressed recording files, ``trajectory.jsonl.gz``
+            (ini ``goldens_compress``).
         strict: Whether ``--goldens-strict`` was given: stale goldens fail
             the session.
         prune: Whether ``--prune-goldens`` was given: stale goldens are

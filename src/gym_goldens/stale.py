@@ -82,14 +82,16 @@ def find_stale(
 ) -> list[str]:
     """Golden folders under ``file_dirs`` that are neither used nor protected.
 
-    A golden folder is one that holds episode files; the ``env_<i>`` folders
-    of a vector golden belong to the golden folder above them. Symlinks are
-    not followed, and nothing outside ``goldens_dir`` is looked at.
+    A golden folder is one that holds a recording file (``trajectory.jsonl``
+    or ``trajectory.jsonl.gz``, or the episode files of format 1); the
+    ``env_<i>`` folders of a vector golden belong to the golden folder above
+    them. Symlinks are not followed, and nothing outside ``goldens_dir`` is
+    looked at.
 
     Returns:
         Relative POSIX paths, sorted.
     """
-    from gym_goldens.reader import _EPISODE_NAME, _SUB_ENV_NAME
+    from gym_goldens.reader import _SUB_ENV_NAME
 
     root = goldens_dir.resolve()
     used_set = set(used)
@@ -100,7 +102,7 @@ def find_stale(
         if folder.is_symlink() or not folder.is_dir():
             continue
         for current, _, names in os.walk(folder):
-            if not any(_EPISODE_NAME.match(name) for name in names):
+            if not any(_is_recording_file(name) for name in names):
                 continue
             golden = Path(current)
             if _SUB_ENV_NAME.match(golden.name):
@@ -115,12 +117,15 @@ def find_stale(
 
 
 def prune(goldens_dir: Path, stale: Iterable[str]) -> list[str]:
-    """Delete stale golden folders: their episode files, then empty folders.
+    """Delete stale golden folders: their recording files, then empty folders.
 
-    Other files in a stale folder are kept, and so is the folder then.
+    Recording files of both layouts go (``trajectory.jsonl(.gz)`` and the
+    episode files of format 1), and so do temporary files left by an
+    interrupted update. Other files in a stale folder are kept, and so is the
+    folder then.
 
     Returns:
-        The folders whose episode files were deleted.
+        The folders whose recording files were deleted.
     """
     from gym_goldens.reader import _SUB_ENV_NAME
 
@@ -130,11 +135,11 @@ def prune(goldens_dir: Path, stale: Iterable[str]) -> list[str]:
         folder = root / relative
         if folder.is_symlink() or not folder.is_dir():
             continue
-        _remove_episode_files(folder)
+        _remove_recording_files(folder)
         for entry in folder.iterdir():
             # The sub-env folders of a vector golden go with it.
             if _SUB_ENV_NAME.match(entry.name) and entry.is_dir() and not entry.is_symlink():
-                _remove_episode_files(entry)
+                _remove_recording_files(entry)
                 if not any(entry.iterdir()):
                     entry.rmdir()
         pruned.append(relative)
@@ -142,12 +147,18 @@ def prune(goldens_dir: Path, stale: Iterable[str]) -> list[str]:
     return pruned
 
 
-def _remove_episode_files(folder: Path) -> None:
-    from gym_goldens.reader import _EPISODE_NAME
+def _is_recording_file(name: str) -> bool:
+    """Whether ``name`` is that of a recording file, of this format or of format 1."""
+    from gym_goldens.reader import _EPISODE_NAME, _TRAJECTORY_NAME
+
+    return bool(_TRAJECTORY_NAME.match(name) or _EPISODE_NAME.match(name))
+
+
+def _remove_recording_files(folder: Path) -> None:
     from gym_goldens.store import _LEFTOVER_NAME
 
     for entry in folder.iterdir():
-        if (_EPISODE_NAME.match(entry.name) or _LEFTOVER_NAME.match(entry.name)) and (
+        if (_is_recording_file(entry.name) or _LEFTOVER_NAME.match(entry.name)) and (
             entry.is_symlink() or not entry.is_dir()
         ):
             entry.unlink()

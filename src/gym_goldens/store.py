@@ -2,7 +2,7 @@
 
 A golden recording lives at::
 
-    <goldens_dir>/<test file without .py, relative to the rootdir>/<test>/<name>/episode_NNNNN.jsonl
+    <goldens_dir>/<test file without .py, relative to the rootdir>/<test>/<name>/trajectory.jsonl
 
 where ``<test>`` is the rest of the node id: one folder per ``::`` part (class,
 test name with its parametrize id). Every part is made filesystem-safe by
@@ -10,14 +10,19 @@ test name with its parametrize id). Every part is made filesystem-safe by
 tests never share a golden.
 
 The golden of a vector env holds one folder per sub-env (``env_0/``, ...)
-under ``<name>/``, each with its episode files.
+under ``<name>/``, each with its own ``trajectory.jsonl``.
 
-Goldens are written atomically: each file goes to a temporary file in its own
-folder and is renamed into place, so an interrupted update leaves every golden
-file either old or new, never partial. A temporary file left behind by a killed
-update (``.episode_00000.jsonl.<random>.tmp``) is ignored by readers and removed
-by the next update of its folder. A golden whose content is unchanged is not
-rewritten, so its mtime and git status stay.
+Goldens are written atomically: the recording file goes to a temporary file
+in its own folder and is renamed into place, so an interrupted update leaves
+the golden of a single env either old or new as a whole, never partial (the
+golden of a vector env: each sub-env's file). A temporary file left behind by
+a killed update (``.trajectory.jsonl.<random>.tmp``) is ignored by readers and
+removed by the next update of its folder. A golden whose content is unchanged
+is not rewritten, so its mtime and git status stay.
+
+Golden folders of format 1 (one file per episode, ``episode_00000.jsonl``,
+...) still read; updating one writes ``trajectory.jsonl`` and then removes the
+episode files.
 
 Goldens are read and written only inside the goldens dir: a golden path that
 resolves outside it (through a symlink) is refused with
@@ -39,8 +44,8 @@ __all__ = [
     "atomic_write_bytes",
     "ensure_inside",
     "golden_dir_for",
-    "golden_episode_files",
     "golden_file_dir",
+    "golden_recording_files",
     "golden_test_dir",
     "safe_segment",
     "update_golden",
@@ -49,7 +54,8 @@ __all__ = [
 _SAFE: Final = re.compile(r"[A-Za-z0-9_\-.\[\]=+,@]")
 _MAX_SEGMENT_BYTES: Final = 120
 _HASH_CHARS: Final = 10
-_LEFTOVER_NAME: Final = re.compile(r"^\.episode_\d+\.jsonl(\.gz)?\..+\.tmp$")
+# The temporary files of atomic_write_bytes, of this format and of format 1.
+_LEFTOVER_NAME: Final = re.compile(r"^\.(?:trajectory|episode_\d+)\.jsonl(?:\.gz)?\..+\.tmp$")
 _RESERVED_WINDOWS: Final = frozenset(
     {"con", "prn", "aux", "nul", *(f"com{i}" for i in range(10)), *(f"lpt{i}" for i in range(10))}
 )
@@ -161,20 +167,23 @@ def ensure_inside(goldens_dir: Path, path: Path) -> Path:
     return resolved
 
 
-def golden_episode_files(goldens_dir: Path, golden_dir: Path) -> list[Path]:
-    """The episode files of a golden, checked to be safe to read.
+def golden_recording_files(goldens_dir: Path, golden_dir: Path) -> list[Path]:
+    """The recording file of a golden, checked to be safe to read.
 
     Returns:
-        The files in episode order; empty when there is no golden yet.
+        ``[<golden_dir>/trajectory.jsonl]`` (or ``.jsonl.gz``); the episode
+        files in episode order for a golden of format 1; empty when there is
+        no golden yet.
 
     Raises:
-        GoldenFormatError: The golden is a file instead of a folder, an
-            episode file is a folder or empty, or two files claim one episode.
-        UnsafeGoldenPathError: The golden or one of its files resolves
+        GoldenFormatError: The golden is a file instead of a folder, its
+            recording file is a folder or empty, or the folder holds both
+            layouts (or two files claim one episode).
+        UnsafeGoldenPathError: The golden or its recording file resolves
             outside the goldens dir.
     """
     from gym_goldens.errors import GoldenFormatError
-    from gym_goldens.reader import _EPISODE_NAME, episode_files
+    from gym_goldens.reader import recording_files
 
     ensure_inside(goldens_dir, golden_dir)
     if not golden_dir.exists():
@@ -183,18 +192,18 @@ def golden_episode_files(goldens_dir: Path, golden_dir: Path) -> list[Path]:
         raise GoldenFormatError(
             golden_dir, "expected a golden folder, found a file; remove the file"
         )
-    for entry in golden_dir.iterdir():
-        if _EPISODE_NAME.match(entry.name):
-            ensure_inside(goldens_dir, entry)
-            if entry.is_dir():
-                raise GoldenFormatError(
-                    entry, "expected an episode file, found a folder; remove the folder"
-                )
-    files = episode_files(golden_dir)
+    for entry in _named_recording_files(golden_dir):
+        ensure_inside(goldens_dir, entry)
+        if entry.is_dir():
+            raise GoldenFormatError(
+                entry, "expected a recording file, found a folder; remove the folder"
+            )
+    files = recording_files(golden_dir)
     for path in files:
         if path.stat().st_size == 0:
             raise GoldenFormatError(
-                path, "the file is empty; a golden episode holds a header and a reset record"
+                path,
+                "the file is empty; a golden holds a header and a reset record for each episode",
             )
     return files
 
@@ -253,8 +262,10 @@ class GoldenUpdate:
         golden_dir: The golden folder.
         status: ``created`` (no golden before), ``updated`` (a file was
             written or removed) or ``unchanged``.
-        written: Files written.
-        removed: Episode files removed (the new recording has fewer episodes).
+        written: Files written: the recording file (of each sub-env that
+            changed, for a vector env).
+        removed: Files removed: episode files of format 1, a recording file
+            of the other compression, the files of sub-envs that are gone.
     """
 
     golden_dir: Path
@@ -266,14 +277,16 @@ class GoldenUpdate:
 def update_golden(
     actual_dir: Path, golden_dir: Path, *, goldens_dir: Path | None = None
 ) -> GoldenUpdate:
-    """Make ``golden_dir`` hold the episodes of ``actual_dir``.
+    """Make ``golden_dir`` hold the recording of ``actual_dir``.
 
-    Files whose recorded content is unchanged are left alone: differences in
-    informational header fields (versions, platform) alone do not rewrite a
-    golden. A golden of an older format version is rewritten. Vector
-    recordings are updated sub-env folder by sub-env folder.
-    golden. Temporary files left in ``golden_dir`` by an interrupted update
-    are removed.
+    The recording file is copied atomically (see the module docstring), then
+    the files it replaces are removed: the episode files of a golden of
+    format 1, a recording file of the other compression, and temporary files
+    left by an interrupted update. A golden whose recorded content is
+    unchanged is left alone: differences in informational header fields
+    (versions, platform) alone do not rewrite it. A golden of an older
+    format version is rewritten. Vector recordings are updated sub-env
+    folder by sub-env folder.
 
     Args:
         actual_dir: The new recording.
@@ -283,8 +296,8 @@ def update_golden(
 
     Raises:
         GoldenFormatError: An existing golden entry is in the way (a folder
-            where an episode file should be, a file where the golden folder
-            should be); it is left as it is.
+            where the recording file should be, a file where the golden
+            folder should be); it is left as it is.
         UnsafeGoldenPathError: ``golden_dir`` or one of its files resolves
             outside ``goldens_dir``.
     """
@@ -294,54 +307,80 @@ def update_golden(
     golden_envs = sub_env_dirs(golden_dir)
     if actual_envs or golden_envs:
         return _update_vector(actual_dir, golden_dir, actual_envs, golden_envs, goldens_dir)
-    return _update_files(actual_dir, golden_dir, goldens_dir)
+    return _update_file(actual_dir, golden_dir, goldens_dir)
 
 
-def _update_files(actual_dir: Path, golden_dir: Path, goldens_dir: Path | None) -> GoldenUpdate:
-    from gym_goldens.diff import compare
-    from gym_goldens.errors import GoldenFormatError, UnsafeGoldenPathError
-    from gym_goldens.header import FORMAT_VERSION
-    from gym_goldens.reader import episode_files, read_header
-    from gym_goldens.tolerance import Tolerance
+def _update_file(actual_dir: Path, golden_dir: Path, goldens_dir: Path | None) -> GoldenUpdate:
+    from gym_goldens.reader import recording_files
 
-    if goldens_dir is not None:
-        old_files = _checked_episode_files(goldens_dir, golden_dir)
-    else:
-        old_files = _episode_files_or_empty(golden_dir)
+    old_files = _existing_files(golden_dir, goldens_dir)
     _remove_leftovers(golden_dir)
-    existed = bool(old_files)
-    exact = Tolerance(rtol=0.0, atol=0.0)
     written: list[Path] = []
-    new_names = set()
-    for actual_file in episode_files(actual_dir):
-        target = golden_dir / actual_file.name
-        new_names.add(actual_file.name)
+    actual_files = recording_files(actual_dir)
+    target: Path | None = None
+    if actual_files:
+        name, data = _recording_bytes(actual_files)
+        target = golden_dir / name
         if goldens_dir is not None:
             ensure_inside(goldens_dir, target)
-        if target.is_file():
-            try:
-                current = (read_header(target) or {}).get("version") == FORMAT_VERSION
-                if current and compare(target, actual_file, exact).equal:
-                    continue
-            except UnsafeGoldenPathError:
-                raise
-            except GoldenFormatError:
-                pass  # an unreadable golden is replaced
-        elif target.exists():
-            raise GoldenFormatError(
-                target, "expected an episode file, found a folder; remove it to update the golden"
-            )
-        atomic_write_bytes(target, actual_file.read_bytes())
-        written.append(target)
+        if not _is_current(target, actual_dir):
+            atomic_write_bytes(target, data)
+            written.append(target)
+    # Only once the new file is in place: an update killed before this point
+    # leaves the old golden readable (or both layouts, which the next update
+    # clears), never no golden at all.
     removed: list[Path] = []
     for old in old_files:
-        if old.name not in new_names:
+        if old != target:
             old.unlink()
             removed.append(old)
     status: UpdateStatus = (
-        "created" if not existed else "updated" if written or removed else "unchanged"
+        "created" if not old_files else "updated" if written or removed else "unchanged"
     )
     return GoldenUpdate(golden_dir, status, tuple(written), tuple(removed))
+
+
+def _recording_bytes(files: list[Path]) -> tuple[str, bytes]:
+    """The name and content of the recording file that ``files`` make.
+
+    A recording of format 1 (a file per episode) becomes one file, their
+    concatenation, which is what the recorder writes now.
+    """
+    from gym_goldens.errors import GoldenFormatError
+    from gym_goldens.reader import _TRAJECTORY_NAME
+    from gym_goldens.recorder import trajectory_filename
+
+    if len(files) == 1 and _TRAJECTORY_NAME.match(files[0].name):
+        return files[0].name, files[0].read_bytes()
+    compressed = {file.name.endswith(".gz") for file in files}
+    if len(compressed) > 1:
+        raise GoldenFormatError(
+            files[0].parent,
+            "holds both compressed and plain episode files; record it again to update the golden",
+        )
+    # Gzip members concatenate into one valid gzip file, as plain lines do.
+    return trajectory_filename(compress=compressed.pop()), b"".join(
+        file.read_bytes() for file in files
+    )
+
+
+def _is_current(target: Path, actual_dir: Path) -> bool:
+    """Whether ``target`` holds the recording of ``actual_dir``, in this format version."""
+    from gym_goldens.diff import compare
+    from gym_goldens.errors import GoldenFormatError, UnsafeGoldenPathError
+    from gym_goldens.header import FORMAT_VERSION
+    from gym_goldens.reader import read_header
+    from gym_goldens.tolerance import Tolerance
+
+    if not target.is_file():
+        return False
+    try:
+        current = (read_header(target) or {}).get("version") == FORMAT_VERSION
+        return current and compare(target, actual_dir, Tolerance(rtol=0.0, atol=0.0)).equal
+    except UnsafeGoldenPathError:
+        raise
+    except GoldenFormatError:
+        return False  # an unreadable golden is replaced
 
 
 def _update_vector(
@@ -351,32 +390,31 @@ def _update_vector(
     golden_envs: list[tuple[int, Path]],
     goldens_dir: Path | None,
 ) -> GoldenUpdate:
-    existed = any(_episode_files_or_empty(folder) for _, folder in golden_envs) or bool(
-        _episode_files_or_empty(golden_dir)
+    existed = any(_named_recording_files(folder) for _, folder in golden_envs) or bool(
+        _named_recording_files(golden_dir)
     )
     written: list[Path] = []
     removed: list[Path] = []
     kept = set()
     for _, actual_env in actual_envs:
         kept.add(actual_env.name)
-        update = _update_files(actual_env, golden_dir / actual_env.name, goldens_dir)
+        update = _update_file(actual_env, golden_dir / actual_env.name, goldens_dir)
         written += update.written
         removed += update.removed
-    # Sub-envs that are gone, and the files of a single-env golden this replaces.
+    # Sub-envs that are gone, and the file of a single-env golden this replaces.
     stale = [folder for _, folder in golden_envs if folder.name not in kept]
     for folder in [*stale, golden_dir]:
         if folder == golden_dir and not actual_envs:
             continue
-        for old in _episode_files_or_empty(folder):
-            if goldens_dir is not None:
-                ensure_inside(goldens_dir, old)
+        for old in _existing_files(folder, goldens_dir):
             old.unlink()
             removed.append(old)
+        _remove_leftovers(folder)
         if folder != golden_dir and not any(folder.iterdir()):
             folder.rmdir()
     if not actual_envs:
         # A single-env recording replaces a vector golden.
-        update = _update_files(actual_dir, golden_dir, goldens_dir)
+        update = _update_file(actual_dir, golden_dir, goldens_dir)
         written += update.written
         removed += update.removed
     status: UpdateStatus = (
@@ -385,23 +423,50 @@ def _update_vector(
     return GoldenUpdate(golden_dir, status, tuple(written), tuple(removed))
 
 
-def _checked_episode_files(goldens_dir: Path, golden_dir: Path) -> list[Path]:
-    """The existing episode files, refusing what is unsafe but not what is damaged."""
+def _existing_files(golden_dir: Path, goldens_dir: Path | None) -> list[Path]:
+    """The recording files of a golden folder, of either layout, refusing what is in the way.
+
+    Unlike :func:`golden_recording_files`, a folder holding both layouts (an
+    update killed between writing the new file and removing the old ones) is
+    accepted: the update clears it. What is damaged is not refused either: it
+    is replaced.
+
+    Raises:
+        GoldenFormatError: A file where the golden folder should be, or a
+            folder where a recording file should be.
+        UnsafeGoldenPathError: With ``goldens_dir``: the golden or one of
+            its files resolves outside it.
+    """
     from gym_goldens.errors import GoldenFormatError
 
-    ensure_inside(goldens_dir, golden_dir)
+    if goldens_dir is not None:
+        ensure_inside(goldens_dir, golden_dir)
     if golden_dir.exists() and not golden_dir.is_dir():
         raise GoldenFormatError(
             golden_dir, "expected a golden folder, found a file; remove it to update the golden"
         )
-    files = _episode_files_or_empty(golden_dir)
+    files = _named_recording_files(golden_dir)
     for path in files:
-        ensure_inside(goldens_dir, path)
+        if goldens_dir is not None:
+            ensure_inside(goldens_dir, path)
         if path.is_dir():
             raise GoldenFormatError(
-                path, "expected an episode file, found a folder; remove it to update the golden"
+                path, "expected a recording file, found a folder; remove it to update the golden"
             )
     return files
+
+
+def _named_recording_files(folder: Path) -> list[Path]:
+    """The entries of ``folder`` named as recording files of either layout, sorted."""
+    from gym_goldens.reader import _EPISODE_NAME, _TRAJECTORY_NAME
+
+    if not folder.is_dir():
+        return []
+    return sorted(
+        entry
+        for entry in folder.iterdir()
+        if _TRAJECTORY_NAME.match(entry.name) or _EPISODE_NAME.match(entry.name)
+    )
 
 
 def _remove_leftovers(folder: Path) -> None:
@@ -411,11 +476,3 @@ def _remove_leftovers(folder: Path) -> None:
     for entry in folder.iterdir():
         if _LEFTOVER_NAME.match(entry.name) and not entry.is_dir():
             entry.unlink(missing_ok=True)
-
-
-def _episode_files_or_empty(folder: Path) -> list[Path]:
-    from gym_goldens.reader import _EPISODE_NAME
-
-    if not folder.is_dir():
-        return []
-    return sorted(p for p in folder.iterdir() if _EPISODE_NAME.match(p.name))

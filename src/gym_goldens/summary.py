@@ -1,32 +1,44 @@
 """Summaries of recordings as text: what ``gym-goldens show`` prints.
 
-A summary reads each episode file once, line by line, so it works on long
-rollouts without holding them in memory: steps, return and how the episode
-ended, plus the header (env, spaces, software) and the shape of the recorded
-fields. :func:`format_steps` prints a range of steps as a table.
+A summary reads the recording file once, line by line, episode by episode, so
+it works on long rollouts without holding them in memory: steps, return and
+how each episode ended, plus the header (env, spaces, software) and the shape
+of the recorded fields. :func:`format_steps` prints a range of steps of one
+episode as a table.
+
+A recording is a folder holding ``trajectory.jsonl`` (every episode, each
+opening with its header line) or that file alone; folders of format 1, a file
+per episode (``episode_00000.jsonl``, ...), read the same way.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import gzip
-from collections.abc import Callable, Iterator, Sequence
+import itertools
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Final
 
 from gym_goldens.codec import ArraySummary, TaggedValue
 from gym_goldens.errors import GoldenFormatError
-from gym_goldens.reader import episode_files, iter_lines, parse_record
+from gym_goldens.reader import iter_episodes, iter_lines, parse_record, sub_env_dirs
+from gym_goldens.reader import recording_files as folder_files
 
 __all__ = [
     "EpisodeSummary",
     "RecordingSummary",
+    "count_episode_records",
     "count_records",
+    "episode_lines",
     "find_recordings",
     "format_folder",
     "format_recording",
     "format_steps",
     "iter_records",
+    "missing_episode",
+    "no_recording_reason",
+    "recording_files",
     "summarize",
 ]
 
@@ -36,17 +48,21 @@ _MAX_CELL: Final = 48
 _MAX_SHAPE: Final = 100
 _MAX_BOUNDS: Final = 6
 _COUNT_CHUNK: Final = 1 << 20
+# The names a recording folder's files have: trajectory.jsonl, or episode
+# files of format 1; globbed to find recordings below a folder.
+_FILE_PATTERNS: Final = ("trajectory.jsonl*", "episode_*.jsonl*")
 
 Advance = Callable[[int], None]
+Lines = Iterator[tuple[int, bytes]]
 
 
 @dataclasses.dataclass(frozen=True)
 class EpisodeSummary:
-    """One episode file, summarised.
+    """One episode of a recording, summarised.
 
     Attributes:
         index: The episode number (its place in the recording).
-        path: The file.
+        path: The file that holds it.
         steps: Step records.
         total_reward: Sum of the scalar rewards.
         ending: ``terminated``, ``truncated`` or ``open`` (the recording
@@ -54,6 +70,7 @@ class EpisodeSummary:
         header: The header record, or None for files without one.
         first_step: The first step record (for the shape of the fields).
         reset: The reset record.
+        line: The line of the file where the episode starts.
     """
 
     index: int
@@ -64,11 +81,12 @@ class EpisodeSummary:
     header: dict[str, Any] | None
     first_step: dict[str, Any] | None
     reset: dict[str, Any] | None
+    line: int = 1
 
 
 @dataclasses.dataclass(frozen=True)
 class RecordingSummary:
-    """A recording (a folder of episode files, or one file), summarised."""
+    """A recording (a recording folder, or its file), summarised."""
 
     path: Path
     episodes: tuple[EpisodeSummary, ...]
@@ -85,40 +103,109 @@ class RecordingSummary:
 
 
 def find_recordings(root: str | Path) -> list[Path]:
-    """The folders under ``root`` (itself included) that hold episode files.
+    """The folders under ``root`` (itself included) that hold a recording file.
+
+    A recording file is ``trajectory.jsonl`` (or ``.jsonl.gz``); folders of
+    format 1, holding ``episode_00000.jsonl`` and so on, count too. Each
+    sub-env folder of a vector recording (``env_0``, ...) is a recording.
 
     Raises:
-        GoldenFormatError: ``root`` is not a folder.
+        GoldenFormatError: ``root`` is not a folder, or a folder below it
+            holds both layouts.
     """
     folder = Path(root)
     if not folder.is_dir():
         raise GoldenFormatError(folder, "expected a folder of recordings")
-    found = {path.parent for path in folder.rglob("episode_*.jsonl*") if path.is_file()}
-    return sorted(path for path in found if episode_files(path))
+    found = {
+        path.parent
+        for pattern in _FILE_PATTERNS
+        for path in folder.rglob(pattern)
+        if path.is_file()
+    }
+    return sorted(path for path in found if folder_files(path))
 
 
 def recording_files(path: str | Path) -> list[Path]:
-    """The episode files of a recording folder, or the file itself.
+    """The files of a recording: a folder's ``trajectory.jsonl``, or the file itself.
+
+    A folder of format 1 gives its episode files, in episode order; a folder
+    holding no recording file gives none.
 
     Raises:
-        GoldenFormatError: The path does not exist.
+        GoldenFormatError: The path does not exist, or the folder holds both
+            layouts.
     """
     target = Path(path)
     if target.is_file():
         return [target]
     if target.is_dir():
-        return episode_files(target)
+        return folder_files(target)
     raise GoldenFormatError(target, "no such file or folder")
 
 
-def iter_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Yield ``(line number, record)`` for every record of an episode file."""
-    for number, raw in iter_lines(path):
+def no_recording_reason(path: str | Path) -> str:
+    """Why a folder is not a recording, and what to give instead."""
+    if sub_env_dirs(path):
+        return (
+            "no recording file (trajectory.jsonl) in this folder: it holds the recording of a "
+            "vector env; give one of its sub-env folders (env_0, env_1, ...)"
+        )
+    return "no recording file (trajectory.jsonl) in this folder; is this a recording folder?"
+
+
+def iter_records(
+    path: Path, lines: Iterable[tuple[int, bytes]] | None = None
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield ``(line number, record)`` for the records of a recording file.
+
+    Args:
+        path: The file.
+        lines: Some of its lines, such as one episode's from
+            :func:`episode_lines`; by default every line of the file.
+    """
+    for number, raw in iter_lines(path) if lines is None else lines:
         yield number, parse_record(raw, path, number)
 
 
+def episode_lines(path: str | Path, episode: int) -> tuple[Path, Lines] | None:
+    """The file holding episode ``episode`` of a recording, and that episode's lines.
+
+    Only header lines are looked at on the way to the episode: the records of
+    the episodes before it are not parsed.
+
+    Args:
+        path: A recording folder or a recording file; episodes are numbered
+            from 0 in the order of the file (of the episode files in a folder
+            of format 1).
+        episode: The episode number.
+
+    Returns:
+        ``(file, lines)``, with ``lines`` yielding ``(line number, line)``;
+        None when the recording has no such episode.
+
+    Raises:
+        GoldenFormatError: The recording cannot be read.
+    """
+    if episode < 0:
+        return None
+    files = recording_files(path)
+    for found in itertools.islice(iter_episodes(files), episode, None):
+        return found
+    return None
+
+
+def missing_episode(path: str | Path, episode: int) -> GoldenFormatError:
+    """The error for an episode that a recording does not have, naming those it has."""
+    files = recording_files(path)
+    if not files:
+        return GoldenFormatError(path, no_recording_reason(path))
+    count = sum(1 for _ in iter_episodes(files))
+    has = {0: "no episodes", 1: "only episode 0"}.get(count, f"episodes 0 to {count - 1}")
+    return GoldenFormatError(path, f"there is no episode {episode}; this recording has {has}")
+
+
 def summarize(path: str | Path, *, advance: Advance | None = None) -> RecordingSummary:
-    """Summarise a recording folder or an episode file.
+    """Summarise a recording folder or a recording file.
 
     Args:
         path: The folder or file.
@@ -126,24 +213,31 @@ def summarize(path: str | Path, *, advance: Advance | None = None) -> RecordingS
             a progress bar).
 
     Raises:
-        GoldenFormatError: A file cannot be read, or the folder holds no episodes.
+        GoldenFormatError: A file cannot be read, or the folder holds no
+            recording file.
     """
     files = recording_files(path)
     if not files:
-        raise GoldenFormatError(
-            path, "no episode files (episode_00000.jsonl, ...) here; is this a goldens folder?"
-        )
+        raise GoldenFormatError(path, no_recording_reason(path))
     return RecordingSummary(
-        Path(path), tuple(_summarize_episode(i, file, advance) for i, file in enumerate(files))
+        Path(path),
+        tuple(
+            _summarize_episode(index, file, lines, advance)
+            for index, (file, lines) in enumerate(iter_episodes(files))
+        ),
     )
 
 
-def _summarize_episode(index: int, path: Path, advance: Advance | None) -> EpisodeSummary:
+def _summarize_episode(
+    index: int, path: Path, lines: Lines, advance: Advance | None
+) -> EpisodeSummary:
     header = first_step = reset = last = None
     steps = 0
     total = 0.0
     pending = 0
-    for _, record in iter_records(path):
+    first_line = 0
+    for number, record in iter_records(path, lines):
+        first_line = first_line or number
         event = record["event"]
         if event == "header":
             header = record
@@ -169,11 +263,21 @@ def _summarize_episode(index: int, path: Path, advance: Advance | None) -> Episo
             ending = "terminated"
         elif last.get("truncated"):
             ending = "truncated"
-    return EpisodeSummary(index, path, steps, total, ending, header, first_step, reset)
+    return EpisodeSummary(
+        index, path, steps, total, ending, header, first_step, reset, first_line or 1
+    )
+
+
+def count_episode_records(files: Sequence[Path]) -> list[int]:
+    """The number of records of each episode of a recording's files, without parsing them."""
+    try:
+        return [sum(1 for _ in lines) for _, lines in iter_episodes(files)]
+    except GoldenFormatError:
+        return []  # reading it for real reports the problem
 
 
 def count_records(files: Sequence[Path]) -> int:
-    """Count the lines of episode files quickly, without parsing them."""
+    """Count the lines (records) of recording files quickly, without parsing them."""
     count = 0
     for path in files:
         try:
@@ -273,16 +377,29 @@ def format_folder(
     return lines
 
 
-def format_steps(path: Path, start: int, stop: int | None) -> list[str]:
-    """The records of one episode file with ``start <= t < stop`` as a table.
+def format_steps(path: str | Path, start: int, stop: int | None, *, episode: int = 0) -> list[str]:
+    """The records of one episode with ``start <= t < stop`` as a table.
 
     The reset record is ``t = 0``.
 
+    Args:
+        path: A recording folder or a recording file.
+        start: The first step shown.
+        stop: The step after the last one shown; None for the end.
+        episode: The episode, numbered from 0 in the recording (in the file,
+            when ``path`` is a file).
+
     Raises:
-        GoldenFormatError: The file cannot be read.
+        GoldenFormatError: The recording cannot be read or has no such episode.
     """
+    found = episode_lines(path, episode)
+    if found is None:
+        raise missing_episode(path, episode)
+    file, lines = found
     selected: list[dict[str, Any]] = []
-    for _, record in iter_records(path):
+    first_line = 0
+    for number, record in iter_records(file, lines):
+        first_line = first_line or number
         if record["event"] == "header":
             continue
         t = 0 if record["event"] == "reset" else record["t"]
@@ -292,7 +409,10 @@ def format_steps(path: Path, start: int, stop: int | None) -> list[str]:
             selected.append(record)
     if not selected:
         end = "the end" if stop is None else str(stop)
-        return [f"no steps with {start} <= t < {end} in {path}"]
+        return [
+            f"no steps with {start} <= t < {end} in episode {episode} of {file} "
+            f"(from line {first_line or 1})"
+        ]
     with_info = any(record.get("info") for record in selected)
     rows = [["t", "action", "reward", "term", "trunc", "obs"] + (["info"] if with_info else [])]
     for record in selected:

@@ -7,7 +7,7 @@ the tolerance, a test can keep one golden per value of the facts that matter::
     @pytest.mark.goldens(variant_by=["mujoco", "machine"])
 
 The variant golden lives in a folder inside the plain golden folder, named
-after the facts: ``<golden>/mujoco=3.1.2,machine=x86_64/episode_00000.jsonl``.
+after the facts: ``<golden>/mujoco=3.1.2,machine=x86_64/trajectory.jsonl``.
 When no golden exists for the current variant, the plain golden is used, if
 there is one. ``--update-goldens`` writes the variant golden, unless the plain
 golden exists and already matches, so variants appear only where they differ.
@@ -110,12 +110,18 @@ def choose_golden(plain: Path, names: Sequence[str]) -> GoldenChoice:
 
     label = variant_label(variant_facts(names))
     variant = plain / safe_segment(label)
-    if not _has_episodes(variant) and _has_episodes(plain):
+    if not _has_golden(variant) and _has_golden(plain):
         return GoldenChoice(plain, variant, label, fallback=True)
     return GoldenChoice(variant, variant, label, fallback=False)
 
 
-def _has_episodes(folder: Path) -> bool:
-    from gym_goldens.reader import episode_files
+def _has_golden(folder: Path) -> bool:
+    """Whether ``folder`` holds a recording (of a single or a vector env)."""
+    from gym_goldens.errors import GoldenFormatError
+    from gym_goldens.reader import has_episodes
 
-    return folder.is_dir() and bool(episode_files(folder))
+    try:
+        return has_episodes(folder)
+    except GoldenFormatError:
+        # A damaged golden is still a golden: the check reports what is wrong.
+        return True

@@ -1,12 +1,11 @@
-"""Recording a vector env: each sub-env's episodes in files of their own.
+"""Recording a vector env: each sub-env's episodes in a file of its own.
 
 A ``gymnasium.vector.VectorEnv`` steps ``num_envs`` sub-envs in lock-step and
 batches their results. :class:`RecordVectorTrajectory` splits each batch and
 records every sub-env as if it were a single env::
 
-    <output_dir>/env_0/episode_00000.jsonl
-    <output_dir>/env_0/episode_00001.jsonl
-    <output_dir>/env_1/episode_00000.jsonl
+    <output_dir>/env_0/trajectory.jsonl
+    <output_dir>/env_1/trajectory.jsonl
     ...
 
 so each sub-env's episodes read back and compare one by one. The files are
@@ -47,11 +46,11 @@ from gym_goldens import dtypes
 from gym_goldens.codec import DEFAULT_MAX_ARRAY_SIZE, ArraySizeSpec, Encoder
 from gym_goldens.header import FORMAT_NAME, FORMAT_VERSION, describe_vector_env
 from gym_goldens.recorder import (
-    EpisodeFile,
+    TrajectoryFile,
     check_every,
     digest_record,
-    episode_filename,
     storage_header,
+    trajectory_filename,
 )
 
 __all__ = ["RecordVectorTrajectory", "sub_env_dirname"]
@@ -68,7 +67,7 @@ def sub_env_dirname(index: int) -> str:
 
 
 class RecordVectorTrajectory(gym.vector.VectorWrapper, gym.utils.RecordConstructorArgs):
-    """Record every sub-env of a vector env, one folder of episode files each.
+    """Record every sub-env of a vector env, one folder and trajectory file each.
 
     Args:
         env: The vector env to record, such as ``gym.make_vec("CartPole-v1", 4)``.
@@ -86,7 +85,7 @@ class RecordVectorTrajectory(gym.vector.VectorWrapper, gym.utils.RecordConstruct
         >>> _ = envs.step(np.array([0, 1]))
         >>> envs.close()
         >>> sorted(str(p.relative_to(out)) for p in out.rglob("*.jsonl"))
-        ['env_0/episode_00000.jsonl', 'env_1/episode_00000.jsonl']
+        ['env_0/trajectory.jsonl', 'env_1/trajectory.jsonl']
     """
 
     def __init__(
@@ -141,14 +140,14 @@ class RecordVectorTrajectory(gym.vector.VectorWrapper, gym.utils.RecordConstruct
         return sum(sub.episode_count for sub in self._subs)
 
     @property
-    def episode_paths(self) -> list[list[Path]]:
-        """The files written so far: one list per sub-env, in episode order."""
-        return [sub.paths for sub in self._subs]
+    def paths(self) -> list[Path]:
+        """The trajectory file of each sub-env, in sub-env order."""
+        return [sub.path for sub in self._subs]
 
     def reset(
         self, *, seed: int | list[int | None] | None = None, options: dict[str, Any] | None = None
     ) -> tuple[Any, dict[str, Any]]:
-        """Reset the vector env; every reset sub-env starts a new episode file."""
+        """Reset the vector env; every reset sub-env starts a new episode."""
         mask = None
         recorded_options = options
         if options is not None and "reset_mask" in options:
@@ -230,9 +229,9 @@ class RecordVectorTrajectory(gym.vector.VectorWrapper, gym.utils.RecordConstruct
         return result
 
     def flush(self) -> None:
-        """Write what is buffered and close the open files; recording goes on."""
+        """Write what is buffered; recording goes on."""
         for sub in self._subs:
-            sub.close_file()
+            sub.write_buffer()
 
     def close(self, **kwargs: Any) -> None:
         """Write what is buffered, close the files, then close the vector env."""
@@ -317,7 +316,7 @@ def sub_env_info(infos: Mapping[str, Any], index: int) -> dict[str, Any]:
 
 
 class _SubEnv:
-    """The episode files of one sub-env: buffered lines, written per episode."""
+    """The trajectory file of one sub-env: buffered lines, written per episode."""
 
     def __init__(
         self,
@@ -333,22 +332,21 @@ class _SubEnv:
         self.flush_every = flush_every
         self.full_every = full_every
         self.episode_count = 0
-        self.paths: list[Path] = []
-        self._episode: EpisodeFile | None = None
+        self.path = folder / trajectory_filename(compress=compress)
+        self._file = TrajectoryFile(str(self.path), compress=compress)
+        self._active = False
         self._lines: list[bytes] = []
         self._t = 0
         self._step_types: Any = None
 
     @property
     def active(self) -> bool:
-        return self._episode is not None
+        return self._active
 
     def start(self, header: bytes, reset_line: bytes) -> None:
-        self.end()
+        self.write_buffer()  # an episode that did not end: written as it is
         self.folder.mkdir(parents=True, exist_ok=True)
-        path = self.folder / episode_filename(self.episode_count, compress=self.compress)
-        self.paths.append(path)
-        self._episode = EpisodeFile(str(path), compress=self.compress)
+        self._active = True
         self.episode_count += 1
         self._t = 0
         self._step_types = None
@@ -393,26 +391,18 @@ class _SubEnv:
         if self.full_every is not None and self._t % self.full_every and self._t != 1 and not done:
             line = digest_record(self._t, line)
         self._lines.append(line)
-        if done:
-            self.close_file()
-        elif self.flush_every is not None and len(self._lines) >= self.flush_every:
-            self._write_buffer()
-            if self._episode is not None:
-                self._episode.sync()
+        if done or (self.flush_every is not None and len(self._lines) >= self.flush_every):
+            self.write_buffer()
 
     def end(self) -> None:
-        self.close_file()
-        self._episode = None
-
-    def close_file(self) -> None:
+        """Write what is buffered and close the file; the sub-env needs a reset."""
+        self._active = False
         try:
-            self._write_buffer()
+            self.write_buffer()
         finally:
-            if self._episode is not None:
-                self._episode.close()
+            self._file.close()
 
-    def _write_buffer(self) -> None:
-        if not self._lines or self._episode is None:
-            return
-        lines, self._lines = self._lines, []
-        self._episode.write(lines)
+    def write_buffer(self) -> None:
+        if self._lines:
+            lines, self._lines = self._lines, []
+            self._file.write(lines)

@@ -2,7 +2,11 @@
 
 Every numeric leaf of a record (``obs[2]``, ``action``, ``reward``,
 ``info.x_velocity``; the mean of an array stored as a summary) becomes a time
-series over the steps of an episode, with the reset record at ``t = 0``.
+series over the steps of an episode, with the reset record at ``t = 0``. An
+episode is chosen by its number in a recording (a folder holding
+``trajectory.jsonl``, or that file), or given as an
+:class:`~gym_goldens.reader.Episode` read with
+:func:`~gym_goldens.reader.read_recording`.
 :func:`plot_comparison` draws golden and actual on one axis per field and
 their difference on an axis of its own below it, and marks the first step
 where the field leaves its tolerance.
@@ -30,16 +34,17 @@ from __future__ import annotations
 
 import dataclasses
 import io
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 
 from gym_goldens.codec import ArraySummary
-from gym_goldens.diff import Comparison, compare, format_path
+from gym_goldens.diff import Comparison, EpisodeComparison, compare, format_path
 from gym_goldens.errors import GoldenFormatError, GoldensError
-from gym_goldens.summary import iter_records, recording_files
+from gym_goldens.reader import Episode
+from gym_goldens.summary import episode_lines, iter_records, missing_episode
 from gym_goldens.tolerance import Tolerance, parse_pattern
 
 if TYPE_CHECKING:
@@ -171,30 +176,109 @@ def require_matplotlib() -> None:
 
 
 def episode_series(
-    path: str | Path,
+    recording: str | Path | Episode,
     fields: Sequence[str] | None = DEFAULT_FIELDS,
     *,
+    episode: int = 0,
     advance: Callable[[int], None] | None = None,
 ) -> list[Series]:
-    """The numeric leaves of the chosen fields of one episode file, over time.
+    """The numeric leaves of the chosen fields of one episode, over time.
 
     Args:
-        path: An episode file.
+        recording: A recording folder or a recording file, or an
+            :class:`~gym_goldens.reader.Episode` already read (then
+            ``episode`` is not used).
         fields: Field patterns (``"obs"``, ``"obs[2]"``, ``"info.*"``); None
             for every field.
+        episode: The episode, numbered from 0 in the recording (in the file,
+            when ``recording`` is a file).
         advance: Called with the number of records read, now and then (for
             a progress bar).
 
     Raises:
-        GoldenFormatError: The file cannot be read.
+        GoldenFormatError: The recording cannot be read or has no such episode.
         ValueError: A field pattern is malformed.
+
+    Example:
+        >>> import gymnasium as gym, tempfile
+        >>> from gym_goldens import RecordTrajectory
+        >>> out = tempfile.mkdtemp()
+        >>> env = RecordTrajectory(gym.make("CartPole-v1"), out)
+        >>> for seed in (0, 1):
+        ...     _ = env.reset(seed=seed); _ = env.step(0)
+        >>> env.close()
+        >>> [s.label for s in episode_series(out, ["reward"], episode=1)]
+        ['reward']
     """
+    found = _read(recording, episode, fields, advance)
+    assert found is not None  # only missing_ok reads give None
+    return found.series
+
+
+@dataclasses.dataclass(frozen=True)
+class _Read:
+    """One episode, read for a plot.
+
+    Attributes:
+        series: Its numeric leaves over time.
+        path: The file that holds it.
+        header: Its header record, if it has one.
+        lines: Its first and last line in the file (None when it was given
+            as an Episode already read).
+    """
+
+    series: list[Series]
+    path: Path
+    header: dict[str, Any] | None
+    lines: tuple[int, int] | None
+
+
+def _read(
+    recording: str | Path | Episode,
+    episode: int,
+    fields: Sequence[str] | None,
+    advance: Callable[[int], None] | None,
+    *,
+    missing_ok: bool = False,
+) -> _Read | None:
+    """Read one episode's series; None for a missing episode when ``missing_ok``."""
+    # Patterns first: a typo is reported before a long file is read.
     selectors = [parse_pattern(field) for field in (fields or _ALL_FIELDS)]
+    if isinstance(recording, Episode):
+        series = _collect(recording.records, selectors, advance)
+        return _Read(series, recording.path, recording.header, None)
+    found = episode_lines(recording, episode)
+    if found is None:
+        if missing_ok and episode >= 0:
+            return None
+        raise missing_episode(recording, episode)
+    path, lines = found
+    first = last = 0
+    header: dict[str, Any] | None = None
+
+    def records() -> Iterator[dict[str, Any]]:
+        nonlocal first, last, header
+        for number, record in iter_records(path, lines):
+            first, last = first or number, number
+            if header is None and record["event"] == "header":
+                header = record
+            yield record
+
+    series = _collect(records(), selectors, advance)
+    return _Read(series, path, header, (first, last))
+
+
+def _collect(
+    records: Iterable[dict[str, Any]],
+    selectors: Sequence[tuple[str | int, ...]],
+    advance: Callable[[int], None] | None,
+) -> list[Series]:
     tops = [key for key in _ALL_FIELDS if any(s[0] in (key, "*") for s in selectors)]
     columns: dict[FieldPath, tuple[list[int], list[float], list[bool]]] = {}
-    file_path = Path(path)
-    for number, record in iter_records(file_path):
-        if advance is not None and number % _ADVANCE_EVERY == 0:
+    count = 0
+    for record in records:
+        count += 1
+        if advance is not None and count % _ADVANCE_EVERY == 0:
             advance(_ADVANCE_EVERY)
         event = record["event"]
         if event == "header":
@@ -213,6 +297,8 @@ def episode_series(
             column[0].append(t)
             column[1].append(value)
             column[2].append(discrete)
+    if advance is not None and count % _ADVANCE_EVERY:
+        advance(count % _ADVANCE_EVERY)
     return [
         Series(
             leaf,
@@ -256,8 +342,9 @@ def plot_recording(
     """Plot the chosen fields of one episode of a recording, one axis per leaf.
 
     Args:
-        path: A recording folder or an episode file.
-        episode: Which episode of the folder.
+        path: A recording folder or a recording file.
+        episode: The episode, numbered from 0 in the recording (in the file,
+            when ``path`` is a file).
         fields: Field patterns; None for every field.
         max_fields: Plot at most this many leaves (the first ones).
         advance: Called with the number of records read, now and then.
@@ -268,10 +355,11 @@ def plot_recording(
         GoldenFormatError: The recording cannot be read or lacks the episode.
     """
     require_matplotlib()
-    file_path = _episode_file(path, episode)
-    series = episode_series(file_path, fields, advance=advance)
+    found = _read(path, episode, fields, advance)
+    assert found is not None  # only missing_ok reads give None
+    series = found.series
     if not series:
-        raise NothingToPlotError(_nothing_message(file_path, fields))
+        raise NothingToPlotError(_nothing_message(found, episode, fields))
     shown = series[:max_fields]
     layout = _Layout(head=0.75, right=0.3)
     axes_list = [layout.add(1.3, gap=0.32) for _ in shown]
@@ -284,10 +372,10 @@ def plot_recording(
     for axes in axes_list[:-1]:
         axes.tick_params(labelbottom=False)
     axes_list[-1].set_xlabel("t (step; reset at 0)")
-    title = f"{_name(file_path, path)}: episode {episode}"
+    title = f"{_name([found], path)}: episode {episode}"
     if len(shown) < len(series):
         title += f" (first {len(shown)} of {len(series)} fields; choose with --fields)"
-    layout.title(f"{title}\n{_short(file_path)}")
+    layout.title(f"{title}\n{_where(found, str)}")
     return figure
 
 
@@ -295,7 +383,7 @@ def plot_comparison(
     golden: str | Path,
     actual: str | Path,
     *,
-    episode: int | None = None,
+    episode: int | EpisodeComparison | None = None,
     fields: Sequence[str] | None = DEFAULT_FIELDS,
     tolerance: Tolerance | None = None,
     only_divergent: bool = False,
@@ -312,9 +400,12 @@ def plot_comparison(
     divergence first.
 
     Args:
-        golden: The golden recording (folder or episode file).
+        golden: The golden recording (folder or recording file).
         actual: The actual recording, of the same kind.
-        episode: Which episode; by default the first that differs.
+        episode: The episode number (in the recording, or in the file when
+            the recordings are files), or an episode of
+            ``comparison.episodes``, which also finds the sub-env of a vector
+            recording; by default the first episode that differs.
         fields: Field patterns; None for every field.
         tolerance: The tolerance that decides what diverges.
         only_divergent: Plot only the leaves that diverge.
@@ -333,14 +424,32 @@ def plot_comparison(
     tolerance = tolerance or (comparison.tolerance if comparison is not None else Tolerance())
     if episode is None:
         comparison = comparison or compare(golden, actual, tolerance)
-        episode = comparison.differing[0].index if comparison.differing else 0
-    golden_file = _episode_file(golden, episode, missing_ok=True)
-    actual_file = _episode_file(actual, episode, missing_ok=True)
-    if golden_file is None and actual_file is None:
-        raise GoldenFormatError(golden, f"neither recording has an episode {episode}")
-    golden_series = episode_series(golden_file, fields, advance=advance) if golden_file else []
-    actual_series = episode_series(actual_file, fields, advance=advance) if actual_file else []
-    fields_compared = compare_series(golden_series, actual_series, tolerance)
+        episode = comparison.differing[0] if comparison.differing else 0
+    if isinstance(episode, EpisodeComparison):
+        index, label = episode.index, _episode_label(episode)
+        # The file that holds the episode: in a vector recording, a sub-env's.
+        golden_source = _holder(golden, episode.golden_path)
+        actual_source = _holder(actual, episode.actual_path)
+    else:
+        index, label = episode, f"episode {episode}"
+        golden_source, actual_source = Path(golden), Path(actual)
+    golden_read = (
+        _read(golden_source, index, fields, advance, missing_ok=True)
+        if golden_source is not None
+        else None
+    )
+    actual_read = (
+        _read(actual_source, index, fields, advance, missing_ok=True)
+        if actual_source is not None
+        else None
+    )
+    if golden_read is None and actual_read is None:
+        raise GoldenFormatError(golden, f"neither recording has {label}")
+    fields_compared = compare_series(
+        golden_read.series if golden_read else [],
+        actual_read.series if actual_read else [],
+        tolerance,
+    )
     diverging = sorted(
         (f for f in fields_compared if f.diverges),
         key=lambda f: f.first if f.first is not None else 0,
@@ -349,7 +458,7 @@ def plot_comparison(
     chosen = diverging if only_divergent else diverging + rest
     if not chosen:
         what = "diverging numeric fields" if only_divergent else "numeric fields"
-        raise NothingToPlotError(f"no {what} to plot in episode {episode}")
+        raise NothingToPlotError(f"no {what} to plot in {label}")
     shown = chosen[:max_fields]
     # Per field: its values, then their difference just below, then room for
     # the tick labels and the next field's title.
@@ -360,9 +469,10 @@ def plot_comparison(
         top.tick_params(labelbottom=False)
         _draw_field(top, bottom, item)
     pairs[-1][1].set_xlabel("t (step; reset at 0)", fontsize=8)
+    name = _name([golden_read, actual_read], golden)
     layout.title(
         _comparison_title(
-            golden, golden_file, actual_file, episode, (diverging, shown, chosen), display=display
+            f"{name}, {label}", golden_read, actual_read, (diverging, shown, chosen), display
         )
     )
     return figure
@@ -386,6 +496,7 @@ def plot_divergence(
         return plot_comparison(
             comparison.golden,
             comparison.actual,
+            episode=comparison.differing[0],
             fields=None,
             only_divergent=True,
             max_fields=max_fields,
@@ -601,29 +712,26 @@ def _shade_one_sided(axes: Axes, item: FieldComparison) -> None:
 
 
 def _comparison_title(
-    golden: str | Path,
-    golden_file: Path | None,
-    actual_file: Path | None,
-    episode: int,
+    heading: str,
+    golden: _Read | None,
+    actual: _Read | None,
     fields: tuple[Sequence[FieldComparison], Sequence[FieldComparison], Sequence[FieldComparison]],
-    *,
     display: Callable[[Path], str],
 ) -> str:
     """The figure title; ``fields`` are the diverging, shown and chosen ones."""
     diverging, shown, chosen = fields
-    name = _name(golden_file or actual_file or Path(golden), golden)
     if diverging:
         head = diverging[0]
-        verdict = (
-            f"first divergence at t={head.first} ({head.label}); {len(diverging)} fields diverge"
+        verdict = f"first divergence at t={head.first} ({head.label}); " + (
+            "1 field diverges" if len(diverging) == 1 else f"{len(diverging)} fields diverge"
         )
     else:
         verdict = "no divergence within tolerance"
-    lines = [f"{name}, episode {episode}: golden vs actual: {verdict}"]
+    lines = [f"{heading}: golden vs actual: {verdict}"]
     if len(shown) < len(chosen):
         lines[0] += f" (first {len(shown)} of {len(chosen)} fields shown)"
-    for side, path in [("golden", golden_file), ("actual", actual_file)]:
-        lines.append(f"{side}: {_short(display(path)) if path else '(no such episode)'}")
+    for side, found in [("golden", golden), ("actual", actual)]:
+        lines.append(f"{side}: {_where(found, display) if found else '(no such episode)'}")
     return "\n".join(lines)
 
 
@@ -721,30 +829,42 @@ def _label(path: FieldPath) -> str:
     return format_path(path)
 
 
-def _episode_file(path: str | Path, episode: int, *, missing_ok: bool = False) -> Any:
-    files = recording_files(path)
-    if 0 <= episode < len(files):
-        return files[episode]
-    if missing_ok and episode >= 0:
+def _holder(recording: str | Path, file: Path | None) -> Path | None:
+    """The recording in which an episode of a comparison has its number.
+
+    The recording itself when it is a file; else the folder of the file that
+    holds the episode (the recording folder, or a sub-env's folder).
+    """
+    if file is None:
         return None
-    raise GoldenFormatError(
-        path, f"there is no episode {episode}; this recording has episodes 0 to {len(files) - 1}"
-    )
+    given = Path(recording)
+    return given if given.is_file() else file.parent
 
 
-def _name(file_path: Path, given: str | Path) -> str:
-    try:
-        for _, record in iter_records(file_path):
-            if record["event"] == "header":
-                env = record.get("env") or {}
-                name = env.get("id") or env.get("class")
-                if name:
-                    return str(name)
-            break
-    except GoldensError:
-        pass
+def _episode_label(episode: EpisodeComparison) -> str:
+    if episode.env is None:
+        return f"episode {episode.index}"
+    return f"sub-env {episode.env}, episode {episode.index}"
+
+
+def _name(found: Sequence[_Read | None], given: str | Path) -> str:
+    """The env's id (from a header), else the name of the recording folder."""
+    for item in found:
+        env = ((item.header if item else None) or {}).get("env")
+        name = env.get("id") or env.get("class") if isinstance(env, dict) else None
+        if name:
+            return str(name)
     given_path = Path(given)
     return given_path.name if given_path.is_dir() else given_path.parent.name
+
+
+def _where(found: _Read, display: Callable[[Path], str]) -> str:
+    """The file of an episode and its lines there."""
+    where = _short(display(found.path))
+    if found.lines is not None:
+        first, last = found.lines
+        where += f", line {first}" if first == last else f", lines {first}-{last}"
+    return where
 
 
 def _short(path: Path | str) -> str:
@@ -752,9 +872,9 @@ def _short(path: Path | str) -> str:
     return text if len(text) <= _MAX_TITLE_PATH else "…" + text[-(_MAX_TITLE_PATH - 1) :]
 
 
-def _nothing_message(path: Path, fields: Sequence[str] | None) -> str:
+def _nothing_message(found: _Read, episode: int, fields: Sequence[str] | None) -> str:
     chosen = ", ".join(fields) if fields else "any field"
     return (
-        f"{path}: no numbers to plot in {chosen}; "
+        f"{_where(found, str)}: no numbers to plot in {chosen} (episode {episode}); "
         "choose numeric fields with --fields (obs, action, reward, info...)"
     )

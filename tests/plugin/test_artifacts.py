@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from gym_goldens.reader import read_recording
+
 ENVS = Path(__file__).parent.parent / "determinism_envs.py"
 
 TESTS = """
@@ -26,8 +28,8 @@ def test_passing(record_trajectory):
 """
 
 
-def _episodes(folder: Path) -> list[str]:
-    return sorted(p.name for p in folder.glob("episode_*.jsonl"))
+def _recording_files(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.glob("*.jsonl*"))
 
 
 def test_mismatching_recordings_are_copied_and_accepted_by_copying_back(
@@ -41,17 +43,14 @@ def test_mismatching_recordings_are_copied_and_accepted_by_copying_back(
 
     artifact = pytester.path / "artifacts" / "test_envs" / "test_cartpole" / "CartPole-v1"
     golden = pytester.path / "goldens" / "test_envs" / "test_cartpole" / "CartPole-v1"
-    assert _episodes(artifact)
+    assert _recording_files(artifact) == ["trajectory.jsonl"]
     report = (artifact / "report.txt").read_text()
     assert report.startswith("test_envs.py::test_cartpole\n\ngolden mismatch: ")
     assert "first divergence: episode 0, reset, obs[0]" in report
     assert not (pytester.path / "artifacts" / "test_envs" / "test_passing").exists()
 
-    # A reviewer accepts the new trajectory by copying its files over the golden.
-    for old in golden.glob("episode_*.jsonl"):
-        old.unlink()
-    for name in _episodes(artifact):
-        shutil.copy(artifact / name, golden / name)
+    # A reviewer accepts the new trajectory by copying its file over the golden's.
+    shutil.copy(artifact / "trajectory.jsonl", golden / "trajectory.jsonl")
     pytester.runpytest().assert_outcomes(passed=2)
 
 
@@ -61,7 +60,7 @@ def test_missing_goldens_are_copied(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest("--goldens-artifacts=sub/out")
     result.assert_outcomes(failed=2)
     out = sub / "out" / "test_envs"
-    assert _episodes(out / "test_cartpole" / "CartPole-v1")
+    assert _recording_files(out / "test_cartpole" / "CartPole-v1") == ["trajectory.jsonl"]
     assert "golden missing" in (out / "test_passing" / "Acrobot-v1" / "report.txt").read_text()
 
 
@@ -79,8 +78,9 @@ def test_nondeterministic_runs_are_kept_side_by_side(pytester: pytest.Pytester) 
     result = pytester.runpytest("--goldens-determinism=1", "--goldens-artifacts=out")
     result.assert_outcomes(failed=1)
     artifact = pytester.path / "out" / "test_noise" / "test_noise" / "noisy"
-    assert _episodes(artifact) == ["episode_00000.jsonl", "episode_00001.jsonl"]
-    assert _episodes(artifact / "run-1") == ["episode_00000.jsonl", "episode_00001.jsonl"]
+    assert _recording_files(artifact) == ["trajectory.jsonl"]
+    assert _recording_files(artifact / "run-1") == ["trajectory.jsonl"]
+    assert len(read_recording(artifact)) == len(read_recording(artifact / "run-1")) == 2
     assert "nondeterministic: run 1 vs run 2" in (artifact / "report.txt").read_text()
 
 

@@ -69,7 +69,7 @@ def test_nondeterminism_is_caught_in_process(
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
         [
-            "*nondeterministic: run 1 vs run 2: *run-1*episode_00000.jsonl",
+            "*nondeterministic: run 1 vs run 2: *run-1*trajectory.jsonl*",
             "*run 1 is shown as golden, run 2 as actual",
             "*run 1: in this process, with fresh function-scoped fixtures",
             "*run 2: in this process, checked against the golden",
@@ -176,7 +176,7 @@ def test_a_nondeterministic_test_never_writes_a_golden(pytester: pytest.Pytester
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["goldens: 1 nondeterministic, 1 created"])
     tests = pytester.path / "goldens" / "test_envs"
-    assert (tests / "test_env[SeededEnv]" / "SeededEnv" / "episode_00000.jsonl").is_file()
+    assert (tests / "test_env[SeededEnv]" / "SeededEnv" / "trajectory.jsonl").is_file()
     assert not (tests / "test_env[UnseededNumpyEnv]").exists()
 
 

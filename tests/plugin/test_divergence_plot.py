@@ -62,7 +62,7 @@ def test_a_mismatch_writes_a_plot_and_names_it(pytester: pytest.Pytester) -> Non
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
         [
-            "golden mismatch: goldens/test_env/test_cartpole/CartPole-v1/episode_00000.jsonl",
+            "golden mismatch: goldens/test_env/test_cartpole/CartPole-v1/trajectory.jsonl*",
             "  first divergence: episode 0, step t=1, obs[1]",
             "  actual recording: */test_cartpole0/CartPole-v1",
             "  plot: */test_cartpole0/CartPole-v1/divergence.png",
@@ -73,7 +73,7 @@ def test_a_mismatch_writes_a_plot_and_names_it(pytester: pytest.Pytester) -> Non
     assert path.parent.name == "CartPole-v1"
     assert sorted(p.name for p in path.parent.iterdir()) == [
         "divergence.png",
-        "episode_00000.jsonl",
+        "trajectory.jsonl",
     ]
 
 
@@ -103,7 +103,7 @@ def test_no_plot_when_no_number_diverges(pytester: pytest.Pytester) -> None:
     result.stdout.fnmatch_lines(["  first divergence: episode 0, step t=1, info.phase"])
     assert not any("plot:" in line for line in result.outlines)
     # In-process runs keep their tmp_path folders in <pytester.path>/../basetemp.
-    recorded = list(pytester.path.parent.joinpath("basetemp").glob("**/phase/episode_00000.jsonl"))
+    recorded = list(pytester.path.parent.joinpath("basetemp").glob("**/phase/trajectory.jsonl"))
     assert recorded
     assert not list(pytester.path.parent.joinpath("basetemp").glob("**/phase/divergence.png"))
 

@@ -71,7 +71,8 @@ class TestVectorEnvs:
         run(pytester, "--update-goldens").assert_outcomes(passed=1)
         golden = pytester.path / "goldens" / "test_vec" / "test_cartpoles" / "CartPole-v1"
         assert sorted(p.name for p in golden.iterdir()) == ["env_0", "env_1", "env_2", "env_3"]
-        assert (golden / "env_3" / "episode_00000.jsonl").is_file()
+        for index in range(4):
+            assert [p.name for p in (golden / f"env_{index}").iterdir()] == ["trajectory.jsonl"]
         result = run(pytester)
         result.assert_outcomes(passed=1)
         result.stdout.fnmatch_lines(["goldens: 1 matched"])
@@ -84,7 +85,7 @@ class TestVectorEnvs:
         result.assert_outcomes(failed=1)
         result.stdout.fnmatch_lines(
             [
-                "*golden mismatch: goldens/test_vec/test_cartpoles/CartPole-v1/env_0/episode_0*",
+                "*golden mismatch: goldens/test_vec/test_cartpoles/CartPole-v1/env_0/trajectory*",
                 "*first divergence: sub-env 0, episode 0, reset, obs*",
                 "*episodes differing: * (sub-env/episode 0/0, *",
                 "*recorded with another vectorization mode (golden -> actual): "
@@ -107,8 +108,9 @@ class TestImageEnvs:
         write_image_test(pytester)
         run(pytester, "--update-goldens").assert_outcomes(passed=1)
         golden = pytester.path / "goldens" / "test_img" / "test_frames" / "Frames"
-        (episode,) = golden.iterdir()
-        assert episode.stat().st_size < 300 * 1024  # under 1 KiB a step of a 100 KiB frame
+        (trajectory,) = golden.iterdir()
+        assert trajectory.name == "trajectory.jsonl"
+        assert trajectory.stat().st_size < 300 * 1024  # under 1 KiB a step of a 100 KiB frame
         run(pytester).assert_outcomes(passed=1)
 
         write_image_test(pytester, poke=123)
@@ -143,7 +145,7 @@ class TestImageEnvs:
         write_image_test(pytester)
         run(pytester, "--update-goldens").assert_outcomes(passed=1)
         golden = pytester.path / "goldens" / "test_img" / "test_frames" / "Frames"
-        assert [p.name for p in golden.iterdir()] == ["episode_00000.jsonl.gz"]
+        assert [p.name for p in golden.iterdir()] == ["trajectory.jsonl.gz"]
         run(pytester).assert_outcomes(passed=1)
         write_image_test(pytester, poke=7)
         run(pytester).assert_outcomes(failed=1)
@@ -153,7 +155,7 @@ class TestImageEnvs:
     ) -> None:
         write_image_test(pytester, storage=", full_every=100")
         run(pytester, "--update-goldens").assert_outcomes(passed=1)
-        golden = next((pytester.path / "goldens").rglob("episode_00000.jsonl"))
+        golden = next((pytester.path / "goldens").rglob("trajectory.jsonl"))
         assert len(golden.read_bytes().splitlines()) == 302
         assert golden.stat().st_size < 30 * 1024
         write_image_test(pytester, poke=150, storage=", full_every=100")
@@ -176,5 +178,5 @@ def test_ini_array_size_none_keeps_arrays_in_full(pytester: pytest.Pytester) -> 
     pytester.makeini("[pytest]\ngoldens_max_array_size = none\n")
     write_image_test(pytester, steps=3)
     run(pytester, "--update-goldens").assert_outcomes(passed=1)
-    golden: Path = next((pytester.path / "goldens").rglob("episode_00000.jsonl"))
+    golden: Path = next((pytester.path / "goldens").rglob("trajectory.jsonl"))
     assert b"$array" not in golden.read_bytes()

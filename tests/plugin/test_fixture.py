@@ -42,8 +42,8 @@ def test_several_envs_and_same_name_envs_get_distinct_goldens(pytester: pytest.P
         "CartPole-v1-2",
         "lake",
     ]
-    first = (pytester.path / TEST_DIR / "CartPole-v1" / "episode_00000.jsonl").read_bytes()
-    second = (pytester.path / TEST_DIR / "CartPole-v1-2" / "episode_00000.jsonl").read_bytes()
+    first = (pytester.path / TEST_DIR / "CartPole-v1" / "trajectory.jsonl").read_bytes()
+    second = (pytester.path / TEST_DIR / "CartPole-v1-2" / "trajectory.jsonl").read_bytes()
     assert first != second  # seeds 0 and 1, kept apart
 
     result = pytester.runpytest()
@@ -87,7 +87,7 @@ def test_classes_and_parameters_map_to_their_own_folders(pytester: pytest.Pytest
     pytester.runpytest("--update-goldens").assert_outcomes(passed=4)
     found = sorted(
         str(p.parent.relative_to(pytester.path / "goldens"))
-        for p in (pytester.path / "goldens").rglob("episode_00000.jsonl")
+        for p in (pytester.path / "goldens").rglob("trajectory.jsonl")
     )
     assert found == [
         "test_ids/TestA/test_x/FrozenLake-v1",

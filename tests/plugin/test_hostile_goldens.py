@@ -1,9 +1,10 @@
 """Damaged and hostile goldens: a clear test failure naming the file and line, nothing else.
 
-Each case damages the golden of a real CartPole recording, runs the test
-session with pytester, and checks that the test fails (not errors) with a
-message that names the file (and line), that no internal traceback is shown,
-and that nothing inside or outside the goldens dir was written.
+Each case damages the golden of a real CartPole recording (two episodes in
+one ``trajectory.jsonl``), runs the test session with pytester, and checks
+that the test fails (not errors) with a message that names the file (and
+line), that no internal traceback is shown, and that nothing inside or
+outside the goldens dir was written.
 """
 
 from __future__ import annotations
@@ -32,13 +33,16 @@ import gymnasium as gym
 def test_cartpole(record_trajectory):
     env = record_trajectory(gym.make("CartPole-v1"))
     env.action_space.seed(0)
-    env.reset(seed=0)
-    for _ in range(5):
-        env.step(env.action_space.sample())
+    for episode in range(2):
+        env.reset(seed=episode)
+        for _ in range(5):
+            env.step(env.action_space.sample())
 """
 
 GOLDEN_DIR = Path("goldens/test_hostile/test_cartpole/CartPole-v1")
-GOLDEN_FILE = GOLDEN_DIR / "episode_00000.jsonl"
+GOLDEN_FILE = GOLDEN_DIR / "trajectory.jsonl"
+# Each episode is a header, a reset and 5 steps: episode 1 starts at line 8.
+SECOND_EPISODE = 8
 MiB = 1024 * 1024
 
 
@@ -48,9 +52,10 @@ def recorded_golden(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("golden") / "CartPole-v1"
     env = RecordTrajectory(gym.make("CartPole-v1"), folder)
     env.action_space.seed(0)
-    env.reset(seed=0)
-    for _ in range(5):
-        env.step(env.action_space.sample())
+    for episode in range(2):
+        env.reset(seed=episode)
+        for _ in range(5):
+            env.step(env.action_space.sample())
     env.close()
     return folder
 
@@ -64,9 +69,22 @@ def project(pytester: pytest.Pytester, recorded_golden: Path) -> pytest.Pytester
 
 
 def test_the_undamaged_golden_matches(project: pytest.Pytester) -> None:
+    lines = (project.path / GOLDEN_FILE).read_bytes().splitlines()
+    assert [n + 1 for n, line in enumerate(lines) if b'"event":"header"' in line] == [
+        1,
+        SECOND_EPISODE,
+    ]
     result = project.runpytest()
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["goldens: 1 matched"])
+
+
+def split_into_episode_files(golden: Path) -> None:
+    """Turn a golden into one of format 1: a file per episode, no trajectory.jsonl."""
+    lines = golden.read_bytes().splitlines(keepends=True)
+    golden.unlink()
+    (golden.parent / "episode_00000.jsonl").write_bytes(b"".join(lines[: SECOND_EPISODE - 1]))
+    (golden.parent / "episode_00001.jsonl").write_bytes(b"".join(lines[SECOND_EPISODE - 1 :]))
 
 
 def snapshot(folder: Path) -> dict[str, object]:
@@ -103,6 +121,24 @@ def assert_clean_failure(result: pytest.RunResult) -> None:
 
 def _empty(golden: Path, outside: Path) -> None:
     golden.write_bytes(b"")
+
+
+def _cut_in_the_second_episode(golden: Path, outside: Path) -> None:
+    content = golden.read_bytes()
+    start = 0
+    for _ in range(SECOND_EPISODE + 1):  # to the start of its first step, line 10
+        start = content.index(b"\n", start) + 1
+    golden.write_bytes(content[: start + 20])
+
+
+def _second_episode_step_t_is_a_string(golden: Path, outside: Path) -> None:
+    content = golden.read_bytes().split(b"\n")
+    content[SECOND_EPISODE + 1] = content[SECOND_EPISODE + 1].replace(b'"t":1', b'"t":"1"')
+    golden.write_bytes(b"\n".join(content))
+
+
+def _both_layouts(golden: Path, outside: Path) -> None:
+    shutil.copyfile(golden, golden.parent / "episode_00000.jsonl")
 
 
 def _truncated(golden: Path, outside: Path) -> None:
@@ -195,7 +231,7 @@ def _file_instead_of_folder(golden: Path, outside: Path) -> None:
 
 def _file_symlink_outside(golden: Path, outside: Path) -> None:
     # Same content outside: following the link would make the test pass.
-    target = outside / "episode_00000.jsonl"
+    target = outside / "trajectory.jsonl"
     shutil.copyfile(golden, target)
     golden.unlink()
     golden.symlink_to(target)
@@ -219,52 +255,67 @@ def _parent_symlink_outside(golden: Path, outside: Path) -> None:
 Damage = Callable[[Path, Path], None]
 
 FAILING_CASES: list[tuple[str, Damage, str]] = [
-    ("empty", _empty, "*episode_00000.jsonl: the file is empty*"),
-    ("truncated mid-line", _truncated, "*episode_00000.jsonl:3: invalid JSON*"),
+    ("empty", _empty, "*trajectory.jsonl: the file is empty*"),
+    ("truncated mid-line", _truncated, "*trajectory.jsonl:3: invalid JSON*"),
+    (
+        "truncated in episode 1",
+        _cut_in_the_second_episode,
+        "*trajectory.jsonl:10: invalid JSON*the last line is cut short*",
+    ),
     (
         "invalid UTF-8",
         _invalid_utf8,
-        "*episode_00000.jsonl:2: invalid JSON*not valid UTF-8*",
+        "*trajectory.jsonl:2: invalid JSON*not valid UTF-8*",
     ),
     (
         "deeply nested",
         _deeply_nested,
-        "*episode_00000.jsonl:2: invalid JSON*depth limit exceeded*",
+        "*trajectory.jsonl:2: invalid JSON*depth limit exceeded*",
     ),
-    ("nested 1000 levels", _nested_within_parser_limit, "golden mismatch: *episode_00000.jsonl"),
-    ("huge float", _huge_float, "*episode_00000.jsonl:2: invalid JSON*number is infinity*"),
-    ("huge tagged int", _huge_tagged_int, "golden mismatch: *episode_00000.jsonl"),
+    ("nested 1000 levels", _nested_within_parser_limit, "golden mismatch: *trajectory.jsonl*"),
+    ("huge float", _huge_float, "*trajectory.jsonl:2: invalid JSON*number is infinity*"),
+    ("huge tagged int", _huge_tagged_int, "golden mismatch: *trajectory.jsonl*"),
     (
         "t is a string",
         _step_t_is_a_string,
-        '*episode_00000.jsonl:3: a step record needs an integer "t"*',
+        '*trajectory.jsonl:3: a step record needs an integer "t"*',
+    ),
+    (
+        "t is a string in episode 1",
+        _second_episode_step_t_is_a_string,
+        '*trajectory.jsonl:10: a step record needs an integer "t"*',
     ),
     (
         "event is a number",
         _event_is_a_number,
-        '*episode_00000.jsonl:3: expected "event" to be*found 7*',
+        '*trajectory.jsonl:3: expected "event" to be*found 7*',
     ),
     (
         "record is a list",
         _record_is_a_list,
-        "*episode_00000.jsonl:3: expected a JSON object*found list*",
+        "*trajectory.jsonl:3: expected a JSON object*found list*",
     ),
     (
         "version is a dict",
         _header_version_is_a_dict,
-        "*episode_00000.jsonl:1: unreadable format version*",
+        "*trajectory.jsonl:1: unreadable format version*",
     ),
-    ("obs is a string", _obs_is_a_string, "golden mismatch: *episode_00000.jsonl"),
+    ("obs is a string", _obs_is_a_string, "golden mismatch: *trajectory.jsonl*"),
     (
         "unknown version",
         _unknown_format_version,
-        "*episode_00000.jsonl:1: format version 99.0 is newer*",
+        "*trajectory.jsonl:1: format version 99.0 is newer*",
     ),
-    ("foreign format", _foreign_format, "*episode_00000.jsonl:1: expected format 'gym-goldens'*"),
+    ("foreign format", _foreign_format, "*trajectory.jsonl:1: expected format 'gym-goldens'*"),
+    (
+        "both layouts",
+        _both_layouts,
+        "*CartPole-v1: holds both trajectory.jsonl and episode files of format 1*",
+    ),
     (
         "folder for file",
         _folder_instead_of_file,
-        "*episode_00000.jsonl: expected an episode file, found a folder*",
+        "*trajectory.jsonl: expected a recording file, found a folder*",
     ),
     (
         "file for folder",
@@ -274,7 +325,7 @@ FAILING_CASES: list[tuple[str, Damage, str]] = [
     (
         "file symlink out",
         _file_symlink_outside,
-        "*episode_00000.jsonl: resolves to *outside the goldens dir*",
+        "*trajectory.jsonl: resolves to *outside the goldens dir*",
     ),
     (
         "folder symlink out",
@@ -341,6 +392,35 @@ def test_update_refuses_a_golden_in_the_way(
     assert snapshot(outside) == outside_before
 
 
+def test_a_golden_of_format_1_still_matches_and_is_migrated_by_an_update(
+    project: pytest.Pytester,
+) -> None:
+    golden = project.path / GOLDEN_FILE
+    content = golden.read_bytes()
+    split_into_episode_files(golden)
+
+    check = project.runpytest()
+    check.assert_outcomes(passed=1)
+    check.stdout.fnmatch_lines(["goldens: 1 matched"])
+
+    update = project.runpytest("--update-goldens")
+    update.assert_outcomes(passed=1)
+    update.stdout.fnmatch_lines(["goldens: 1 updated"])
+    assert sorted(p.name for p in golden.parent.iterdir()) == ["trajectory.jsonl"]
+    assert golden.read_bytes() == content
+
+
+def test_a_damaged_golden_of_format_1_names_the_episode_file(project: pytest.Pytester) -> None:
+    split_into_episode_files(project.path / GOLDEN_FILE)
+    second = project.path / GOLDEN_DIR / "episode_00001.jsonl"
+    _step_t_is_a_string(second, project.path)
+
+    result = project.runpytest()
+
+    assert_clean_failure(result)
+    result.stdout.fnmatch_lines(['*episode_00001.jsonl:3: a step record needs an integer "t"*'])
+
+
 @pytest.mark.parametrize(
     "damage",
     [
@@ -387,5 +467,5 @@ def test_a_100_mb_line_is_refused_without_reading_it_whole(
         tracemalloc.stop()
 
     assert_clean_failure(result)
-    result.stdout.fnmatch_lines(["*episode_00000.jsonl:2: line is longer than 16 MiB*"])
+    result.stdout.fnmatch_lines(["*trajectory.jsonl:2: line is longer than 16 MiB*"])
     assert peak < 48 * MiB, f"reading the golden took {peak / MiB:.0f} MiB"

@@ -35,8 +35,11 @@ def test_perturbed_cartpole_fails_in_the_call_phase_with_the_message(
     result = pytester.runpytest()
     result.assert_outcomes(failed=1)
     lines = _message_lines(result)
-    golden_file = GOLDEN / "episode_00000.jsonl"
-    assert lines[0] == f"golden mismatch: {golden_file}"
+    golden_file = GOLDEN / "trajectory.jsonl"
+    # file:line of the first differing record: the reset is line 2, step t is line t + 2.
+    step = re.fullmatch(r"  first divergence: episode 0, step t=(\d+), .*", lines[2])
+    assert step is not None, lines
+    assert lines[0] == f"golden mismatch: {golden_file}:{int(step.group(1)) + 2}"
     assert lines[1] == "  mode: recorded (the test's own actions)"
     del lines[1]
     assert re.fullmatch(r"  first divergence: episode 0, step t=(\d+), obs\[\d\]", lines[1]), lines
@@ -59,7 +62,7 @@ def test_perturbed_cartpole_fails_in_the_call_phase_with_the_message(
     actual_line = next(line for line in lines if line.startswith("  actual recording: "))
     actual_dir = Path(actual_line.removeprefix("  actual recording: "))
     assert actual_dir.name == "CartPole-v1"
-    assert (actual_dir / "episode_00000.jsonl").is_file()  # there to inspect or copy
+    assert (actual_dir / "trajectory.jsonl").is_file()  # there to inspect or copy
     assert lines[-1] == '  update with: pytest --update-goldens "test_cp.py::test_cartpole"'
     result.stdout.fnmatch_lines(["goldens: 1 mismatched"])
     # The message is the whole report: no traceback into the plugin.
@@ -140,7 +143,7 @@ def test_corrupt_golden_fails_naming_file_and_line_and_stays(
 ) -> None:
     cartpole_test()
     pytester.runpytest("--update-goldens").assert_outcomes(passed=1)
-    path = pytester.path / GOLDEN / "episode_00000.jsonl"
+    path = pytester.path / GOLDEN / "trajectory.jsonl"
     lines = path.read_bytes().splitlines()
     corrupt(lines)
     path.write_bytes(b"\n".join(lines))  # no final newline, as an interrupted write leaves it

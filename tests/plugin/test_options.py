@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-GOLDEN_PART = Path("test_cp/test_cartpole/CartPole-v1/episode_00000.jsonl")
+GOLDEN_PART = Path("test_cp/test_cartpole/CartPole-v1/trajectory.jsonl")
 
 
 def test_goldens_dir_option(pytester: pytest.Pytester, cartpole_test: Callable[..., Path]) -> None:

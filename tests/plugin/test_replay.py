@@ -43,7 +43,7 @@ def test_another_policy_fails_when_recorded(
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
         [
-            "golden mismatch: *FrozenLake-v1/episode_00000.jsonl",
+            "golden mismatch: *FrozenLake-v1/trajectory.jsonl*",
             "  mode: recorded (the test's own actions)",
             "  the actions differ, so the policy changed: to check the dynamics alone, replay "
             "the golden's actions with record_trajectory(env, replay=True)",
@@ -73,7 +73,7 @@ def test_changed_dynamics_fail_in_replay_mode(
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
         [
-            "golden mismatch in replay mode: *Pendulum-v1/episode_00000.jsonl",
+            "golden mismatch in replay mode: *Pendulum-v1/trajectory.jsonl*",
             "  mode: replay (the golden's own actions and reset seeds drove the env, "
             "so the dynamics changed, not the policy)",
             "  first divergence: episode 0, step t=1, obs[[]0]",

@@ -108,14 +108,36 @@ def test_prune_deletes_stale_goldens_and_empty_folders(project: pytest.Pytester)
     )
     after = goldens(project)
     assert set(before) - set(after) == {
-        f"{STALE_RECORDING.as_posix()}/episode_00000.jsonl",
-        f"{STALE_TEST.as_posix()}/episode_00000.jsonl",
+        f"{STALE_RECORDING.as_posix()}/trajectory.jsonl",
+        f"{STALE_TEST.as_posix()}/trajectory.jsonl",
     }
     assert not (project.path / STALE_TEST).parent.exists(), "empty folders are removed"
     assert (project.path / NOT_A_GOLDEN).is_file(), "other files are kept"
     strict = project.runpytest("--goldens-strict")
     assert strict.ret == 0
     assert "stale goldens" not in strict.stdout.str()
+
+
+def test_stale_goldens_of_format_1_are_listed_and_pruned(project: pytest.Pytester) -> None:
+    # Episode files instead of trajectory.jsonl, and what a killed update left.
+    for stale in (STALE_RECORDING, STALE_TEST):
+        folder = project.path / stale
+        trajectory = folder / "trajectory.jsonl"
+        (folder / "episode_00000.jsonl").write_bytes(trajectory.read_bytes())
+        (folder / ".episode_00001.jsonl.a8c1x0.tmp").write_bytes(b'{"event":')
+        trajectory.unlink()
+
+    listed = project.runpytest()
+    listed.assert_outcomes(passed=4)
+    listed.stdout.fnmatch_lines(STALE_LINES)
+
+    pruned = project.runpytest("--update-goldens", "--prune-goldens")
+    pruned.stdout.fnmatch_lines(["pruned goldens: 2 stale goldens deleted"])
+    assert not (project.path / STALE_TEST).parent.exists()
+    assert not (project.path / STALE_RECORDING).exists()
+    assert (
+        project.path / "goldens/examples/test_a/test_one/CartPole-v1/trajectory.jsonl"
+    ).is_file()
 
 
 def test_prune_needs_update(project: pytest.Pytester) -> None:

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from gym_goldens.reader import iter_lines, read_recording, split_episodes
+
 GOLDEN = Path("goldens/test_cp/test_cartpole/CartPole-v1")
 
 
@@ -24,9 +26,8 @@ def test_update_creates_goldens_then_plain_run_passes(
             f"  created: {GOLDEN}",
         ]
     )
-    episodes = sorted(p.name for p in (pytester.path / GOLDEN).iterdir())
-    assert episodes[0] == "episode_00000.jsonl"
-    assert len(episodes) > 1  # 300 random steps end several episodes
+    assert [p.name for p in (pytester.path / GOLDEN).iterdir()] == ["trajectory.jsonl"]
+    assert len(read_recording(pytester.path / GOLDEN)) > 1  # 300 random steps end several
 
     result = pytester.runpytest()
     result.assert_outcomes(passed=1)
@@ -68,6 +69,38 @@ def test_update_replaces_a_changed_golden(
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["goldens: 1 updated", f"  updated: {GOLDEN}"])
     pytester.runpytest().assert_outcomes(passed=1)
+
+
+def test_a_golden_of_format_1_matches_until_the_update_migrates_it(
+    pytester: pytest.Pytester, cartpole_test: Callable[..., Path]
+) -> None:
+    cartpole_test()
+    pytester.runpytest("--update-goldens").assert_outcomes(passed=1)
+    golden = pytester.path / GOLDEN
+    trajectory = golden / "trajectory.jsonl"
+    content = trajectory.read_bytes()
+    # The same episodes, as gym-goldens 1.x kept them: one file per episode.
+    for index, lines in enumerate(split_episodes(iter_lines(trajectory))):
+        (golden / f"episode_{index:05d}.jsonl").write_bytes(b"".join(b + b"\n" for _, b in lines))
+    trajectory.unlink()
+    names = sorted(p.name for p in golden.iterdir())
+    assert names[:2] == ["episode_00000.jsonl", "episode_00001.jsonl"]
+
+    check = pytester.runpytest()
+    check.assert_outcomes(passed=1)
+    check.stdout.fnmatch_lines(["goldens: 1 matched"])
+    cartpole_test(gravity=9.81)
+    mismatch = pytester.runpytest()
+    mismatch.assert_outcomes(failed=1)
+    mismatch.stdout.fnmatch_lines([f"golden mismatch: {GOLDEN}/episode_00000.jsonl*"])
+
+    cartpole_test()
+    update = pytester.runpytest("--update-goldens")
+    update.assert_outcomes(passed=1)
+    update.stdout.fnmatch_lines(["goldens: 1 updated", f"  updated: {GOLDEN}"])
+    assert [p.name for p in golden.iterdir()] == ["trajectory.jsonl"]
+    assert trajectory.read_bytes() == content
+    pytester.runpytest("--update-goldens").stdout.fnmatch_lines(["goldens: 1 unchanged"])
 
 
 def test_a_test_failing_on_its_own_writes_no_golden(pytester: pytest.Pytester) -> None:

@@ -47,7 +47,7 @@ def test_the_plain_golden_is_the_fallback(
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
         [
-            f"golden mismatch: {PLAIN}/episode_00000.jsonl",
+            f"golden mismatch: {PLAIN}/trajectory.jsonl*",
             "  mode: recorded (the test's own actions)",
             f"  golden variant: {MACHINE} has no golden of its own, so the plain golden was used "
             "(create the variant with --update-goldens)",
@@ -66,8 +66,8 @@ def test_a_variant_golden_is_written_and_used(
     updated.assert_outcomes(passed=1)
     variant = f"{MACHINE},numpy={importlib.metadata.version('numpy')}"
     updated.stdout.fnmatch_lines(["goldens: 1 created", f"  created: {PLAIN}/{variant}"])
-    assert (pytester.path / PLAIN / variant / "episode_00000.jsonl").is_file()
-    assert (pytester.path / PLAIN / "episode_00000.jsonl").is_file()  # the plain golden stays
+    assert (pytester.path / PLAIN / variant / "trajectory.jsonl").is_file()
+    assert (pytester.path / PLAIN / "trajectory.jsonl").is_file()  # the plain golden stays
     pytester.runpytest().assert_outcomes(passed=1)
 
     monkeypatch.setenv("GRAVITY", "10.0")  # back to what the plain golden holds
@@ -75,7 +75,7 @@ def test_a_variant_golden_is_written_and_used(
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
         [
-            f"golden mismatch: {PLAIN}/{variant}/episode_00000.jsonl",
+            f"golden mismatch: {PLAIN}/{variant}/trajectory.jsonl*",
             f"  golden variant: {variant} ({PLAIN}/{variant})",
         ]
     )
@@ -86,8 +86,8 @@ def test_a_new_test_with_variants_records_its_variant(pytester: pytest.Pytester)
     missing = pytester.runpytest()
     missing.stdout.fnmatch_lines([f"golden missing: {PLAIN}/{MACHINE}"])
     pytester.runpytest("--update-goldens").assert_outcomes(passed=1)
-    assert (pytester.path / PLAIN / MACHINE / "episode_00000.jsonl").is_file()
-    assert not (pytester.path / PLAIN / "episode_00000.jsonl").exists()
+    assert (pytester.path / PLAIN / MACHINE / "trajectory.jsonl").is_file()
+    assert not (pytester.path / PLAIN / "trajectory.jsonl").exists()
     pytester.runpytest().assert_outcomes(passed=1)
 
 

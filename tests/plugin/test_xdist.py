@@ -113,7 +113,7 @@ def test_update_writes_the_same_files(project: pytest.Pytester, xdist_args: list
     assert summary(parallel) == serial_summary
     # The grouped tests keep their goldens under their own node ids.
     assert not any("@" in name for name in serial_files)
-    assert "test_envs/TestGrouped/test_lake/grouped%20lake/episode_00000.jsonl" in serial_files
+    assert "test_envs/TestGrouped/test_lake/grouped%20lake/trajectory.jsonl" in serial_files
 
 
 @pytest.mark.parametrize("xdist_args", DIST_MODES)
@@ -123,7 +123,7 @@ def test_check_gives_the_same_outcomes_and_summary(
     run(project, "--update-goldens").assert_outcomes(passed=7)
     goldens = project.path / "goldens"
     # One mismatch, one missing golden, the rest matching.
-    golden = goldens / "test_envs/test_cartpole[1]/CartPole-v1/episode_00000.jsonl"
+    golden = goldens / "test_envs/test_cartpole[1]/CartPole-v1/trajectory.jsonl"
     golden.write_bytes(golden.read_bytes().replace(b'"t":3,', b'"t":3,"extra":1,', 1))
     shutil.rmtree(goldens / "test_more/test_mountain_car")
     before = snapshot(goldens)
@@ -140,7 +140,7 @@ def test_check_gives_the_same_outcomes_and_summary(
     for result in (serial, parallel):
         # Failures are listed in the order they finish, which xdist does not keep.
         result.stdout.fnmatch_lines(
-            ["golden mismatch: goldens/test_envs/test_cartpole?1?/CartPole-v1/episode_00000.jsonl"]
+            ["golden mismatch: goldens/test_envs/test_cartpole?1?/CartPole-v1/trajectory.jsonl*"]
         )
         result.stdout.fnmatch_lines(
             ["golden missing: goldens/test_more/test_mountain_car/MountainCar-v0"]
