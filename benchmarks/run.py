@@ -8,10 +8,11 @@ Run from the repository root::
 Every verdict is a ratio of two figures measured in the same run, interleaved,
 so that a busy machine slows both sides alike: the recorded and the bare env
 take turns of 500 steps, the comparisons and pytest runs are repeated in
-turns, and each ratio is a median over the turns. Times are CPU times (user + system) of the process that does the
-work, not wall-clock times, so that other processes on a shared machine count
-as little as possible. Peak memory is the peak resident set (VmHWM) of a fresh
-process. The script prints one table; it does not fail when a target is missed.
+turns, and each ratio is a median over the turns. Times are CPU times (user +
+system) of the process that does the work, not wall-clock times, so that other
+processes on a shared machine count as little as possible. Peak memory is the
+peak resident set (VmHWM) of a fresh process. The script prints one table; it
+does not fail when a target is missed.
 """
 
 from __future__ import annotations
