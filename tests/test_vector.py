@@ -297,3 +297,33 @@ class TestReading:
         assert not has_episodes(tmp_path)
         record_cartpoles(tmp_path, AutoresetMode.NEXT_STEP)
         assert has_episodes(tmp_path)
+
+
+def test_dtypes_are_written_on_step_1_and_where_they_change(tmp_path: Path) -> None:
+    # The info value's numpy type changes from step to step (float64, float32,
+    # float32, float64), so every step is walked and only changes are written.
+    infos: list[dict[str, Any]] = [{}, {"v": 1.0}, {"v": np.float32(2)}, {"v": np.float32(3)}]
+    infos.append({"v": 4.0})
+
+    def make() -> gym.Env[Any, Any]:
+        observations = [np.full(2, t / 10, dtype=np.float32) for t in range(5)]
+        return ScriptedEnv(Box(0, 1, (2,), np.float32), observations, infos=infos)
+
+    envs = RecordVectorTrajectory(gym.vector.SyncVectorEnv([make, make]), tmp_path)
+    envs.reset(seed=0)
+    for _ in range(9):  # two episodes of 4 steps and the autoreset between them
+        envs.step(np.array([0, 1]))
+    envs.close()
+    for sub in read_recording(tmp_path).envs:
+        assert len(sub) == 2
+        for episode in sub:
+            written = [step.get("dtypes") for step in episode.steps]
+            assert [field is not None for field in written] == [True, True, False, True]
+            assert written[0] == {
+                "action": "int64",
+                "info": {"v": "float64"},
+                "obs": "float32[2]",
+                "reward": "float64",
+            }
+            assert written[1] == {**written[0], "info": {"v": "float32"}}
+            assert written[3] == written[0]

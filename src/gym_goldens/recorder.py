@@ -56,9 +56,11 @@ from gym_goldens.header import FORMAT_NAME, FORMAT_VERSION, describe_env
 __all__ = [
     "TRAJECTORY_NAME",
     "RecordTrajectory",
+    "StepTypes",
     "TrajectoryFile",
     "check_every",
     "digest_record",
+    "step_key",
     "storage_header",
     "trajectory_filename",
 ]
@@ -159,6 +161,69 @@ class TrajectoryFile:
             os.close(fd)
 
 
+def step_key(action: Any, obs: Any, reward: Any) -> tuple[Any, ...]:
+    """A cheap key of the types of a step: types, and dtype and shape of arrays."""
+    action_key: Any = type(action)
+    if action_key is _NDARRAY:
+        action_key = (action.dtype, action.shape)
+    obs_key: Any = type(obs)
+    if obs_key is _NDARRAY:
+        obs_key = (obs.dtype, obs.shape)
+    return (action_key, obs_key, type(reward))
+
+
+class StepTypes:
+    """The numpy types of the steps of one recording, worked out only when they may change.
+
+    Walking every value of a step for its numpy type costs more than encoding
+    a small step, so a recorder walks them (:meth:`walk`) only when the cheap
+    :func:`step_key` of a step differs from :attr:`key` or when :meth:`known`
+    cannot vouch for the info dict. The key stands for the types when each
+    of action, obs and reward is a plain array, a Python value or a numpy
+    number, and the info dict holds Python values only (which have no numpy
+    type); otherwise :attr:`key` is None and every step is walked.
+
+    Attributes:
+        key: The key that stands for the last walked types, or None.
+        field: The ``dtypes`` record field of those types (None when nothing
+            has a numpy type).
+    """
+
+    __slots__ = ("_types", "field", "key")
+
+    def __init__(self) -> None:
+        self.key: tuple[Any, ...] | None = None
+        self.field: Any = None
+        self._types: Any = None
+
+    def known(self, key: tuple[Any, ...], info: Any) -> bool:
+        """Whether the types of a step with this key and info are those last walked."""
+        return (
+            key == self.key
+            and type(info) is dict
+            and (not info or _ALL_PLAIN(map(type, info.values())))
+        )
+
+    def walk(self, action: Any, obs: Any, reward: Any, info: Any, key: tuple[Any, ...]) -> bool:
+        """Work out the types of a step in full; whether they changed since the last walk."""
+        types = (
+            dtypes.signature(action),
+            dtypes.signature(obs),
+            dtypes.signature(reward),
+            dtypes.signature(info),
+        )
+        changed: bool = types != self._types
+        if changed:
+            self._types = types
+            fields = zip(("action", "obs", "reward", "info"), types, strict=True)
+            typed = {name: found for name, found in fields if found is not None}
+            self.field = dtypes.to_json(typed) if typed else None
+        simple = type(info) is dict and types[3] is None
+        simple = simple and all(type(part) is tuple or part in _SIMPLE_TYPES for part in key)
+        self.key = key if simple else None
+        return changed
+
+
 def storage_header(max_array_size: ArraySizeSpec, full_every: int | None) -> dict[str, Any]:
     """The ``storage`` header field: how arrays and steps were kept."""
     return {"max_array_size": max_array_size, "full_every": full_every}
@@ -238,12 +303,8 @@ class RecordTrajectory(
         self._fast_limit = self._encoder.fast_limit
         self._flush_limit = flush_every if flush_every is not None else float("inf")
         self._storage = storage_header(max_array_size, full_every)
-        # The numpy types of the last step, a key that stands for them (or
-        # None) and their dtypes field (None when nothing has a numpy type).
         # They outlive an episode: step 1 of the next one writes the field again.
-        self._step_types: Any = None
-        self._step_key: tuple[Any, ...] | None = None
-        self._step_dtypes: Any = None
+        self._step_types = StepTypes()
         self._obs_large = False
         self._reset_dtypes: dict[Any, Any] = {}
         # The smallest array that may be summarised (see Encoder.encode).
@@ -324,9 +385,9 @@ class RecordTrajectory(
             "truncated": bool(truncated),
             "info": info,
         }
-        # The numpy types are written when they change (in practice on step 1).
-        # A cheap key of them first: the full walk only when the key changes,
-        # or when it cannot stand for the types (see _step_types_changed).
+        # The numpy types are written when they change (in practice on step 1),
+        # walked in full only when a cheap key of them changes (see StepTypes).
+        # step_key and StepTypes.known, inlined: this runs at every step.
         action_key: Any = type(action)
         if action_key is _NDARRAY:
             action_key = (action.dtype, action.shape)  # type: ignore[attr-defined]
@@ -334,15 +395,19 @@ class RecordTrajectory(
         if obs_key is _NDARRAY:
             obs_key = (obs.dtype, obs.shape)  # type: ignore[attr-defined]
         key = (action_key, obs_key, type(reward))
+        step_types = self._step_types
         if (
-            key != self._step_key
+            key != step_types.key
             or type(info) is not dict
             or (info and not _ALL_PLAIN(map(type, info.values())))
         ):
-            self._step_types_changed(record, key, t == 1)
-        elif t == 1 and self._step_dtypes is not None:
+            changed = step_types.walk(action, obs, reward, info, key)
+            if (changed or t == 1) and step_types.field is not None:
+                record["dtypes"] = step_types.field
+            self._obs_large = _large_obs(obs, self._smallest_array)
+        elif t == 1 and step_types.field is not None:
             # The same types as the last step of the previous episode.
-            record["dtypes"] = self._step_dtypes
+            record["dtypes"] = step_types.field
         # Encoder.encode, inlined: this runs at every step of every recording.
         if self._obs_large:
             # An image would be written in full only to be summarised.
@@ -374,38 +439,6 @@ class RecordTrajectory(
         if terminated or truncated or len(lines) >= self._flush_limit:
             self._write_buffer()
         return result
-
-    def _step_types_changed(
-        self, record: dict[str, Any], key: tuple[Any, ...], first: bool
-    ) -> None:
-        """Walk the numpy types of a step; add ``dtypes`` to it when they changed.
-
-        Step 1 of an episode (``first``) always carries them. This also decides
-        whether ``key`` (the types of action, obs and reward) stands for every
-        type of the step, so that the next steps can skip this walk while
-        their key is the same: it does when each part is a plain array, a
-        Python value or a numpy number, and the info dict holds Python values
-        only (which have no numpy type).
-        """
-        info = record["info"]
-        types = (
-            dtypes.signature(record["action"]),
-            dtypes.signature(record["obs"]),
-            dtypes.signature(record["reward"]),
-            dtypes.signature(info),
-        )
-        if types != self._step_types:
-            self._step_types = types
-            fields = zip(("action", "obs", "reward", "info"), types, strict=True)
-            typed = {name: found for name, found in fields if found is not None}
-            self._step_dtypes = dtypes.to_json(typed) if typed else None
-            first = True
-        if first and self._step_dtypes is not None:
-            record["dtypes"] = self._step_dtypes
-        simple = type(info) is dict and types[3] is None
-        simple = simple and all(type(part) is tuple or part in _SIMPLE_TYPES for part in key)
-        self._step_key = key if simple else None
-        self._obs_large = _large_obs(record["obs"], self._smallest_array)
 
     def flush(self) -> None:
         """Write what is buffered; recording goes on."""

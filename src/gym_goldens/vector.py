@@ -46,9 +46,11 @@ from gym_goldens import dtypes
 from gym_goldens.codec import DEFAULT_MAX_ARRAY_SIZE, ArraySizeSpec, Encoder
 from gym_goldens.header import FORMAT_NAME, FORMAT_VERSION, describe_vector_env
 from gym_goldens.recorder import (
+    StepTypes,
     TrajectoryFile,
     check_every,
     digest_record,
+    step_key,
     storage_header,
     trajectory_filename,
 )
@@ -337,7 +339,7 @@ class _SubEnv:
         self._active = False
         self._lines: list[bytes] = []
         self._t = 0
-        self._step_types: Any = None
+        self._step_types = StepTypes()
 
     @property
     def active(self) -> bool:
@@ -349,7 +351,6 @@ class _SubEnv:
         self._active = True
         self.episode_count += 1
         self._t = 0
-        self._step_types = None
         self._lines = [header, reset_line]
 
     def step(
@@ -374,18 +375,13 @@ class _SubEnv:
             "truncated": truncated,
             "info": info,
         }
-        types = (
-            dtypes.signature(action),
-            dtypes.signature(obs),
-            dtypes.signature(reward),
-            dtypes.signature(info),
+        step_types = self._step_types
+        key = step_key(action, obs, reward)
+        changed = not step_types.known(key, info) and step_types.walk(
+            action, obs, reward, info, key
         )
-        if types != self._step_types:
-            self._step_types = types
-            fields = zip(("action", "obs", "reward", "info"), types, strict=True)
-            typed = {key: found for key, found in fields if found is not None}
-            if typed:
-                record["dtypes"] = dtypes.to_json(typed)
+        if (changed or self._t == 1) and step_types.field is not None:
+            record["dtypes"] = step_types.field
         line = encoder.encode(record)
         done = terminated or truncated
         if self.full_every is not None and self._t % self.full_every and self._t != 1 and not done:
