@@ -21,6 +21,7 @@ import pytest
 from gym_goldens import RecordTrajectory, compare
 from gym_goldens.cli import main
 from gym_goldens.reader import read_recording
+from tests.legacy import write_format_1
 
 
 def record_cartpole(out: Path, *, steps: int = 40) -> Path:
@@ -51,20 +52,6 @@ def perturb(golden: Path, actual: Path, *, from_t: int, delta: float = 0.01) -> 
             lines[number] = orjson.dumps(record, option=orjson.OPT_SORT_KEYS)
     path.write_bytes(b"\n".join(lines) + b"\n")
     return actual
-
-
-def write_format_1(recording: Path, folder: Path) -> Path:
-    """Write a recording's episodes as a folder of format 1: one file per episode."""
-    folder.mkdir(parents=True)
-    episodes: list[list[bytes]] = []
-    for line in (recording / "trajectory.jsonl").read_bytes().splitlines():
-        if b'"event":"header"' in line:
-            episodes.append([line.replace(b'"version":"2.0"', b'"version":"1.1"')])
-        else:
-            episodes[-1].append(line)
-    for index, lines in enumerate(episodes):
-        (folder / f"episode_{index:05d}.jsonl").write_bytes(b"\n".join(lines) + b"\n")
-    return folder
 
 
 def second_header(recording: Path) -> int:

@@ -14,6 +14,7 @@ from gym_goldens import GoldenFormatError, RecordTrajectory, ReplayActions, comp
 from gym_goldens.reader import read_recording
 from gym_goldens.replay import decode_action
 from tests import determinism_envs as envs
+from tests.legacy import write_format_1
 
 
 def _record(env: gym.Env, folder: Path, **kwargs: Any) -> None:
@@ -53,19 +54,6 @@ def _record_episodes(folder: Path, seeds: list[int]) -> None:
     recorder.close()
 
 
-def _write_format_1(recording: Path, folder: Path) -> None:
-    """Write a recording's episodes as a folder of format 1: one file per episode."""
-    folder.mkdir(parents=True)
-    episodes: list[list[bytes]] = []
-    for line in (recording / "trajectory.jsonl").read_bytes().splitlines():
-        if b'"event":"header"' in line:
-            episodes.append([line.replace(b'"version":"2.0"', b'"version":"1.1"')])
-        else:
-            episodes[-1].append(line)
-    for index, lines in enumerate(episodes):
-        (folder / f"episode_{index:05d}.jsonl").write_bytes(b"\n".join(lines) + b"\n")
-
-
 def _replay(golden: Path, out: Path, episodes: int) -> None:
     replayed = ReplayActions(RecordTrajectory(gym.make("MountainCar-v0"), out), golden)
     for _ in range(episodes):
@@ -90,7 +78,7 @@ def test_each_episode_of_the_file_replays_its_own_seed_and_actions(tmp_path: Pat
 
 def test_a_golden_of_format_1_still_replays(tmp_path: Path) -> None:
     _record_episodes(tmp_path / "golden", seeds=[4, 5])
-    _write_format_1(tmp_path / "golden", tmp_path / "old")
+    write_format_1(tmp_path / "golden", tmp_path / "old")
     assert sorted(p.name for p in (tmp_path / "old").iterdir()) == [
         "episode_00000.jsonl",
         "episode_00001.jsonl",

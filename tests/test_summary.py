@@ -27,20 +27,7 @@ from gym_goldens.summary import (
     format_steps,
     summarize,
 )
-
-
-def write_format_1(recording: Path, folder: Path) -> Path:
-    """Write a recording's episodes as a folder of format 1: one file per episode."""
-    folder.mkdir(parents=True)
-    episodes: list[list[bytes]] = []
-    for line in (recording / "trajectory.jsonl").read_bytes().splitlines():
-        if b'"event":"header"' in line:
-            episodes.append([line.replace(b'"version":"2.0"', b'"version":"1.1"')])
-        else:
-            episodes[-1].append(line)
-    for index, lines in enumerate(episodes):
-        (folder / f"episode_{index:05d}.jsonl").write_bytes(b"\n".join(lines) + b"\n")
-    return folder
+from tests.legacy import write_format_1
 
 
 @pytest.fixture(scope="module")

@@ -30,6 +30,7 @@ from gym_goldens.viz import (
     plot_recording,
     save_figure,
 )
+from tests.legacy import write_format_1
 
 MARKER_RGB = (0xD6, 0x27, 0x28)
 
@@ -65,20 +66,6 @@ def perturb(
             lines[number] = orjson.dumps(record, option=orjson.OPT_SORT_KEYS)
     path.write_bytes(b"\n".join(lines) + b"\n")
     return actual
-
-
-def write_format_1(recording: Path, folder: Path) -> Path:
-    """Write a recording's episodes as a folder of format 1: one file per episode."""
-    folder.mkdir(parents=True)
-    episodes: list[list[bytes]] = []
-    for line in (recording / "trajectory.jsonl").read_bytes().splitlines():
-        if b'"event":"header"' in line:
-            episodes.append([line.replace(b'"version":"2.0"', b'"version":"1.1"')])
-        else:
-            episodes[-1].append(line)
-    for number, lines in enumerate(episodes):
-        (folder / f"episode_{number:05d}.jsonl").write_bytes(b"\n".join(lines) + b"\n")
-    return folder
 
 
 @pytest.fixture(scope="module")
