@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import gzip
+import itertools
+import json
 import math
 from pathlib import Path
 
 import gymnasium as gym
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gym_goldens import (
     Episode,
@@ -16,7 +20,13 @@ from gym_goldens import (
     UnsupportedFormatVersionError,
     read_recording,
 )
-from gym_goldens.reader import count_episodes, iter_lines, recording_files, split_episodes
+from gym_goldens.reader import (
+    _split_blocks,
+    count_episodes,
+    iter_lines,
+    recording_files,
+    split_episodes,
+)
 
 _HEADER = b'{"event":"header","format":"gym-goldens","version":"1.0"}'
 _HEADER_2 = b'{"event":"header","format":"gym-goldens","version":"2.0"}'
@@ -180,3 +190,60 @@ def test_truncated_last_line_is_an_error_on_that_line(tmp_path: Path) -> None:
     with pytest.raises(GoldenFormatError, match="invalid JSON") as info:
         _first_episode(path)
     assert info.value.line == 3
+
+
+_LINE_KINDS = {
+    "header": _HEADER_2,
+    "reset": _RESET,
+    "step": _STEP,
+    # Holds the header mark as data: not the start of an episode.
+    "fake": b'{"event":"step","info":{"event":"header"},"t":2}',
+}
+
+
+def _reference_split(lines: list[tuple[int, bytes]]) -> list[list[tuple[int, bytes]]]:
+    episodes: list[list[tuple[int, bytes]]] = []
+    for number, raw in lines:
+        if not episodes or json.loads(raw)["event"] == "header":
+            episodes.append([])
+        episodes[-1].append((number, raw))
+    return episodes
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    kinds=st.lists(st.sampled_from(sorted(_LINE_KINDS)), max_size=40),
+    cuts=st.lists(st.integers(0, 40), max_size=8),
+    reads=st.lists(st.integers(0, 12), max_size=12),
+)
+def test_episodes_split_the_same_across_any_blocks_and_partial_reads(
+    kinds: list[str], cuts: list[int], reads: list[int]
+) -> None:
+    """Episodes start at header lines wherever blocks end; an episode left
+    part-read is skipped, and one left behind gives nothing more."""
+    lines = [(number, _LINE_KINDS[kind]) for number, kind in enumerate(kinds, start=1)]
+    bounds = sorted({0, len(lines), *(cut for cut in cuts if cut <= len(lines))})
+    blocks = [lines[a:b] for a, b in itertools.pairwise(bounds)]
+    expected = _reference_split(lines)
+    assert [list(episode) for episode in _split_blocks(iter(blocks))] == expected
+    # Read only the first `reads[i]` lines of episode i (all when reads runs out).
+    count = 0
+    for index, episode in enumerate(_split_blocks(iter(blocks))):
+        wanted = reads[index] if index < len(reads) else None
+        assert list(itertools.islice(episode, wanted)) == expected[index][:wanted]
+        count += 1
+    assert count == len(expected)
+    left_behind = list(_split_blocks(iter(blocks)))
+    assert len(left_behind) == len(expected)
+    assert all(list(episode) == [] for episode in left_behind)
+
+
+def test_an_episode_read_after_the_next_one_was_asked_for_leaves_that_one_intact() -> None:
+    lines = [(n, raw) for n, raw in enumerate([_HEADER_2, _RESET, _STEP, _HEADER_2, _RESET], 1)]
+    episodes = _split_blocks(iter([lines[:2], lines[2:]]))
+    first = next(episodes)
+    assert next(first) == lines[0]
+    second = next(episodes)
+    list(first)  # too late: must not move the split on
+    assert list(second) == lines[3:]
+    assert next(episodes, None) is None

@@ -10,9 +10,11 @@ be gzip-compressed (``.jsonl.gz``). Folders of format 1 (a file per episode,
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import gzip
 import itertools
+import operator
 import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -300,17 +302,9 @@ def split_episodes(
     skips what is left of it); ``list(split_episodes(...))`` gives exhausted
     iterators. A file without header records is one episode.
     """
-    episode = -1
-    find = bytes.find
-
-    def key(item: tuple[int, bytes]) -> int:
-        nonlocal episode
-        if find(item[1], _HEADER_MARK) >= 0 and is_header_line(item[1]):
-            episode += 1
-        return episode
-
-    for _, group in itertools.groupby(lines, key):
-        yield group
+    iterator = iter(lines)
+    batches = iter(lambda: list(itertools.islice(iterator, _BATCH_LINES)), [])
+    return _split_blocks(batches)
 
 
 def iter_episodes(
@@ -318,13 +312,104 @@ def iter_episodes(
 ) -> Iterator[tuple[Path, Iterator[tuple[int, bytes]]]]:
     """Yield ``(file, lines)`` for each episode of the files of a recording, in order."""
     for path in files:
-        for lines in split_episodes(iter_lines(path)):
+        for lines in _split_blocks(_line_blocks(Path(path))):
             yield path, lines
 
 
 def count_episodes(path: str | Path) -> int:
     """The number of episodes in a recording file, without parsing its records."""
-    return sum(1 for _ in split_episodes(iter_lines(path)))
+    return sum(1 for _ in _split_blocks(_line_blocks(Path(path))))
+
+
+_BATCH_LINES: Final = 4096
+_RAW: Final = operator.itemgetter(1)
+
+
+def _split_blocks(
+    blocks: Iterable[Iterable[tuple[int, bytes]]],
+) -> Iterator[Iterator[tuple[int, bytes]]]:
+    """split_episodes over blocks of lines (as _line_blocks reads them)."""
+    cursor = _EpisodeCursor(iter(blocks))
+    while cursor.next_episode():
+        yield itertools.chain.from_iterable(cursor.pieces(cursor.episode))
+
+
+class _EpisodeCursor:
+    """Where the splitting of a file into episodes stands.
+
+    The header lines of a block of lines are found by a scan in C (``in`` on
+    each line, then a parse of the few lines that hold the mark), so an
+    episode's lines are handed out as slices of blocks: nothing runs in
+    Python per line.
+    """
+
+    __slots__ = ("_blocks", "at_start", "block", "episode", "heads", "position")
+
+    def __init__(self, blocks: Iterator[Iterable[tuple[int, bytes]]]) -> None:
+        self._blocks = blocks
+        self.block: list[tuple[int, bytes]] = []
+        self.heads: list[int] = []  # the indices of the header lines of the block
+        self.position = 0
+        self.episode = -1  # the episode handed out last
+        # Whether position is still the first line of that episode (a header,
+        # which must not count as the start of the next one).
+        self.at_start = False
+
+    def _load(self) -> bool:
+        """Move on to the next non-empty block; False at the end of the file."""
+        for block in self._blocks:
+            lines = block if type(block) is list else list(block)
+            if lines:
+                raws = map(_RAW, lines)
+                marked = itertools.compress(
+                    itertools.count(), map(bytes.__contains__, raws, itertools.repeat(_HEADER_MARK))
+                )
+                self.block = lines
+                self.heads = [index for index in marked if is_header_line(lines[index][1])]
+                self.position = 0
+                return True
+        self.block, self.heads, self.position = [], [], 0
+        return False
+
+    def next_episode(self) -> bool:
+        """Move to the start of the next episode, skipping what is left of this one."""
+        if self.episode < 0:
+            found = self._load()
+        else:
+            found = True
+            search = bisect.bisect_right if self.at_start else bisect.bisect_left
+            while True:
+                index = search(self.heads, self.position)
+                if index < len(self.heads):
+                    self.position = self.heads[index]
+                    break
+                if not self._load():
+                    found = False
+                    break
+                search = bisect.bisect_left
+        if found:
+            self.episode += 1
+            self.at_start = True
+        return found
+
+    def pieces(self, episode: int) -> Iterator[list[tuple[int, bytes]]]:
+        """The lines of ``episode``, as slices of blocks; nothing once it is left."""
+        while episode == self.episode:
+            block, start = self.block, self.position
+            search = bisect.bisect_right if self.at_start else bisect.bisect_left
+            index = search(self.heads, start)
+            self.at_start = False
+            if index < len(self.heads):
+                end = self.heads[index]
+                self.position = end
+                if end > start:
+                    yield block[start:end]
+                return
+            self.position = len(block)
+            if start < len(block):
+                yield block[start:]
+            if episode != self.episode or not self._load():
+                return
 
 
 @dataclasses.dataclass(frozen=True)
