@@ -89,8 +89,10 @@ class TestLayout:
             assert header["vectorization_mode"] == "vector_entry_point"
             assert header["observation_space"]["shape"] == [4]
             assert header["action_space"]["type"] == "Discrete"
-            assert episodes[1].header is not None
-            assert episodes[1].header["reset"] == {"autoreset": True, "options": None, "seed": None}
+            for episode in episodes[1:]:
+                assert episode.header is not None
+                assert episode.header["vector"]["index"] == index
+                assert episode.header["reset"] == {"autoreset": True, "options": None, "seed": None}
 
     def test_episodes_iterate_with_their_sub_env(self, tmp_path: Path) -> None:
         recording = record_cartpoles(tmp_path, AutoresetMode.NEXT_STEP)

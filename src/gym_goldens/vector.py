@@ -60,6 +60,7 @@ __all__ = ["RecordVectorTrajectory", "sub_env_dirname"]
 _NEXT_STEP: Final = "NextStep"
 _SAME_STEP: Final = "SameStep"
 _DISABLED: Final = "Disabled"
+_MAX_CACHED_HEADERS: Final = 256
 _FINAL_KEYS: Final = frozenset({"final_obs", "final_info", "_final_obs", "_final_info"})
 
 
@@ -129,6 +130,9 @@ class RecordVectorTrajectory(gym.vector.VectorWrapper, gym.utils.RecordConstruct
         self._storage = storage_header(max_array_size, full_every)
         self._static: dict[str, Any] | None = None
         self._vector: dict[str, Any] = {}
+        # Encoded headers by (sub-env, seed, autoreset): mostly the same bytes
+        # at every episode of a sub-env.
+        self._headers: dict[tuple[int, int | None, bool], bytes] = {}
         self._subs = [
             _SubEnv(self.output_dir / sub_env_dirname(i), i, compress, flush_every, full_every)
             for i in range(self.num_envs)
@@ -252,6 +256,13 @@ class RecordVectorTrajectory(gym.vector.VectorWrapper, gym.utils.RecordConstruct
         sub.start(header, self._encoder.encode(record))
 
     def _header(self, index: int, reset: dict[str, Any]) -> bytes:
+        seed = reset["seed"]
+        key = None
+        if reset["options"] is None and (seed is None or type(seed) is int):
+            key = (index, seed, bool(reset.get("autoreset")))
+            cached = self._headers.get(key)
+            if cached is not None:
+                return cached
         if self._static is None:
             static = describe_vector_env(self.env)
             self._static = {
@@ -260,7 +271,7 @@ class RecordVectorTrajectory(gym.vector.VectorWrapper, gym.utils.RecordConstruct
                 if key != "vector"
             }
             self._vector = static["vector"]
-        return self._encoder.encode(
+        line = self._encoder.encode(
             {
                 "event": "header",
                 "format": FORMAT_NAME,
@@ -271,6 +282,9 @@ class RecordVectorTrajectory(gym.vector.VectorWrapper, gym.utils.RecordConstruct
                 **self._static,
             }
         )
+        if key is not None and len(self._headers) < _MAX_CACHED_HEADERS:
+            self._headers[key] = line
+        return line
 
     def _end_all(self) -> None:
         errors = []
@@ -337,6 +351,7 @@ class _SubEnv:
         self.path = folder / trajectory_filename(compress=compress)
         self._file = TrajectoryFile(str(self.path), compress=compress)
         self._active = False
+        self._folder_made = False
         self._lines: list[bytes] = []
         self._t = 0
         self._step_types = StepTypes()
@@ -347,7 +362,9 @@ class _SubEnv:
 
     def start(self, header: bytes, reset_line: bytes) -> None:
         self.write_buffer()  # an episode that did not end: written as it is
-        self.folder.mkdir(parents=True, exist_ok=True)
+        if not self._folder_made:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            self._folder_made = True
         self._active = True
         self.episode_count += 1
         self._t = 0
