@@ -284,14 +284,19 @@ def _parse_only(golden: Path, actual: Path) -> int:
 
 
 def _timed(functions: list[Callable[[], Any]], repeats: int) -> list[list[float]]:
-    """CPU seconds of each function in each round; the functions run in turns."""
+    """CPU seconds of each function in each round.
+
+    The functions run in turns, starting with another one in each round, so
+    that none always runs first (or always after the same one).
+    """
     times: list[list[float]] = [[] for _ in functions]
-    for _ in range(repeats):
-        for function, spent in zip(functions, times, strict=True):
+    for round_number in range(repeats):
+        for offset in range(len(functions)):
+            index = (round_number + offset) % len(functions)
             gc.collect()
             start = time.process_time()
-            function()
-            spent.append(time.process_time() - start)
+            functions[index]()
+            times[index].append(time.process_time() - start)
     return times
 
 
@@ -431,8 +436,10 @@ def bench_startup(runs: int, work: Path) -> list[Row]:
     command = [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"]
     env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
     times: dict[str, list[float]] = {"with": [], "without": []}
+    order = [("with", []), ("without", ["-p", "no:gym_goldens"])]
     for run in range(runs + 1):
-        for name, extra in [("with", []), ("without", ["-p", "no:gym_goldens"])]:
+        # Each side runs first in every other round: no order effect in the ratios.
+        for name, extra in order if run % 2 else order[::-1]:
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
             subprocess.run([*command, *extra], cwd=suite, check=True, capture_output=True, env=env)
             after = resource.getrusage(resource.RUSAGE_CHILDREN)
