@@ -31,6 +31,7 @@ __all__ = [
     "Recording",
     "count_episodes",
     "has_episodes",
+    "is_recording_file_name",
     "iter_episodes",
     "iter_lines",
     "read_header",
@@ -43,6 +44,9 @@ __all__ = [
 _TRAJECTORY_NAME: Final = re.compile(r"^trajectory\.jsonl(\.gz)?$")
 _EPISODE_NAME: Final = re.compile(r"^episode_(\d+)\.jsonl(\.gz)?$")
 _HEADER_MARK: Final = b'"event":"header"'
+# split_episodes reads lines it is given in batches of this many.
+_BATCH_LINES: Final = 4096
+_RAW: Final = operator.itemgetter(1)
 
 _SUB_ENV_NAME: Final = re.compile(r"^env_(\d+)$")
 # A line is one record; with the default array summaries records are a few kB.
@@ -97,6 +101,11 @@ def recording_files(path: str | Path) -> list[Path]:
                 file, "expected a recording file, found a folder or other entry"
             )
     return files
+
+
+def is_recording_file_name(name: str) -> bool:
+    """Whether ``name`` is that of a recording file, of this format or of format 1."""
+    return bool(_TRAJECTORY_NAME.match(name) or _EPISODE_NAME.match(name))
 
 
 def sub_env_dirs(path: str | Path) -> list[tuple[int, Path]]:
@@ -280,7 +289,7 @@ def check_header(header: dict[str, Any], path: Path, line: int) -> None:
         )
 
 
-def is_header_line(raw: bytes) -> bool:
+def _is_header_line(raw: bytes) -> bool:
     """Whether a line is a header record, the first line of an episode."""
     if raw.find(_HEADER_MARK) < 0:
         return False
@@ -319,10 +328,6 @@ def iter_episodes(
 def count_episodes(path: str | Path) -> int:
     """The number of episodes in a recording file, without parsing its records."""
     return sum(1 for _ in _split_blocks(_line_blocks(Path(path))))
-
-
-_BATCH_LINES: Final = 4096
-_RAW: Final = operator.itemgetter(1)
 
 
 def _split_blocks(
@@ -365,7 +370,7 @@ class _EpisodeCursor:
                     itertools.count(), map(bytes.__contains__, raws, itertools.repeat(_HEADER_MARK))
                 )
                 self.block = lines
-                self.heads = [index for index in marked if is_header_line(lines[index][1])]
+                self.heads = [index for index in marked if _is_header_line(lines[index][1])]
                 self.position = 0
                 return True
         self.block, self.heads, self.position = [], [], 0

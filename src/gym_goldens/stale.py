@@ -91,7 +91,7 @@ def find_stale(
     Returns:
         Relative POSIX paths, sorted.
     """
-    from gym_goldens.reader import _SUB_ENV_NAME
+    from gym_goldens.reader import _SUB_ENV_NAME, is_recording_file_name
 
     root = goldens_dir.resolve()
     used_set = set(used)
@@ -102,7 +102,7 @@ def find_stale(
         if folder.is_symlink() or not folder.is_dir():
             continue
         for current, _, names in os.walk(folder):
-            if not any(_is_recording_file(name) for name in names):
+            if not any(is_recording_file_name(name) for name in names):
                 continue
             golden = Path(current)
             if _SUB_ENV_NAME.match(golden.name):
@@ -147,18 +147,12 @@ def prune(goldens_dir: Path, stale: Iterable[str]) -> list[str]:
     return pruned
 
 
-def _is_recording_file(name: str) -> bool:
-    """Whether ``name`` is that of a recording file, of this format or of format 1."""
-    from gym_goldens.reader import _EPISODE_NAME, _TRAJECTORY_NAME
-
-    return bool(_TRAJECTORY_NAME.match(name) or _EPISODE_NAME.match(name))
-
-
 def _remove_recording_files(folder: Path) -> None:
+    from gym_goldens.reader import is_recording_file_name
     from gym_goldens.store import _LEFTOVER_NAME
 
     for entry in folder.iterdir():
-        if (_is_recording_file(entry.name) or _LEFTOVER_NAME.match(entry.name)) and (
+        if (is_recording_file_name(entry.name) or _LEFTOVER_NAME.match(entry.name)) and (
             entry.is_symlink() or not entry.is_dir()
         ):
             entry.unlink()

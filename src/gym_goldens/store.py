@@ -458,15 +458,11 @@ def _existing_files(golden_dir: Path, goldens_dir: Path | None) -> list[Path]:
 
 def _named_recording_files(folder: Path) -> list[Path]:
     """The entries of ``folder`` named as recording files of either layout, sorted."""
-    from gym_goldens.reader import _EPISODE_NAME, _TRAJECTORY_NAME
+    from gym_goldens.reader import is_recording_file_name
 
     if not folder.is_dir():
         return []
-    return sorted(
-        entry
-        for entry in folder.iterdir()
-        if _TRAJECTORY_NAME.match(entry.name) or _EPISODE_NAME.match(entry.name)
-    )
+    return sorted(entry for entry in folder.iterdir() if is_recording_file_name(entry.name))
 
 
 def _remove_leftovers(folder: Path) -> None:
