@@ -223,7 +223,6 @@ def _show(args: argparse.Namespace) -> int:
         format_steps,
         summarize,
     )
-    from gym_goldens.summary import recording_files as files_of
 
     path: Path = args.path
     if path.is_dir() and not recording_files(path):
@@ -244,7 +243,7 @@ def _show(args: argparse.Namespace) -> int:
         start, stop = _step_range(args.steps)
         _print_lines(format_steps(path, start, stop, episode=args.episode))
         return _EXIT_OK
-    files = files_of(path)
+    files = recording_files(path)
     with _RecordProgress(lambda: [count_records(files)], "reading") as bar:
         summary = summarize(path, advance=bar.advance)
     _print_lines(format_recording(summary, display=_display, all_episodes=args.all))
@@ -398,8 +397,7 @@ def _compare(golden: Path, actual: Path, tolerance: Any) -> Any:
 
 def _recording_files(path: Path) -> list[Path]:
     """The files of a recording; of every sub-env, in order, for a vector env's."""
-    from gym_goldens.reader import sub_env_dirs
-    from gym_goldens.summary import recording_files
+    from gym_goldens.reader import recording_files, sub_env_dirs
 
     subs = sub_env_dirs(path)
     if subs:

@@ -233,7 +233,7 @@ def compare(
             golden_path, actual_path, tolerance, _compare_vector(golden_envs, actual_envs, root)
         )
     episodes = []
-    for episode in _compare_files(_files(golden_path), _files(actual_path), root):
+    for episode in _compare_files(recording_files(golden_path), recording_files(actual_path), root):
         episodes.append(episode)
         if progress is not None:
             progress(episode)
@@ -287,14 +287,6 @@ def format_path(path: tuple[str | int, ...]) -> str:
         else:
             text += f".{segment}" if text else str(segment)
     return text
-
-
-def _files(path: Path) -> list[Path]:
-    if path.is_dir():
-        return recording_files(path)
-    if path.is_file():
-        return [path]
-    raise GoldenFormatError(path, "no such file or folder")
 
 
 _EpisodeLines = tuple[Path, Iterator[tuple[int, bytes]]]

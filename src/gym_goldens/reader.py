@@ -58,17 +58,23 @@ _SUPPORTED_MAJOR: Final = int(FORMAT_VERSION.split(".")[0])
 
 
 def recording_files(path: str | Path) -> list[Path]:
-    """The files of a recording folder, in order: its ``trajectory.jsonl``.
+    """The files of a recording, in order: a folder's ``trajectory.jsonl``.
 
-    A folder of format 1 gives its episode files instead, in episode order.
-    Empty when the folder holds neither.
+    A file given itself is its own recording. A folder of format 1 gives its
+    episode files instead, in episode order. Empty when the folder holds
+    neither.
 
     Raises:
-        GoldenFormatError: The folder holds both a compressed and a plain
-            trajectory file, or both layouts, two files claim the same
-            episode, or an entry with such a name is not a regular file.
+        GoldenFormatError: The path does not exist, or the folder holds both
+            a compressed and a plain trajectory file, or both layouts, two
+            files claim the same episode, or an entry with such a name is
+            not a regular file.
     """
     folder = Path(path)
+    if folder.is_file():
+        return [folder]
+    if not folder.is_dir():
+        raise GoldenFormatError(folder, "no such file or folder")
     trajectories: list[Path] = []
     found: dict[int, Path] = {}
     for entry in folder.iterdir():

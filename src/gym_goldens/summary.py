@@ -22,8 +22,13 @@ from typing import Any, Final
 
 from gym_goldens.codec import ArraySummary, TaggedValue
 from gym_goldens.errors import GoldenFormatError
-from gym_goldens.reader import iter_episodes, iter_lines, parse_record, sub_env_dirs
-from gym_goldens.reader import recording_files as folder_files
+from gym_goldens.reader import (
+    iter_episodes,
+    iter_lines,
+    parse_record,
+    recording_files,
+    sub_env_dirs,
+)
 
 __all__ = [
     "EpisodeSummary",
@@ -38,7 +43,6 @@ __all__ = [
     "iter_records",
     "missing_episode",
     "no_recording_reason",
-    "recording_files",
     "summarize",
 ]
 
@@ -122,25 +126,7 @@ def find_recordings(root: str | Path) -> list[Path]:
         for path in folder.rglob(pattern)
         if path.is_file()
     }
-    return sorted(path for path in found if folder_files(path))
-
-
-def recording_files(path: str | Path) -> list[Path]:
-    """The files of a recording: a folder's ``trajectory.jsonl``, or the file itself.
-
-    A folder of format 1 gives its episode files, in episode order; a folder
-    holding no recording file gives none.
-
-    Raises:
-        GoldenFormatError: The path does not exist, or the folder holds both
-            layouts.
-    """
-    target = Path(path)
-    if target.is_file():
-        return [target]
-    if target.is_dir():
-        return folder_files(target)
-    raise GoldenFormatError(target, "no such file or folder")
+    return sorted(path for path in found if recording_files(path))
 
 
 def no_recording_reason(path: str | Path) -> str:
