@@ -4,20 +4,38 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from gym_goldens.reader import iter_lines, split_episodes
+
+
+def split_into_episode_files(
+    trajectory: Path, folder: Path, *, version: bytes | None = None
+) -> list[Path]:
+    """Write the episodes of a trajectory file as ``episode_NNNNN.jsonl`` files in ``folder``.
+
+    Args:
+        trajectory: A ``trajectory.jsonl`` of format 2.
+        folder: Where the episode files go; created if missing.
+        version: The version the headers then say, as a format-1 writer
+            left them (such as ``b"1.1"``); None keeps every byte, so the
+            files concatenate back into ``trajectory``.
+
+    Returns:
+        The episode files, in episode order.
+    """
+    folder.mkdir(parents=True, exist_ok=True)
+    files = []
+    for index, lines in enumerate(split_episodes(iter_lines(trajectory))):
+        data = b"".join(line + b"\n" for _, line in lines)
+        if version is not None:
+            data = data.replace(b'"version":"2.0"', b'"version":"%s"' % version, 1)
+        file = folder / f"episode_{index:05d}.jsonl"
+        file.write_bytes(data)
+        files.append(file)
+    return files
+
 
 def write_format_1(recording: Path, folder: Path) -> Path:
-    """Write the episodes of a format-2 recording folder as a folder of format 1.1.
-
-    Each episode (from its header line on) becomes ``episode_NNNNN.jsonl``, its
-    header saying version 1.1, as a format-1 writer left them.
-    """
+    """Write the episodes of a format-2 recording folder as a new folder of format 1.1."""
     folder.mkdir(parents=True)
-    episodes: list[list[bytes]] = []
-    for line in (recording / "trajectory.jsonl").read_bytes().splitlines():
-        if b'"event":"header"' in line:
-            episodes.append([line.replace(b'"version":"2.0"', b'"version":"1.1"')])
-        else:
-            episodes[-1].append(line)
-    for index, lines in enumerate(episodes):
-        (folder / f"episode_{index:05d}.jsonl").write_bytes(b"\n".join(lines) + b"\n")
+    split_into_episode_files(recording / "trajectory.jsonl", folder, version=b"1.1")
     return folder

@@ -12,7 +12,7 @@ import pytest
 
 from gym_goldens import RecordTrajectory
 from gym_goldens.errors import GoldenFormatError, UnsafeGoldenPathError
-from gym_goldens.reader import iter_lines, read_recording, split_episodes
+from gym_goldens.reader import read_recording
 from gym_goldens.store import (
     atomic_write_bytes,
     golden_dir_for,
@@ -20,6 +20,7 @@ from gym_goldens.store import (
     safe_segment,
     update_golden,
 )
+from tests.legacy import split_into_episode_files
 
 ROOT = Path("goldens")
 
@@ -34,17 +35,6 @@ def _record(
             env.step(t % 2)
     env.close()
     return path
-
-
-def _split_into_episode_files(recording: Path, golden: Path) -> list[Path]:
-    """A golden of format 1 with the episodes of ``recording``: one file per episode."""
-    golden.mkdir(parents=True)
-    files = []
-    for index, lines in enumerate(split_episodes(iter_lines(recording / "trajectory.jsonl"))):
-        file = golden / f"episode_{index:05d}.jsonl"
-        file.write_bytes(b"".join(line + b"\n" for _, line in lines))
-        files.append(file)
-    return files
 
 
 def test_golden_dir_follows_the_node_id() -> None:
@@ -193,7 +183,9 @@ def test_update_replaces_an_unreadable_golden(tmp_path: Path) -> None:
 @pytest.mark.parametrize("same", [True, False], ids=["same episodes", "other episodes"])
 def test_update_migrates_a_golden_of_format_1(tmp_path: Path, same: bool) -> None:
     golden = tmp_path / "goldens" / "env"
-    episode_files = _split_into_episode_files(_record(tmp_path / "old", resets=2), golden)
+    episode_files = split_into_episode_files(
+        _record(tmp_path / "old", resets=2) / "trajectory.jsonl", golden
+    )
     assert [p.name for p in episode_files] == ["episode_00000.jsonl", "episode_00001.jsonl"]
     leftover = golden / ".episode_00001.jsonl.x7f2k.tmp"
     leftover.write_bytes(b"half")
@@ -229,7 +221,7 @@ def test_update_clears_a_folder_left_with_both_layouts(tmp_path: Path) -> None:
     # What an update killed after writing the new file and before removing the old ones leaves.
     golden = tmp_path / "goldens" / "env"
     actual = _record(tmp_path / "run", resets=2)
-    _split_into_episode_files(actual, golden)
+    split_into_episode_files(actual / "trajectory.jsonl", golden)
     (golden / "trajectory.jsonl").write_bytes((actual / "trajectory.jsonl").read_bytes())
     with pytest.raises(GoldenFormatError, match=r"holds both trajectory\.jsonl and episode files"):
         golden_recording_files(tmp_path / "goldens", golden)
@@ -257,7 +249,7 @@ def test_recording_files_of_a_golden(tmp_path: Path) -> None:
     update_golden(_record(tmp_path / "run", resets=2), new)
     assert golden_recording_files(goldens, new) == [new / "trajectory.jsonl"]
     legacy = goldens / "legacy"
-    files = _split_into_episode_files(tmp_path / "run", legacy)
+    files = split_into_episode_files(tmp_path / "run" / "trajectory.jsonl", legacy)
     assert golden_recording_files(goldens, legacy) == files
 
 
@@ -319,7 +311,7 @@ def test_recording_files_refuse_paths_out_of_the_goldens_dir(tmp_path: Path) -> 
 def test_an_actual_recording_of_format_1_is_written_as_one_file(tmp_path: Path) -> None:
     recording = _record(tmp_path / "run", resets=3)
     old_layout = tmp_path / "old"
-    files = _split_into_episode_files(recording, old_layout)
+    files = split_into_episode_files(recording / "trajectory.jsonl", old_layout)
     golden = tmp_path / "goldens" / "env"
     result = update_golden(old_layout, golden)
     assert (result.status, result.written) == ("created", (golden / "trajectory.jsonl",))

@@ -26,6 +26,7 @@ import gym_goldens.check
 import gym_goldens.diff
 import gym_goldens.report  # noqa: F401
 from gym_goldens import RecordTrajectory
+from tests.legacy import split_into_episode_files
 
 TEST_FILE = """
 import gymnasium as gym
@@ -79,12 +80,11 @@ def test_the_undamaged_golden_matches(project: pytest.Pytester) -> None:
     result.stdout.fnmatch_lines(["goldens: 1 matched"])
 
 
-def split_into_episode_files(golden: Path) -> None:
+def to_format_1(golden: Path) -> None:
     """Turn a golden into one of format 1: a file per episode, no trajectory.jsonl."""
-    lines = golden.read_bytes().splitlines(keepends=True)
+    files = split_into_episode_files(golden, golden.parent)
+    assert [file.name for file in files] == ["episode_00000.jsonl", "episode_00001.jsonl"]
     golden.unlink()
-    (golden.parent / "episode_00000.jsonl").write_bytes(b"".join(lines[: SECOND_EPISODE - 1]))
-    (golden.parent / "episode_00001.jsonl").write_bytes(b"".join(lines[SECOND_EPISODE - 1 :]))
 
 
 def snapshot(folder: Path) -> dict[str, object]:
@@ -397,7 +397,7 @@ def test_a_golden_of_format_1_still_matches_and_is_migrated_by_an_update(
 ) -> None:
     golden = project.path / GOLDEN_FILE
     content = golden.read_bytes()
-    split_into_episode_files(golden)
+    to_format_1(golden)
 
     check = project.runpytest()
     check.assert_outcomes(passed=1)
@@ -411,7 +411,7 @@ def test_a_golden_of_format_1_still_matches_and_is_migrated_by_an_update(
 
 
 def test_a_damaged_golden_of_format_1_names_the_episode_file(project: pytest.Pytester) -> None:
-    split_into_episode_files(project.path / GOLDEN_FILE)
+    to_format_1(project.path / GOLDEN_FILE)
     second = project.path / GOLDEN_DIR / "episode_00001.jsonl"
     _step_t_is_a_string(second, project.path)
 

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from gym_goldens.reader import iter_lines, read_recording, split_episodes
+from gym_goldens.reader import read_recording
+from tests.legacy import split_into_episode_files
 
 GOLDEN = Path("goldens/test_cp/test_cartpole/CartPole-v1")
 
@@ -80,8 +81,7 @@ def test_a_golden_of_format_1_matches_until_the_update_migrates_it(
     trajectory = golden / "trajectory.jsonl"
     content = trajectory.read_bytes()
     # The same episodes, as gym-goldens 1.x kept them: one file per episode.
-    for index, lines in enumerate(split_episodes(iter_lines(trajectory))):
-        (golden / f"episode_{index:05d}.jsonl").write_bytes(b"".join(b + b"\n" for _, b in lines))
+    split_into_episode_files(trajectory, golden)
     trajectory.unlink()
     names = sorted(p.name for p in golden.iterdir())
     assert names[:2] == ["episode_00000.jsonl", "episode_00001.jsonl"]
