@@ -21,6 +21,7 @@ from gym_goldens import (
     read_recording,
 )
 from gym_goldens.reader import (
+    _line_blocks,
     _split_blocks,
     count_episodes,
     iter_lines,
@@ -223,7 +224,7 @@ def test_episodes_split_the_same_across_any_blocks_and_partial_reads(
     part-read is skipped, and one left behind gives nothing more."""
     lines = [(number, _LINE_KINDS[kind]) for number, kind in enumerate(kinds, start=1)]
     bounds = sorted({0, len(lines), *(cut for cut in cuts if cut <= len(lines))})
-    blocks = [lines[a:b] for a, b in itertools.pairwise(bounds)]
+    blocks = [(lines[a:b], None) for a, b in itertools.pairwise(bounds)]
     expected = _reference_split(lines)
     assert [list(episode) for episode in _split_blocks(iter(blocks))] == expected
     # Read only the first `reads[i]` lines of episode i (all when reads runs out).
@@ -238,9 +239,27 @@ def test_episodes_split_the_same_across_any_blocks_and_partial_reads(
     assert all(list(episode) == [] for episode in left_behind)
 
 
+@settings(max_examples=200, deadline=None)
+@given(
+    kinds=st.lists(st.sampled_from(sorted(_LINE_KINDS)), max_size=40),
+    chunk_size=st.integers(1, 400),
+)
+def test_episodes_of_a_file_split_the_same_for_any_read_size(
+    tmp_path_factory: pytest.TempPathFactory, kinds: list[str], chunk_size: int
+) -> None:
+    """Header lines found by a search of each read chunk (marks cut by a
+    chunk's end included) split a file as a look at every line would."""
+    raws = [_LINE_KINDS[kind] for kind in kinds]
+    path = tmp_path_factory.mktemp("split") / "trajectory.jsonl"
+    path.write_bytes(b"".join(raw + b"\n" for raw in raws))
+    expected = _reference_split(list(enumerate(raws, start=1)))
+    episodes = _split_blocks(_line_blocks(path, chunk_size=chunk_size))
+    assert [list(episode) for episode in episodes] == expected
+
+
 def test_an_episode_read_after_the_next_one_was_asked_for_leaves_that_one_intact() -> None:
     lines = [(n, raw) for n, raw in enumerate([_HEADER_2, _RESET, _STEP, _HEADER_2, _RESET], 1)]
-    episodes = _split_blocks(iter([lines[:2], lines[2:]]))
+    episodes = _split_blocks(iter([(lines[:2], None), (lines[2:], None)]))
     first = next(episodes)
     assert next(first) == lines[0]
     second = next(episodes)

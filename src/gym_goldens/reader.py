@@ -47,6 +47,7 @@ _HEADER_MARK: Final = b'"event":"header"'
 # split_episodes reads lines it is given in batches of this many.
 _BATCH_LINES: Final = 4096
 _RAW: Final = operator.itemgetter(1)
+_LINES: Final = operator.itemgetter(0)
 
 _SUB_ENV_NAME: Final = re.compile(r"^env_(\d+)$")
 # A line is one record; with the default array summaries records are a few kB.
@@ -168,10 +169,16 @@ def iter_lines(path: str | Path) -> Iterator[tuple[int, bytes]]:
             the last line is cut short.
     """
     # Chained in C: the generator below runs once per chunk, not per line.
-    return itertools.chain.from_iterable(_line_blocks(Path(path)))
+    return itertools.chain.from_iterable(map(_LINES, _line_blocks(Path(path))))
 
 
-def _line_blocks(file_path: Path) -> Iterator[Iterable[tuple[int, bytes]]]:
+_Block = tuple[Iterable[tuple[int, bytes]], "list[int] | None"]
+"""Lines read in one go, and the indices of those holding the header mark
+(None when not worked out: the episode split then looks at every line)."""
+
+
+def _line_blocks(file_path: Path, chunk_size: int | None = None) -> Iterator[_Block]:
+    read_size = chunk_size or _READ_CHUNK
     try:
         if file_path.name.endswith(".gz"):
             handle: gzip.GzipFile | IO[bytes] = gzip.open(file_path, "rb")  # noqa: SIM115 - closed below
@@ -189,7 +196,7 @@ def _line_blocks(file_path: Path) -> Iterator[Iterable[tuple[int, bytes]]]:
             pending: list[bytes] = [head] if head and head != b"\xef\xbb\xbf" else []
             pending_size = len(head)
             while True:
-                chunk = handle.read(_READ_CHUNK)
+                chunk = handle.read(read_size)
                 if not chunk:
                     break
                 if b"\n" not in chunk:
@@ -213,22 +220,42 @@ def _line_blocks(file_path: Path) -> Iterator[Iterable[tuple[int, bytes]]]:
                     # Empty lines or CRLF endings: not what the recorder writes,
                     # so this slower filter only runs for files edited by hand.
                     stripped = [(number + i, line.rstrip(b"\r")) for i, line in enumerate(lines)]
-                    yield [(n, line) for n, line in stripped if line]
+                    yield [(n, line) for n, line in stripped if line], None
                 else:
-                    yield zip(itertools.count(number), lines)
+                    yield zip(itertools.count(number), lines), _marked_lines(chunk, len(lines))
                 number += len(lines)
             if pending:
                 # Only a file shorter than its first read can end with newlines here.
                 *complete, last = b"".join(pending).split(b"\n")
                 stripped = [(number + i, line.rstrip(b"\r")) for i, line in enumerate(complete)]
-                yield [(n, line) for n, line in stripped if line]
+                yield [(n, line) for n, line in stripped if line], None
                 number += len(complete)
                 last = last.rstrip(b"\r")
                 if last:
                     _check_last_line(last, file_path, number)
-                    yield [(number, last)]
+                    yield [(number, last)], None
         except (OSError, EOFError, gzip.BadGzipFile) as exc:
             raise GoldenFormatError(file_path, f"cannot read ({exc})", line=number) from None
+
+
+def _marked_lines(chunk: bytes, line_count: int) -> list[int]:
+    """The indices of the first ``line_count`` lines of a chunk that hold the header mark.
+
+    Searched in the whole chunk at once: a call per line would cost more than
+    the rest of the split, and headers are a few lines in thousands.
+    """
+    found: list[int] = []
+    line = start = 0  # the index of the line that starts at ``start``
+    while (offset := chunk.find(_HEADER_MARK, start)) >= 0:
+        line += chunk.count(b"\n", start, offset)
+        if line >= line_count:
+            break
+        found.append(line)
+        end = chunk.find(b"\n", offset)
+        if end < 0:
+            break
+        line, start = line + 1, end + 1
+    return found
 
 
 _TOO_LONG: Final = (
@@ -319,7 +346,7 @@ def split_episodes(
     """
     iterator = iter(lines)
     batches = iter(lambda: list(itertools.islice(iterator, _BATCH_LINES)), [])
-    return _split_blocks(batches)
+    return _split_blocks(zip(batches, itertools.repeat(None)))
 
 
 def iter_episodes(
@@ -336,9 +363,7 @@ def count_episodes(path: str | Path) -> int:
     return sum(1 for _ in _split_blocks(_line_blocks(Path(path))))
 
 
-def _split_blocks(
-    blocks: Iterable[Iterable[tuple[int, bytes]]],
-) -> Iterator[Iterator[tuple[int, bytes]]]:
+def _split_blocks(blocks: Iterable[_Block]) -> Iterator[Iterator[tuple[int, bytes]]]:
     """split_episodes over blocks of lines (as _line_blocks reads them)."""
     cursor = _EpisodeCursor(iter(blocks))
     while cursor.next_episode():
@@ -348,15 +373,15 @@ def _split_blocks(
 class _EpisodeCursor:
     """Where the splitting of a file into episodes stands.
 
-    The header lines of a block of lines are found by a scan in C (``in`` on
-    each line, then a parse of the few lines that hold the mark), so an
-    episode's lines are handed out as slices of blocks: nothing runs in
-    Python per line.
+    The header lines of a block are found among the lines that hold the
+    header mark (given with the block, else found by a scan in C of each
+    line), by a parse of those few, so an episode's lines are handed out as
+    slices of blocks: nothing runs in Python per line.
     """
 
     __slots__ = ("_blocks", "at_start", "block", "episode", "heads", "position")
 
-    def __init__(self, blocks: Iterator[Iterable[tuple[int, bytes]]]) -> None:
+    def __init__(self, blocks: Iterator[_Block]) -> None:
         self._blocks = blocks
         self.block: list[tuple[int, bytes]] = []
         self.heads: list[int] = []  # the indices of the header lines of the block
@@ -368,15 +393,18 @@ class _EpisodeCursor:
 
     def _load(self) -> bool:
         """Move on to the next non-empty block; False at the end of the file."""
-        for block in self._blocks:
+        for block, marked in self._blocks:
             lines = block if type(block) is list else list(block)
             if lines:
-                raws = map(_RAW, lines)
-                marked = itertools.compress(
-                    itertools.count(), map(bytes.__contains__, raws, itertools.repeat(_HEADER_MARK))
-                )
+                candidates: Iterable[int]
+                if marked is None:
+                    raws = map(_RAW, lines)
+                    holds_mark = map(bytes.__contains__, raws, itertools.repeat(_HEADER_MARK))
+                    candidates = itertools.compress(itertools.count(), holds_mark)
+                else:
+                    candidates = marked
                 self.block = lines
-                self.heads = [index for index in marked if _is_header_line(lines[index][1])]
+                self.heads = [index for index in candidates if _is_header_line(lines[index][1])]
                 self.position = 0
                 return True
         self.block, self.heads, self.position = [], [], 0
