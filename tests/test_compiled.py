@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import orjson
+import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
@@ -99,8 +100,10 @@ def test_floats_within_and_beyond_the_tolerance_of_their_field() -> None:
     assert check(golden, {"obs": [1.0, 2.0], "reward": 1.0, "t": 2}) is False
 
 
-def test_an_infinite_difference_is_never_within_tolerance() -> None:
-    root = Tolerance.build(rtol=10.0).tree()
+@pytest.mark.parametrize("rtol", [10.0, 1e-6])
+def test_an_infinite_difference_is_never_within_tolerance(rtol: float) -> None:
+    # With rtol 10 the limit overflows to infinity too; with 1e-6 it cannot.
+    root = Tolerance.build(rtol=rtol).tree()
     check = compile_check({"x": 1.0}, root)
     assert check is not None
     assert check({"x": 1e308}, {"x": -1e308}) is False
@@ -117,6 +120,9 @@ def test_records_of_another_layout_are_left_to_the_walk() -> None:
     assert empty is not None
     assert empty({"obs": [7]}, {"obs": []}) is None
     assert empty({"obs": []}, {"obs": [7]}) is None
+    pair = compile_check({"obs": [1.0, 2.0]}, root)
+    assert pair is not None
+    assert pair({"obs": [1.0, 2.0]}, {"obs": [1.0, 2.0, 3.0]}) is None
 
 
 def test_an_ignored_key_cannot_hide_another() -> None:

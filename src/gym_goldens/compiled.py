@@ -27,6 +27,7 @@ Example:
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable
 from typing import Any, Final
 
@@ -78,8 +79,8 @@ def compile_check(template: dict[str, Any], root: _Node) -> Check | None:
     code = (
         "def check(g, a):\n"
         "    try:\n"
-        f"{body}\n"
-        "    except (KeyError, IndexError, TypeError):\n"
+        f"{body or 'pass'}\n"
+        "    except (KeyError, IndexError, TypeError, ValueError):\n"
         "        return None\n"
         "    return True\n"
     )
@@ -103,42 +104,59 @@ def _emit(
     if kind is float:
         source.values += 1
         rtol, atol = float(node.rtol), float(node.atol)
+        if not golden.isidentifier():  # a subscript: looked up once, used up to three times
+            g, a = source.name(), source.name()
+            lines.append(f"{g} = {golden}")
+            lines.append(f"{a} = {actual}")
+            golden, actual = g, a
         # _float_matches, written out: within atol + rtol * |golden|, and not
-        # an infinite difference. Untagged JSON holds no NaN.
+        # an infinite difference. Untagged JSON holds no NaN and no infinity
+        # (orjson refuses 1e400), so the difference is infinite only past the
+        # largest float, and within the limit only when the limit can be too.
         lines.append(f"if {golden} != {actual}:")
         lines.append(f"    d = abs({actual} - {golden})")
         limit = f"{source.constant(atol)} + {source.constant(rtol)} * abs({golden})"
-        lines.append(f"    if not d <= {limit} or d == INF:")
+        if math.isinf(atol + rtol * sys.float_info.max):
+            lines.append(f"    if not d <= {limit} or d == INF:")
+        else:
+            lines.append(f"    if not d <= {limit}:")
         lines.append("        return False")
     elif kind is int or kind is str or kind is bool or value is None:
         source.values += 1
         lines.append(f"if {golden} != {actual}:")
         lines.append("    return False")
     elif kind is list:
-        # "[7]" and "[]" have the same skeleton: the length is checked.
-        g, a = source.name(), source.name()
-        lines.append(f"{g} = {golden}")
-        lines.append(f"{a} = {actual}")
-        lines.append(f"if len({g}) != {len(value)} or len({a}) != {len(value)}:")
-        lines.append("    return None")
-        for index, item in enumerate(value):
-            child = node.child(index)
-            if not _emit(source, f"{g}[{index}]", f"{a}[{index}]", item, child, depth=depth + 1):
+        if not value:
+            # "[7]" and "[]" have the same skeleton.
+            lines.append(f"if {golden} or {actual}:")
+            lines.append("    return None")
+            return True
+        # Unpacking checks the length (ValueError) and binds every item once.
+        gs = [source.name() for _ in value]
+        as_ = [source.name() for _ in value]
+        lines.append(f"{', '.join(gs)}, = {golden}")
+        lines.append(f"{', '.join(as_)}, = {actual}")
+        for index, (item, g, a) in enumerate(zip(value, gs, as_, strict=True)):
+            if not _emit(source, g, a, item, node.child(index), depth=depth + 1):
                 return False
     elif kind is dict:
-        g, a = source.name(), source.name()
-        lines.append(f"{g} = {golden}")
-        lines.append(f"{a} = {actual}")
+        if not golden.isidentifier():
+            g, a = source.name(), source.name()
+            lines.append(f"{g} = {golden}")
+            lines.append(f"{a} = {actual}")
+            golden, actual = g, a
         if any(node.child(key).ignored for key in value):
             # Every key of the template is looked up in both records, which
             # have as many keys: so they have the same keys, unless one is
             # ignored and not looked up. Then the key sets are compared.
             keys = source.constant(value.keys() | set())
-            lines.append(f"if {g}.keys() != {keys} or {a}.keys() != {keys}:")
+            lines.append(f"if {golden}.keys() != {keys} or {actual}.keys() != {keys}:")
             lines.append("    return None")
         for key, item in value.items():
             child = node.child(key)
-            if not _emit(source, f"{g}[{key!r}]", f"{a}[{key!r}]", item, child, depth=depth + 1):
+            if not _emit(
+                source, f"{golden}[{key!r}]", f"{actual}[{key!r}]", item, child, depth=depth + 1
+            ):
                 return False
     else:
         return False
