@@ -1,12 +1,8 @@
 """Plots of recordings: time series of each field, golden and actual overlaid.
 
-Every numeric leaf of a record (``obs[2]``, ``action``, ``reward``,
-``info.x_velocity``; the mean of an array stored as a summary) becomes a time
-series over the steps of an episode, with the reset record at ``t = 0``. An
-episode is chosen by its number in a recording (a folder holding
-``trajectory.jsonl``, or that file), or given as an
-:class:`~gym_goldens.reader.Episode` read with
-:func:`~gym_goldens.reader.read_recording`.
+Every numeric leaf of a record is plotted over the steps of an episode (see
+:mod:`gym_goldens.series`, which reads them). An episode is chosen by its
+number in a recording (a folder holding ``trajectory.jsonl``, or that file).
 :func:`plot_comparison` draws golden and actual on one axis per field and
 their difference on an axis of its own below it, and marks the first step
 where the field leaves its tolerance.
@@ -32,25 +28,31 @@ Example:
 
 from __future__ import annotations
 
-import dataclasses
 import io
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 
-from gym_goldens.codec import ArraySummary
-from gym_goldens.diff import Comparison, EpisodeComparison, compare, format_path
+from gym_goldens.diff import Comparison, EpisodeComparison, compare
 from gym_goldens.errors import GoldenFormatError, GoldensError
-from gym_goldens.reader import Episode
-from gym_goldens.summary import episode_lines, iter_records, missing_episode
-from gym_goldens.tolerance import Tolerance, parse_pattern
+from gym_goldens.series import (
+    DEFAULT_FIELDS,
+    EpisodeSeries,
+    FieldComparison,
+    Series,
+    compare_series,
+    episode_series,
+    read_episode_series,
+)
+from gym_goldens.tolerance import Tolerance
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
+# The series a plot is drawn from are also reachable here, where they were first.
 __all__ = [
     "DEFAULT_FIELDS",
     "FieldComparison",
@@ -68,16 +70,11 @@ __all__ = [
     "write_divergence_plot",
 ]
 
-DEFAULT_FIELDS: Final = ("obs", "action", "reward")
-"""The fields plotted when none are chosen."""
-
 INSTALL_HINT: Final = 'pip install "pytest-gym-goldens[viz]"'
 
 MARKER_ID: Final = "first-divergence"
 """The ``gid`` of the lines that mark a field's first divergence."""
 
-_ALL_FIELDS: Final = ("obs", "action", "reward", "terminated", "truncated", "info")
-_MEAN: Final = "$mean"
 _GOLDEN_COLOR: Final = "#1f77b4"
 _ACTUAL_COLOR: Final = "#ff7f0e"
 _DIFF_COLOR: Final = "#6a3d9a"
@@ -86,9 +83,6 @@ _ONE_SIDED_COLOR: Final = "#d62728"
 _DIFFERENCE: Final = "actual \N{MINUS SIGN} golden"
 _MAX_TITLE_PATH: Final = 90
 _DPI: Final = 100
-_ADVANCE_EVERY: Final = 1000
-
-FieldPath = tuple[str | int, ...]
 
 
 class VizDependencyError(GoldensError, ImportError):
@@ -97,67 +91,6 @@ class VizDependencyError(GoldensError, ImportError):
 
 class NothingToPlotError(GoldensError, ValueError):
     """The chosen fields hold no numbers to plot."""
-
-
-@dataclasses.dataclass(frozen=True)
-class Series:
-    """One numeric leaf of the records of an episode, over time.
-
-    Attributes:
-        path: The leaf, such as ``("obs", 2)``; an array stored as a summary
-            gives ``(..., "$mean")``, the mean of its elements.
-        t: The steps that hold the leaf (the reset record is ``t = 0``).
-        values: Its values there, as floats.
-        discrete: Whether every value was an int or a bool.
-    """
-
-    path: FieldPath
-    t: np.ndarray[Any, np.dtype[np.int64]]
-    values: np.ndarray[Any, np.dtype[np.float64]]
-    discrete: bool
-
-    @property
-    def label(self) -> str:
-        """The leaf as text: ``obs[2]``, ``info.x``, ``mean(obs.image)``."""
-        return _label(self.path)
-
-
-@dataclasses.dataclass(frozen=True)
-class FieldComparison:
-    """Golden and actual values of one leaf, on the steps of either.
-
-    Attributes:
-        path: The leaf.
-        t: Every step that holds the leaf on either side.
-        golden: Golden values (NaN where the golden lacks the step).
-        actual: Actual values (NaN where the actual recording lacks it).
-        in_golden: Where the golden holds the step.
-        in_actual: Where the actual recording holds the step.
-        allowed: The largest difference the tolerance allows, per step.
-        first: The first step out of tolerance (or held by one side only),
-            None when the leaf matches throughout.
-        discrete: Whether the values are ints or bools on both sides.
-    """
-
-    path: FieldPath
-    t: np.ndarray[Any, np.dtype[np.int64]]
-    golden: np.ndarray[Any, np.dtype[np.float64]]
-    actual: np.ndarray[Any, np.dtype[np.float64]]
-    in_golden: np.ndarray[Any, np.dtype[np.bool_]]
-    in_actual: np.ndarray[Any, np.dtype[np.bool_]]
-    allowed: np.ndarray[Any, np.dtype[np.float64]]
-    first: int | None
-    discrete: bool
-
-    @property
-    def label(self) -> str:
-        """The leaf as text."""
-        return _label(self.path)
-
-    @property
-    def diverges(self) -> bool:
-        """Whether the leaf leaves its tolerance somewhere."""
-        return self.first is not None
 
 
 def require_matplotlib() -> None:
@@ -173,162 +106,6 @@ def require_matplotlib() -> None:
             f"plots need matplotlib, which is not installed; install it with: {INSTALL_HINT}"
         ) from None
     del matplotlib
-
-
-def episode_series(
-    recording: str | Path | Episode,
-    fields: Sequence[str] | None = DEFAULT_FIELDS,
-    *,
-    episode: int = 0,
-    advance: Callable[[int], None] | None = None,
-) -> list[Series]:
-    """The numeric leaves of the chosen fields of one episode, over time.
-
-    Args:
-        recording: A recording folder or a recording file, or an
-            :class:`~gym_goldens.reader.Episode` already read (then
-            ``episode`` is not used).
-        fields: Field patterns (``"obs"``, ``"obs[2]"``, ``"info.*"``); None
-            for every field.
-        episode: The episode, numbered from 0 in the recording (in the file,
-            when ``recording`` is a file).
-        advance: Called with the number of records read, now and then (for
-            a progress bar).
-
-    Raises:
-        GoldenFormatError: The recording cannot be read or has no such episode.
-        ValueError: A field pattern is malformed.
-
-    Example:
-        >>> import gymnasium as gym, tempfile
-        >>> from gym_goldens import RecordTrajectory
-        >>> out = tempfile.mkdtemp()
-        >>> env = RecordTrajectory(gym.make("CartPole-v1"), out)
-        >>> for seed in (0, 1):
-        ...     _ = env.reset(seed=seed); _ = env.step(0)
-        >>> env.close()
-        >>> [s.label for s in episode_series(out, ["reward"], episode=1)]
-        ['reward']
-    """
-    found = _read(recording, episode, fields, advance)
-    assert found is not None  # only missing_ok reads give None
-    return found.series
-
-
-@dataclasses.dataclass(frozen=True)
-class _Read:
-    """One episode, read for a plot.
-
-    Attributes:
-        series: Its numeric leaves over time.
-        path: The file that holds it.
-        header: Its header record, if it has one.
-        lines: Its first and last line in the file (None when it was given
-            as an Episode already read).
-    """
-
-    series: list[Series]
-    path: Path
-    header: dict[str, Any] | None
-    lines: tuple[int, int] | None
-
-
-def _read(
-    recording: str | Path | Episode,
-    episode: int,
-    fields: Sequence[str] | None,
-    advance: Callable[[int], None] | None,
-    *,
-    missing_ok: bool = False,
-) -> _Read | None:
-    """Read one episode's series; None for a missing episode when ``missing_ok``."""
-    # Patterns first: a typo is reported before a long file is read.
-    selectors = [parse_pattern(field) for field in (fields or _ALL_FIELDS)]
-    if isinstance(recording, Episode):
-        series = _collect(recording.records, selectors, advance)
-        return _Read(series, recording.path, recording.header, None)
-    found = episode_lines(recording, episode)
-    if found is None:
-        if missing_ok and episode >= 0:
-            return None
-        raise missing_episode(recording, episode)
-    path, lines = found
-    first = last = 0
-    header: dict[str, Any] | None = None
-
-    def records() -> Iterator[dict[str, Any]]:
-        nonlocal first, last, header
-        for number, record in iter_records(path, lines):
-            first, last = first or number, number
-            if header is None and record["event"] == "header":
-                header = record
-            yield record
-
-    series = _collect(records(), selectors, advance)
-    return _Read(series, path, header, (first, last))
-
-
-def _collect(
-    records: Iterable[dict[str, Any]],
-    selectors: Sequence[tuple[str | int, ...]],
-    advance: Callable[[int], None] | None,
-) -> list[Series]:
-    tops = [key for key in _ALL_FIELDS if any(s[0] in (key, "*") for s in selectors)]
-    columns: dict[FieldPath, tuple[list[int], list[float], list[bool]]] = {}
-    count = 0
-    for record in records:
-        count += 1
-        if advance is not None and count % _ADVANCE_EVERY == 0:
-            advance(_ADVANCE_EVERY)
-        event = record["event"]
-        if event == "header":
-            continue
-        t = 0 if event == "reset" else int(record["t"])
-        leaves: list[tuple[FieldPath, float, bool]] = []
-        for key in tops:
-            if key in record:
-                _leaves(record[key], (key,), leaves)
-        for leaf, value, discrete in leaves:
-            column = columns.get(leaf)
-            if column is None:
-                if not any(_selects(s, leaf) for s in selectors):
-                    continue
-                column = columns[leaf] = ([], [], [])
-            column[0].append(t)
-            column[1].append(value)
-            column[2].append(discrete)
-    if advance is not None and count % _ADVANCE_EVERY:
-        advance(count % _ADVANCE_EVERY)
-    return [
-        Series(
-            leaf,
-            np.asarray(ts, dtype=np.int64),
-            np.asarray(values, dtype=np.float64),
-            all(flags),
-        )
-        for leaf, (ts, values, flags) in _ordered(columns, selectors)
-    ]
-
-
-def compare_series(
-    golden: Sequence[Series], actual: Sequence[Series], tolerance: Tolerance | None = None
-) -> list[FieldComparison]:
-    """Line up golden and actual series leaf by leaf and find where they part.
-
-    A step matches as in :func:`gym_goldens.compare`: within
-    ``atol + rtol * |golden|``, NaN matching NaN; ints and bools exactly;
-    ignored fields are left out. A step held by one side only diverges.
-    """
-    tolerance = tolerance or Tolerance()
-    golden_by_path = {series.path: series for series in golden}
-    actual_by_path = {series.path: series for series in actual}
-    found = []
-    for path in dict.fromkeys([*golden_by_path, *actual_by_path]):
-        rtol, atol, ignored = _tolerance_at(tolerance, path)
-        if not ignored:
-            golden_series, actual_series = golden_by_path.get(path), actual_by_path.get(path)
-            found.append(_compare_one(path, golden_series, actual_series, rtol, atol))
-    return found
 
 
 def plot_recording(
@@ -355,7 +132,7 @@ def plot_recording(
         GoldenFormatError: The recording cannot be read or lacks the episode.
     """
     require_matplotlib()
-    found = _read(path, episode, fields, advance)
+    found = read_episode_series(path, episode, fields, advance)
     assert found is not None  # only missing_ok reads give None
     series = found.series
     if not series:
@@ -434,12 +211,12 @@ def plot_comparison(
         index, label = episode, f"episode {episode}"
         golden_source, actual_source = Path(golden), Path(actual)
     golden_read = (
-        _read(golden_source, index, fields, advance, missing_ok=True)
+        read_episode_series(golden_source, index, fields, advance, missing_ok=True)
         if golden_source is not None
         else None
     )
     actual_read = (
-        _read(actual_source, index, fields, advance, missing_ok=True)
+        read_episode_series(actual_source, index, fields, advance, missing_ok=True)
         if actual_source is not None
         else None
     )
@@ -713,8 +490,8 @@ def _shade_one_sided(axes: Axes, item: FieldComparison) -> None:
 
 def _comparison_title(
     heading: str,
-    golden: _Read | None,
-    actual: _Read | None,
+    golden: EpisodeSeries | None,
+    actual: EpisodeSeries | None,
     fields: tuple[Sequence[FieldComparison], Sequence[FieldComparison], Sequence[FieldComparison]],
     display: Callable[[Path], str],
 ) -> str:
@@ -735,100 +512,6 @@ def _comparison_title(
     return "\n".join(lines)
 
 
-def _compare_one(
-    path: FieldPath, golden: Series | None, actual: Series | None, rtol: float, atol: float
-) -> FieldComparison:
-    golden_t = golden.t if golden is not None else np.empty(0, dtype=np.int64)
-    actual_t = actual.t if actual is not None else np.empty(0, dtype=np.int64)
-    grid = np.union1d(golden_t, actual_t)
-    golden_values = np.full(grid.shape, np.nan)
-    actual_values = np.full(grid.shape, np.nan)
-    in_golden = np.zeros(grid.shape, dtype=bool)
-    in_actual = np.zeros(grid.shape, dtype=bool)
-    if golden is not None:
-        index = np.searchsorted(grid, golden.t)
-        golden_values[index] = golden.values
-        in_golden[index] = True
-    if actual is not None:
-        index = np.searchsorted(grid, actual.t)
-        actual_values[index] = actual.values
-        in_actual[index] = True
-    discrete = (golden is None or golden.discrete) and (actual is None or actual.discrete)
-    if discrete:
-        allowed = np.zeros(grid.shape)
-    else:
-        allowed = atol + rtol * np.abs(
-            np.nan_to_num(golden_values, nan=0.0, posinf=0.0, neginf=0.0)
-        )
-    with np.errstate(invalid="ignore"):
-        close = (golden_values == actual_values) | (
-            np.abs(actual_values - golden_values) <= allowed
-        )
-    both_nan = np.isnan(golden_values) & np.isnan(actual_values)
-    matches = in_golden & in_actual & (close | both_nan)
-    misses = np.flatnonzero(~matches)
-    first = int(grid[misses[0]]) if misses.size else None
-    return FieldComparison(
-        path, grid, golden_values, actual_values, in_golden, in_actual, allowed, first, discrete
-    )
-
-
-def _tolerance_at(tolerance: Tolerance, path: FieldPath) -> tuple[float, float, bool]:
-    node = tolerance.tree()
-    for segment in path:
-        if segment == _MEAN:
-            break
-        node = node.child(segment)
-        if node.ignored:
-            return node.rtol, node.atol, True
-    return node.rtol, node.atol, node.ignored
-
-
-def _leaves(value: Any, path: FieldPath, out: list[tuple[FieldPath, float, bool]]) -> None:
-    kind = type(value)
-    if kind is float:
-        out.append((path, value, False))
-    elif kind is int or kind is bool:
-        try:
-            out.append((path, float(value), True))
-        except OverflowError:  # an int beyond float range has no place on an axis
-            return
-    elif kind is list:
-        for index, item in enumerate(value):
-            _leaves(item, (*path, index), out)
-    elif kind is dict:
-        for key, item in value.items():
-            _leaves(item, (*path, key), out)
-    elif isinstance(value, ArraySummary) and value.mean is not None:
-        out.append(((*path, _MEAN), float(value.mean), False))
-
-
-def _selects(selector: tuple[str | int, ...], path: FieldPath) -> bool:
-    if len(selector) > len(path):
-        return False
-    return all(
-        wanted in ("*", got) for wanted, got in zip(selector, path[: len(selector)], strict=True)
-    )
-
-
-def _ordered(
-    columns: dict[FieldPath, tuple[list[int], list[float], list[bool]]],
-    selectors: Sequence[tuple[str | int, ...]],
-) -> Iterable[tuple[FieldPath, tuple[list[int], list[float], list[bool]]]]:
-    """Leaves in the order of the selectors that chose them, then as found."""
-
-    def rank(leaf: FieldPath) -> int:
-        return next(i for i, selector in enumerate(selectors) if _selects(selector, leaf))
-
-    return sorted(columns.items(), key=lambda item: rank(item[0]))
-
-
-def _label(path: FieldPath) -> str:
-    if path and path[-1] == _MEAN:
-        return f"mean({format_path(path[:-1])})"
-    return format_path(path)
-
-
 def _holder(recording: str | Path, file: Path | None) -> Path | None:
     """The recording in which an episode of a comparison has its number.
 
@@ -847,7 +530,7 @@ def _episode_label(episode: EpisodeComparison) -> str:
     return f"sub-env {episode.env}, episode {episode.index}"
 
 
-def _name(found: Sequence[_Read | None], given: str | Path) -> str:
+def _name(found: Sequence[EpisodeSeries | None], given: str | Path) -> str:
     """The env's id (from a header), else the name of the recording folder."""
     for item in found:
         env = ((item.header if item else None) or {}).get("env")
@@ -858,7 +541,7 @@ def _name(found: Sequence[_Read | None], given: str | Path) -> str:
     return given_path.name if given_path.is_dir() else given_path.parent.name
 
 
-def _where(found: _Read, display: Callable[[Path], str]) -> str:
+def _where(found: EpisodeSeries, display: Callable[[Path], str]) -> str:
     """The file of an episode and its lines there."""
     where = _short(display(found.path))
     if found.lines is not None:
@@ -872,7 +555,7 @@ def _short(path: Path | str) -> str:
     return text if len(text) <= _MAX_TITLE_PATH else "…" + text[-(_MAX_TITLE_PATH - 1) :]
 
 
-def _nothing_message(found: _Read, episode: int, fields: Sequence[str] | None) -> str:
+def _nothing_message(found: EpisodeSeries, episode: int, fields: Sequence[str] | None) -> str:
     chosen = ", ".join(fields) if fields else "any field"
     return (
         f"{_where(found, str)}: no numbers to plot in {chosen} (episode {episode}); "
