@@ -193,10 +193,14 @@ def _line_blocks(file_path: Path, chunk_size: int | None = None) -> Iterator[_Bl
             # than readline(); the lines of a chunk are yielded from a list.
             head = handle.read(3)
             # A UTF-8 byte-order mark is skipped; anything else starts line 1.
-            pending: list[bytes] = [head] if head and head != b"\xef\xbb\xbf" else []
-            pending_size = len(head)
+            first_read = b"" if head == b"\xef\xbb\xbf" else head
+            # The unfinished line read so far: pieces holding no newline.
+            pending: list[bytes] = []
+            pending_size = 0
             while True:
                 chunk = handle.read(read_size)
+                if first_read:
+                    chunk, first_read = first_read + chunk, b""
                 if not chunk:
                     break
                 if b"\n" not in chunk:
@@ -209,29 +213,20 @@ def _line_blocks(file_path: Path, chunk_size: int | None = None) -> Iterator[_Bl
                 # too long; it is checked before the chunks are joined.
                 if pending_size + chunk.find(b"\n") > _MAX_LINE_BYTES:
                     raise GoldenFormatError(file_path, _TOO_LONG, line=number)
-                if pending:
-                    chunk = b"".join([*pending, chunk])
-                    pending, pending_size = [], 0
                 lines = chunk.split(b"\n")
+                head_line = lines[0]
+                if pending:
+                    # Joined to the first line only: joining the whole chunk
+                    # would copy it, page faults and all.
+                    lines[0] = b"".join([*pending, lines[0]])
+                    pending, pending_size = [], 0
                 rest = lines.pop()
                 if rest:
                     pending, pending_size = [rest], len(rest)
-                # b"" in lines, not b"\n\n" in chunk: a tenth of the time.
-                if b"\r" in chunk or b"" in lines:
-                    # Empty lines or CRLF endings: not what the recorder writes,
-                    # so this slower filter only runs for files edited by hand.
-                    stripped = [(number + i, line.rstrip(b"\r")) for i, line in enumerate(lines)]
-                    yield [(n, line) for n, line in stripped if line], None
-                else:
-                    yield zip(itertools.count(number), lines), _marked_lines(chunk, len(lines))
+                yield _block(lines, number, chunk, second_line=len(head_line) + 1)
                 number += len(lines)
             if pending:
-                # Only a file shorter than its first read can end with newlines here.
-                *complete, last = b"".join(pending).split(b"\n")
-                stripped = [(number + i, line.rstrip(b"\r")) for i, line in enumerate(complete)]
-                yield [(n, line) for n, line in stripped if line], None
-                number += len(complete)
-                last = last.rstrip(b"\r")
+                last = b"".join(pending).rstrip(b"\r")
                 if last:
                     _check_last_line(last, file_path, number)
                     yield [(number, last)], None
@@ -239,14 +234,33 @@ def _line_blocks(file_path: Path, chunk_size: int | None = None) -> Iterator[_Bl
             raise GoldenFormatError(file_path, f"cannot read ({exc})", line=number) from None
 
 
-def _marked_lines(chunk: bytes, line_count: int) -> list[int]:
-    """The indices of the first ``line_count`` lines of a chunk that hold the header mark.
+def _block(lines: list[bytes], number: int, chunk: bytes, *, second_line: int) -> _Block:
+    """The block of the complete lines of a read, the first numbered ``number``.
 
-    Searched in the whole chunk at once: a call per line would cost more than
-    the rest of the split, and headers are a few lines in thousands.
+    ``lines[0]`` may hold earlier reads as well; the others are ``chunk``'s
+    from offset ``second_line`` on.
+    """
+    # b"" in lines, not b"\n\n" in chunk: a tenth of the time.
+    if b"\r" in chunk or b"" in lines or b"\r" in lines[0]:
+        # Empty lines or CRLF endings: not what the recorder writes, so this
+        # slower filter only runs for files edited by hand.
+        stripped = [(number + i, line.rstrip(b"\r")) for i, line in enumerate(lines)]
+        return [(n, line) for n, line in stripped if line], None
+    marked = [0] if _HEADER_MARK in lines[0] else []
+    marked += _marked_lines(chunk, len(lines), start=second_line)
+    return zip(itertools.count(number), lines), marked
+
+
+def _marked_lines(chunk: bytes, line_count: int, *, start: int) -> list[int]:
+    """The indices of the lines of a chunk that hold the header mark.
+
+    Searched in the chunk at once from ``start``, the offset where its second
+    line starts, up to the end of line ``line_count - 1``: a call per line
+    would cost more than the rest of the split, and headers are a few lines
+    in thousands.
     """
     found: list[int] = []
-    line = start = 0  # the index of the line that starts at ``start``
+    line = 1  # the index of the line that starts at ``start``
     while (offset := chunk.find(_HEADER_MARK, start)) >= 0:
         line += chunk.count(b"\n", start, offset)
         if line >= line_count:
