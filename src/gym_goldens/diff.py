@@ -56,6 +56,7 @@ _INF: Final = math.inf
 _NUMERALS: Final = b"0123456789+-"
 _MAX_DIFFERENCES: Final = 20
 _MAX_CHECKS: Final = 512
+_MAX_HEADERS: Final = 64
 # Compiled checks by tolerance tree and skeleton (the tree is kept to tell a
 # reused id apart).
 _CHECKS: dict[tuple[int, bool, bytes], tuple[_Node, Check | None]] = {}
@@ -254,8 +255,11 @@ def _compare_files(
             yield EpisodeComparison(index, golden_files[0], actual_files[0])
         return
     pairs = itertools.zip_longest(iter_episodes(golden_files), iter_episodes(actual_files))
+    # Parsed header lines by their bytes: the episodes of a recording mostly
+    # repeat one header, and a header costs as much to parse as a few steps.
+    headers: dict[bytes, dict[str, Any]] = {}
     for index, (g, a) in enumerate(pairs):
-        yield _compare_episode(index, g, a, root)
+        yield _compare_episode(index, g, a, root, headers)
 
 
 def _compare_vector(
@@ -293,7 +297,11 @@ _EpisodeLines = tuple[Path, Iterator[tuple[int, bytes]]]
 
 
 def _compare_episode(
-    index: int, golden: _EpisodeLines | None, actual: _EpisodeLines | None, root: _Node
+    index: int,
+    golden: _EpisodeLines | None,
+    actual: _EpisodeLines | None,
+    root: _Node,
+    headers: dict[bytes, dict[str, Any]],
 ) -> EpisodeComparison:
     if golden is None or actual is None:
         present = golden or actual
@@ -307,17 +315,21 @@ def _compare_episode(
             actual_steps=steps if actual else 0,
             differing_records=steps + 1,
         )
-    return _compare_lines(index, golden, actual, root)
+    return _compare_lines(index, golden, actual, root, headers)
 
 
 # One loop over every line pair, inlined for speed: hence its length.
 def _compare_lines(  # noqa: PLR0915
-    index: int, golden_episode: _EpisodeLines, actual_episode: _EpisodeLines, root: _Node
+    index: int,
+    golden_episode: _EpisodeLines,
+    actual_episode: _EpisodeLines,
+    root: _Node,
+    headers: dict[bytes, dict[str, Any]],
 ) -> EpisodeComparison:
     golden, golden_lines = golden_episode
     actual, actual_lines = actual_episode
-    golden_header, golden_next = _read_header(golden, golden_lines)
-    actual_header, actual_next = _read_header(actual, actual_lines)
+    golden_header, golden_next = _read_header(golden, golden_lines, headers)
+    actual_header, actual_next = _read_header(actual, actual_lines, headers)
     header_differences: tuple[Difference, ...] = ()
     if golden_header is not None and actual_header is not None:
         try:
@@ -477,12 +489,21 @@ def _divergence(
 
 
 def _read_header(
-    path: Path, lines: Iterator[tuple[int, bytes]]
+    path: Path, lines: Iterator[tuple[int, bytes]], headers: dict[bytes, dict[str, Any]]
 ) -> tuple[dict[str, Any] | None, list[tuple[int, bytes]]]:
-    """Take the header off the front of ``lines``; return what else was read."""
+    """Take the header off the front of ``lines``; return what else was read.
+
+    ``headers`` holds the headers parsed so far, by their line's bytes.
+    """
     for number, raw in lines:
+        record = headers.get(raw)
+        if record is not None:
+            return record, []
         record = parse_record(raw, path, number)
         if record["event"] == "header":
+            if len(headers) >= _MAX_HEADERS:
+                headers.clear()
+            headers[raw] = record
             return record, []
         return None, [(number, raw)]
     return None, []
