@@ -30,17 +30,40 @@ def test_importing_the_plugin_loads_nothing_heavy(module: str) -> None:
     assert result.stdout.strip() == ""
 
 
+# Each module pytest loads from a plugin costs more than a plain import: it
+# goes through the assertion rewriting hook, which reads its cached bytecode
+# ten times slower than the import system.
+STARTUP_MODULES = (
+    "gym_goldens",
+    "gym_goldens.pytest_plugin",
+    "gym_goldens.session",
+    "gym_goldens.settings",
+    "gym_goldens.stale",
+)
+
+
 def test_a_pytest_run_without_golden_tests_loads_nothing_heavy(pytester: pytest.Pytester) -> None:
     pytester.makeconftest(
         f"""
         import sys
 
-        def pytest_collection_finish(session):
+        def pytest_sessionfinish(session):
             loaded = sorted(name for name in {HEAVY!r} if name in sys.modules)
-            plugin = "gym_goldens.pytest_plugin" in sys.modules
-            print("plugin loaded:", plugin, "heavy modules:", ",".join(loaded) or "none")
+            ours = sorted(name for name in sys.modules if name.split(".")[0] == "gym_goldens")
+            print("heavy modules:", ",".join(loaded) or "none")
+            print("plugin modules:", ",".join(ours))
         """
     )
     pytester.makepyfile("def test_one():\n    assert 1 + 1 == 2\n")
     result = pytester.runpytest_subprocess("--collect-only", "-q", "-s")
-    result.stdout.fnmatch_lines(["plugin loaded: True heavy modules: none"])
+    result.stdout.fnmatch_lines(
+        ["heavy modules: none", f"plugin modules: {','.join(sorted(STARTUP_MODULES))}"]
+    )
+
+
+def test_the_defaults_written_out_for_start_up_are_the_defaults() -> None:
+    from gym_goldens import codec, settings, tolerance
+
+    assert settings.DEFAULT_MAX_ARRAY_SIZE == codec.DEFAULT_MAX_ARRAY_SIZE
+    assert settings.DEFAULT_RTOL == tolerance.DEFAULT_RTOL
+    assert settings.DEFAULT_ATOL == tolerance.DEFAULT_ATOL

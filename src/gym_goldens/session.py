@@ -19,7 +19,6 @@ import pytest
 
 from gym_goldens.settings import GoldensSettings
 from gym_goldens.stale import WORKER_OUTPUT_KEY, StaleTracker
-from gym_goldens.store import golden_file_dir, golden_test_dir
 
 __all__ = [
     "PROTECTED_ATTRIBUTE",
@@ -71,6 +70,9 @@ def relative_golden_dir(settings: GoldensSettings, path: Path) -> str:
 
 def protected_dirs(item: pytest.Item, settings: GoldensSettings) -> list[str]:
     """The golden folder of a test that did not run to the end (skipped, xfailed)."""
+    # Not imported with this module, which loads in every pytest run.
+    from gym_goldens.store import golden_test_dir
+
     test_dir = golden_test_dir(settings.goldens_dir, golden_nodeid(item, settings))
     return [relative_golden_dir(settings, test_dir)]
 
@@ -166,12 +168,9 @@ class GoldensSession:
         self.tracker.deselected += len(items)
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        root = self.settings.goldens_dir
-        # The folder depends on the file part of a node id only: once per file.
-        files = {item.nodeid.partition("::")[0] for item in session.items}
-        for file in files:
-            folder = golden_file_dir(root, file)
-            self.tracker.file_dirs.add(relative_golden_dir(self.settings, folder))
+        # Golden folders depend on the file part of a node id only; they are
+        # worked out when the stale goldens are looked for, if they are.
+        self.tracker.test_files.update(item.nodeid.partition("::")[0] for item in session.items)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: object | None) -> None:

@@ -9,14 +9,15 @@ from typing import Final
 
 import pytest
 
-from gym_goldens.tolerance import DEFAULT_ATOL, DEFAULT_RTOL
-
 __all__ = ["GoldensSettings", "add_options", "settings_key"]
 
 _GROUP: Final = "gym-goldens"
-# codec.DEFAULT_MAX_ARRAY_SIZE, written out: the codec imports numpy, which
-# must not load at pytest start-up.
+# Written out, as they load in every pytest run: codec.DEFAULT_MAX_ARRAY_SIZE
+# (the codec imports numpy) and tolerance.DEFAULT_RTOL and DEFAULT_ATOL.
+# tests/test_startup.py checks that they agree.
 DEFAULT_MAX_ARRAY_SIZE: Final = 4096
+DEFAULT_RTOL: Final = 1e-6
+DEFAULT_ATOL: Final = 1e-12
 
 
 @dataclasses.dataclass(frozen=True)

@@ -34,7 +34,8 @@ class StaleTracker:
     they compare equal across processes.
 
     Attributes:
-        file_dirs: The golden folders of the collected test files.
+        test_files: The collected test files (the file part of node ids);
+            their golden folders are looked at.
         used: The golden folders that tests compared or updated.
         protected: The golden folders of tests that were skipped: their
             goldens are not stale, they were just not reached.
@@ -43,7 +44,7 @@ class StaleTracker:
             known before the end (for example, tests picked by node id).
     """
 
-    file_dirs: set[str] = dataclasses.field(default_factory=set)
+    test_files: set[str] = dataclasses.field(default_factory=set)
     used: set[str] = dataclasses.field(default_factory=set)
     protected: set[str] = dataclasses.field(default_factory=set)
     deselected: int = 0
@@ -51,11 +52,11 @@ class StaleTracker:
 
     def worker_output(self) -> dict[str, Any]:
         """What a pytest-xdist worker sends back (plain, serialisable data)."""
-        return {"file_dirs": sorted(self.file_dirs), "deselected": self.deselected}
+        return {"test_files": sorted(self.test_files), "deselected": self.deselected}
 
     def merge_worker_output(self, output: dict[str, Any]) -> None:
         """Add what a pytest-xdist worker sent back."""
-        self.file_dirs.update(output.get("file_dirs", ()))
+        self.test_files.update(output.get("test_files", ()))
         self.deselected += int(output.get("deselected", 0))
 
     def incomplete_reason(self, exitstatus: int) -> str | None:
@@ -68,13 +69,20 @@ class StaleTracker:
             return "1 test was deselected"
         if self.deselected:
             return f"{self.deselected} tests were deselected"
-        if not self.file_dirs:
+        if not self.test_files:
             return "no test file was collected"
         return None
 
     def stale(self, goldens_dir: Path) -> list[str]:
         """The golden folders of the collected files that no test used."""
-        return find_stale(goldens_dir, self.file_dirs, self.used, self.protected)
+        # Not imported with this module, which loads in every pytest run.
+        from gym_goldens.store import golden_file_dir
+
+        file_dirs = {
+            golden_file_dir(goldens_dir, file).relative_to(goldens_dir).as_posix()
+            for file in self.test_files
+        }
+        return find_stale(goldens_dir, file_dirs, self.used, self.protected)
 
 
 def find_stale(
