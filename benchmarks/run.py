@@ -533,7 +533,7 @@ def main(argv: list[str] | None = None) -> int:
         if "memory" in only:
             rows += bench_memory(10_000, 100_000 if quick else 1_000_000, work)
         if "startup" in only:
-            rows += bench_startup(5 if quick else 25, work)
+            rows += bench_startup(5 if quick else 40, work)
     print(f"machine: {machine()}")
     print(f"command: python benchmarks/run.py{' --quick' if quick else ''}")
     print()
