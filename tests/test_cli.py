@@ -22,36 +22,7 @@ from gym_goldens import RecordTrajectory, compare
 from gym_goldens.cli import main
 from gym_goldens.reader import read_recording
 from tests.legacy import write_format_1
-
-
-def record_cartpole(out: Path, *, steps: int = 40) -> Path:
-    """Two episodes: ``steps`` steps of a pole kept upright, then ten random steps."""
-    env = RecordTrajectory(gym.make("CartPole-v1"), out)
-    env.action_space.seed(0)
-    obs, _ = env.reset(seed=0)
-    for _ in range(steps):
-        obs, _, _, _, _ = env.step(int(obs[2] + 0.5 * obs[3] > 0))
-    env.reset()
-    for _ in range(10):
-        env.step(env.action_space.sample())
-    env.close()
-    return out
-
-
-def perturb(golden: Path, actual: Path, *, from_t: int, delta: float = 0.01) -> Path:
-    """Copy a recording, adding ``delta`` to obs[2] of episode 0 from step ``from_t`` on."""
-    shutil.copytree(golden, actual)
-    path = actual / "trajectory.jsonl"
-    lines = path.read_bytes().splitlines()
-    episode = -1
-    for number, raw in enumerate(lines):
-        record = orjson.loads(raw)
-        episode += record["event"] == "header"
-        if episode == 0 and record["event"] == "step" and record["t"] >= from_t:
-            record["obs"][2] += delta
-            lines[number] = orjson.dumps(record, option=orjson.OPT_SORT_KEYS)
-    path.write_bytes(b"\n".join(lines) + b"\n")
-    return actual
+from tests.recordings import perturb, record_cartpole
 
 
 def second_header(recording: Path) -> int:
@@ -61,12 +32,14 @@ def second_header(recording: Path) -> int:
 
 @pytest.fixture(scope="module")
 def golden(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return record_cartpole(tmp_path_factory.mktemp("goldens") / "CartPole-v1")
+    return record_cartpole(tmp_path_factory.mktemp("goldens") / "CartPole-v1", steps=40)
 
 
 @pytest.fixture(scope="module")
 def actual(golden: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return perturb(golden, tmp_path_factory.mktemp("actual") / "CartPole-v1", from_t=17)
+    return perturb(
+        golden, tmp_path_factory.mktemp("actual") / "CartPole-v1", index=2, from_t=17, delta=0.01
+    )
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str | Path) -> tuple[int, str, str]:
