@@ -136,4 +136,30 @@ def test_an_ignored_key_cannot_hide_another() -> None:
 
 
 def test_huge_records_are_not_compiled() -> None:
-    assert compile_check({"obs": [0.5] * 5000}, Tolerance().tree()) is None
+    mixed = [0.5, 1] * 2500  # no loop for arrays that are not all floats
+    assert compile_check({"obs": mixed}, Tolerance().tree()) is None
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    values=st.lists(_FLOATS, min_size=17, max_size=60),
+    scales=st.lists(st.sampled_from([1.0, 1.0, 1 + 1e-9, 1 + 1e-3, -1.0]), min_size=60),
+    tolerance=st.sampled_from(TOLERANCES),
+    length=st.sampled_from([0, 1, -1]),
+)
+def test_a_long_float_array_is_checked_in_a_loop_that_agrees_with_the_walk(
+    values: list[float], scales: list[float], tolerance: Tolerance, length: int
+) -> None:
+    root = tolerance.tree()
+    check = compile_check({"obs": values, "t": 1}, root)
+    assert check is not None
+    actual = [value * scale for value, scale in zip(values, scales, strict=False)]
+    if length:  # one more or one less item: not the layout compiled for
+        actual = [*actual, 0.5] if length > 0 else actual[:-1]
+    golden_record, actual_record = {"obs": values, "t": 1}, {"obs": actual, "t": 1}
+    verdict = check(golden_record, actual_record)
+    if length:
+        assert verdict is None
+    else:
+        assert verdict == _equal(golden_record, actual_record, root)
+    assert check(golden_record, golden_record) is True

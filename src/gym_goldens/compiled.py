@@ -38,6 +38,8 @@ __all__ = ["Check", "compile_check"]
 Check = Callable[[Any, Any], "bool | None"]
 
 _MAX_VALUES: Final = 2000
+# Longer arrays of floats are compared in a loop.
+_UNROLLED: Final = 16
 
 
 class _Source:
@@ -103,24 +105,12 @@ def _emit(
     lines = source.lines
     if kind is float:
         source.values += 1
-        rtol, atol = float(node.rtol), float(node.atol)
         if not golden.isidentifier():  # a subscript: looked up once, used up to three times
             g, a = source.name(), source.name()
             lines.append(f"{g} = {golden}")
             lines.append(f"{a} = {actual}")
             golden, actual = g, a
-        # _float_matches, written out: within atol + rtol * |golden|, and not
-        # an infinite difference. Untagged JSON holds no NaN and no infinity
-        # (orjson refuses 1e400), so the difference is infinite only past the
-        # largest float, and within the limit only when the limit can be too.
-        lines.append(f"if {golden} != {actual}:")
-        lines.append(f"    d = abs({actual} - {golden})")
-        limit = f"{source.constant(atol)} + {source.constant(rtol)} * abs({golden})"
-        if math.isinf(atol + rtol * sys.float_info.max):
-            lines.append(f"    if not d <= {limit} or d == INF:")
-        else:
-            lines.append(f"    if not d <= {limit}:")
-        lines.append("        return False")
+        _emit_float(source, golden, actual, node, indent="")
     elif kind is int or kind is str or kind is bool or value is None:
         source.values += 1
         lines.append(f"if {golden} != {actual}:")
@@ -131,6 +121,18 @@ def _emit(
             lines.append(f"if {golden} or {actual}:")
             lines.append("    return None")
             return True
+        if node.leaf and len(value) > _UNROLLED and all(type(item) is float for item in value):
+            # A long array of floats with one tolerance: a loop, not thousands
+            # of lines that take longer to compile than to run.
+            source.values += 1
+            g, a, x, y = (source.name() for _ in range(4))
+            lines.append(f"{g} = {golden}")
+            lines.append(f"{a} = {actual}")
+            lines.append(f"if len({g}) != {len(value)} or len({a}) != {len(value)}:")
+            lines.append("    return None")
+            lines.append(f"for {x}, {y} in zip({g}, {a}):")
+            _emit_float(source, x, y, node, indent="    ")
+            return source.values <= _MAX_VALUES
         # Unpacking checks the length (ValueError) and binds every item once.
         gs = [source.name() for _ in value]
         as_ = [source.name() for _ in value]
@@ -161,3 +163,22 @@ def _emit(
     else:
         return False
     return source.values <= _MAX_VALUES
+
+
+def _emit_float(source: _Source, golden: str, actual: str, node: _Node, *, indent: str) -> None:
+    """Add the statements that compare two floats, held by the names ``golden`` and ``actual``."""
+    rtol, atol = float(node.rtol), float(node.atol)
+    # _float_matches, written out: within atol + rtol * |golden|, and not an
+    # infinite difference. Untagged JSON holds no NaN and no infinity (orjson
+    # refuses 1e400), so the difference is infinite only past the largest
+    # float, and within the limit only when the limit can be too.
+    limit = f"{source.constant(atol)} + {source.constant(rtol)} * abs({golden})"
+    within = f"d <= {limit}"
+    if math.isinf(atol + rtol * sys.float_info.max):
+        within += " and d != INF"
+    source.lines += [
+        f"{indent}if {golden} != {actual}:",
+        f"{indent}    d = abs({actual} - {golden})",
+        f"{indent}    if not ({within}):",
+        f"{indent}        return False",
+    ]
