@@ -135,6 +135,20 @@ def test_an_ignored_key_cannot_hide_another() -> None:
     assert check(golden, {"info": {"k2": 1.0, "a": 2.0}}) is None
 
 
+def test_a_long_int_array_is_compared_at_once() -> None:
+    root = Tolerance.build(rtol=0.5).tree()  # ints match exactly whatever the tolerance
+    check = compile_check({"obs": list(range(100))}, root)
+    assert check is not None
+    golden = {"obs": list(range(100))}
+    assert check(golden, {"obs": list(range(100))}) is True
+    assert check(golden, {"obs": [*range(99), 100]}) is False
+    assert check(golden, {"obs": list(range(101))}) is None
+    # An ignored item is not compared.
+    ignoring = compile_check(golden, Tolerance.build(ignore=["obs[99]"]).tree())
+    assert ignoring is not None
+    assert ignoring(golden, {"obs": [*range(99), 100]}) is True
+
+
 def test_huge_records_are_not_compiled() -> None:
     mixed = [0.5, 1] * 2500  # no loop for arrays that are not all floats
     assert compile_check({"obs": mixed}, Tolerance().tree()) is None

@@ -116,31 +116,7 @@ def _emit(
         lines.append(f"if {golden} != {actual}:")
         lines.append("    return False")
     elif kind is list:
-        if not value:
-            # "[7]" and "[]" have the same skeleton.
-            lines.append(f"if {golden} or {actual}:")
-            lines.append("    return None")
-            return True
-        if node.leaf and len(value) > _UNROLLED and all(type(item) is float for item in value):
-            # A long array of floats with one tolerance: a loop, not thousands
-            # of lines that take longer to compile than to run.
-            source.values += 1
-            g, a, x, y = (source.name() for _ in range(4))
-            lines.append(f"{g} = {golden}")
-            lines.append(f"{a} = {actual}")
-            lines.append(f"if len({g}) != {len(value)} or len({a}) != {len(value)}:")
-            lines.append("    return None")
-            lines.append(f"for {x}, {y} in zip({g}, {a}):")
-            _emit_float(source, x, y, node, indent="    ")
-            return source.values <= _MAX_VALUES
-        # Unpacking checks the length (ValueError) and binds every item once.
-        gs = [source.name() for _ in value]
-        as_ = [source.name() for _ in value]
-        lines.append(f"{', '.join(gs)}, = {golden}")
-        lines.append(f"{', '.join(as_)}, = {actual}")
-        for index, (item, g, a) in enumerate(zip(value, gs, as_, strict=True)):
-            if not _emit(source, g, a, item, node.child(index), depth=depth + 1):
-                return False
+        return _emit_list(source, golden, actual, value, node, depth=depth)
     elif kind is dict:
         if not golden.isidentifier():
             g, a = source.name(), source.name()
@@ -162,6 +138,48 @@ def _emit(
                 return False
     else:
         return False
+    return source.values <= _MAX_VALUES
+
+
+def _emit_list(
+    source: _Source, golden: str, actual: str, value: list[Any], node: _Node, *, depth: int
+) -> bool:
+    """:func:`_emit` for a list."""
+    lines = source.lines
+    if not value:
+        # "[7]" and "[]" have the same skeleton.
+        lines.append(f"if {golden} or {actual}:")
+        lines.append("    return None")
+        return True
+    if node.leaf and len(value) > _UNROLLED and all(type(item) is float for item in value):
+        # A long array of floats with one tolerance: a loop, not thousands
+        # of lines that take longer to compile than to run.
+        source.values += 1
+        g, a, x, y = (source.name() for _ in range(4))
+        lines.append(f"{g} = {golden}")
+        lines.append(f"{a} = {actual}")
+        lines.append(f"if len({g}) != {len(value)} or len({a}) != {len(value)}:")
+        lines.append("    return None")
+        lines.append(f"for {x}, {y} in zip({g}, {a}):")
+        _emit_float(source, x, y, node, indent="    ")
+        return source.values <= _MAX_VALUES
+    if node.leaf and len(value) > _UNROLLED and all(type(item) is int for item in value):
+        # Ints match exactly: one comparison of the lists (none of whose items
+        # is ignored), which hold ints only in lines of this skeleton.
+        source.values += 1
+        lines.append(f"if len({golden}) != {len(value)} or len({actual}) != {len(value)}:")
+        lines.append("    return None")
+        lines.append(f"if {golden} != {actual}:")
+        lines.append("    return False")
+        return source.values <= _MAX_VALUES
+    # Unpacking checks the length (ValueError) and binds every item once.
+    gs = [source.name() for _ in value]
+    as_ = [source.name() for _ in value]
+    lines.append(f"{', '.join(gs)}, = {golden}")
+    lines.append(f"{', '.join(as_)}, = {actual}")
+    for index, (item, g, a) in enumerate(zip(value, gs, as_, strict=True)):
+        if not _emit(source, g, a, item, node.child(index), depth=depth + 1):
+            return False
     return source.values <= _MAX_VALUES
 
 
