@@ -149,6 +149,12 @@ def test_a_long_int_array_is_compared_at_once() -> None:
     assert ignoring(golden, {"obs": [*range(99), 100]}) is True
 
 
+def test_a_record_with_nothing_to_compare_matches() -> None:
+    check = compile_check({"obs": [1.0]}, Tolerance.build(ignore=["obs"]).tree())
+    assert check is not None
+    assert check({"obs": [1.0]}, {"obs": [2.0]}) is True
+
+
 def test_huge_records_are_not_compiled() -> None:
     mixed = [0.5, 1] * 2500  # no loop for arrays that are not all floats
     assert compile_check({"obs": mixed}, Tolerance().tree()) is None

@@ -38,7 +38,7 @@ __all__ = ["Check", "compile_check"]
 Check = Callable[[Any, Any], "bool | None"]
 
 _MAX_VALUES: Final = 2000
-# Longer arrays of floats are compared in a loop.
+# Longer arrays of floats, or of ints, are compared in a loop or at once.
 _UNROLLED: Final = 16
 
 
@@ -81,7 +81,7 @@ def compile_check(template: dict[str, Any], root: _Node) -> Check | None:
     code = (
         "def check(g, a):\n"
         "    try:\n"
-        f"{body or 'pass'}\n"
+        f"{body or '        pass'}\n"
         "    except (KeyError, IndexError, TypeError, ValueError):\n"
         "        return None\n"
         "    return True\n"

@@ -172,7 +172,7 @@ def iter_lines(path: str | Path) -> Iterator[tuple[int, bytes]]:
     return itertools.chain.from_iterable(map(_LINES, _line_blocks(Path(path))))
 
 
-_Block = tuple[Iterable[tuple[int, bytes]], "list[int] | None"]
+_Block = tuple[Iterable[tuple[int, bytes]], list[int] | None]
 """Lines read in one go, and the indices of those holding the header mark
 (None when not worked out: the episode split then looks at every line)."""
 
