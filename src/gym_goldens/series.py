@@ -37,7 +37,6 @@ from gym_goldens.summary import episode_lines, iter_records, missing_episode
 from gym_goldens.tolerance import Tolerance, parse_pattern
 
 __all__ = [
-    "ALL_FIELDS",
     "DEFAULT_FIELDS",
     "EpisodeSeries",
     "FieldComparison",
@@ -51,8 +50,8 @@ __all__ = [
 DEFAULT_FIELDS: Final = ("obs", "action", "reward")
 """The fields plotted when none are chosen."""
 
-ALL_FIELDS: Final = ("obs", "action", "reward", "terminated", "truncated", "info")
-"""The fields of a record that hold values (``None`` as a field choice)."""
+# The fields of a record that hold values (what ``fields=None`` chooses).
+_ALL_FIELDS: Final = ("obs", "action", "reward", "terminated", "truncated", "info")
 
 _MEAN: Final = "$mean"
 _ADVANCE_EVERY: Final = 1000
@@ -163,7 +162,7 @@ def episode_series(
 
 @dataclasses.dataclass(frozen=True)
 class EpisodeSeries:
-    """One episode, read for a plot.
+    """The series of one episode, and where they were read (for a plot's title).
 
     Attributes:
         series: Its numeric leaves over time.
@@ -187,9 +186,24 @@ def read_episode_series(
     *,
     missing_ok: bool = False,
 ) -> EpisodeSeries | None:
-    """Read one episode's series; None for a missing episode when ``missing_ok``."""
+    """Read the series of one episode, with the file and lines they come from.
+
+    Args:
+        recording: As for :func:`episode_series`.
+        episode: The episode, numbered from 0 in the recording (in the file,
+            when ``recording`` is a file).
+        fields: Field patterns; None for every field.
+        advance: Called with the number of records read, now and then.
+        missing_ok: Give None for an episode the recording does not have,
+            instead of raising.
+
+    Raises:
+        GoldenFormatError: The recording cannot be read, or has no such
+            episode (unless ``missing_ok``).
+        ValueError: A field pattern is malformed.
+    """
     # Patterns first: a typo is reported before a long file is read.
-    selectors = [parse_pattern(field) for field in (fields or ALL_FIELDS)]
+    selectors = [parse_pattern(field) for field in (fields or _ALL_FIELDS)]
     if isinstance(recording, Episode):
         series = _collect(recording.records, selectors, advance)
         return EpisodeSeries(series, recording.path, recording.header, None)
@@ -219,7 +233,7 @@ def _collect(
     selectors: Sequence[tuple[str | int, ...]],
     advance: Callable[[int], None] | None,
 ) -> list[Series]:
-    tops = [key for key in ALL_FIELDS if any(s[0] in (key, "*") for s in selectors)]
+    tops = [key for key in _ALL_FIELDS if any(s[0] in (key, "*") for s in selectors)]
     columns: dict[FieldPath, tuple[list[int], list[float], list[bool]]] = {}
     count = 0
     for record in records:
