@@ -32,6 +32,7 @@ __all__ = [
     "count_episodes",
     "has_episodes",
     "is_recording_file_name",
+    "is_sub_env_dir_name",
     "iter_episodes",
     "iter_lines",
     "read_header",
@@ -113,6 +114,11 @@ def recording_files(path: str | Path) -> list[Path]:
 def is_recording_file_name(name: str) -> bool:
     """Whether ``name`` is that of a recording file, of this format or of format 1."""
     return bool(_TRAJECTORY_NAME.match(name) or _EPISODE_NAME.match(name))
+
+
+def is_sub_env_dir_name(name: str) -> bool:
+    """Whether ``name`` is that of a sub-env's folder in a vector recording (``env_<i>``)."""
+    return _SUB_ENV_NAME.match(name) is not None
 
 
 def sub_env_dirs(path: str | Path) -> list[tuple[int, Path]]:

@@ -99,7 +99,7 @@ def find_stale(
     Returns:
         Relative POSIX paths, sorted.
     """
-    from gym_goldens.reader import _SUB_ENV_NAME, is_recording_file_name
+    from gym_goldens.reader import is_recording_file_name, is_sub_env_dir_name
 
     root = goldens_dir.resolve()
     used_set = set(used)
@@ -113,7 +113,7 @@ def find_stale(
             if not any(is_recording_file_name(name) for name in names):
                 continue
             golden = Path(current)
-            if _SUB_ENV_NAME.match(golden.name):
+            if is_sub_env_dir_name(golden.name):
                 golden = golden.parent
             relative = golden.relative_to(root).as_posix()
             if relative in found or relative in used_set:
@@ -135,7 +135,7 @@ def prune(goldens_dir: Path, stale: Iterable[str]) -> list[str]:
     Returns:
         The folders whose recording files were deleted.
     """
-    from gym_goldens.reader import _SUB_ENV_NAME
+    from gym_goldens.reader import is_sub_env_dir_name
 
     root = goldens_dir.resolve()
     pruned: list[str] = []
@@ -146,7 +146,7 @@ def prune(goldens_dir: Path, stale: Iterable[str]) -> list[str]:
         _remove_recording_files(folder)
         for entry in folder.iterdir():
             # The sub-env folders of a vector golden go with it.
-            if _SUB_ENV_NAME.match(entry.name) and entry.is_dir() and not entry.is_symlink():
+            if is_sub_env_dir_name(entry.name) and entry.is_dir() and not entry.is_symlink():
                 _remove_recording_files(entry)
                 if not any(entry.iterdir()):
                     entry.rmdir()
@@ -157,10 +157,10 @@ def prune(goldens_dir: Path, stale: Iterable[str]) -> list[str]:
 
 def _remove_recording_files(folder: Path) -> None:
     from gym_goldens.reader import is_recording_file_name
-    from gym_goldens.store import _LEFTOVER_NAME
+    from gym_goldens.store import is_leftover_file_name
 
     for entry in folder.iterdir():
-        if (is_recording_file_name(entry.name) or _LEFTOVER_NAME.match(entry.name)) and (
+        if (is_recording_file_name(entry.name) or is_leftover_file_name(entry.name)) and (
             entry.is_symlink() or not entry.is_dir()
         ):
             entry.unlink()

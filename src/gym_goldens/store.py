@@ -47,6 +47,7 @@ __all__ = [
     "golden_file_dir",
     "golden_recording_files",
     "golden_test_dir",
+    "is_leftover_file_name",
     "safe_segment",
     "update_golden",
 ]
@@ -465,10 +466,15 @@ def _named_recording_files(folder: Path) -> list[Path]:
     return sorted(entry for entry in folder.iterdir() if is_recording_file_name(entry.name))
 
 
+def is_leftover_file_name(name: str) -> bool:
+    """Whether ``name`` is that of a temporary file an interrupted update left."""
+    return _LEFTOVER_NAME.match(name) is not None
+
+
 def _remove_leftovers(folder: Path) -> None:
     """Remove the temporary files of an interrupted update."""
     if not folder.is_dir():
         return
     for entry in folder.iterdir():
-        if _LEFTOVER_NAME.match(entry.name) and not entry.is_dir():
+        if is_leftover_file_name(entry.name) and not entry.is_dir():
             entry.unlink(missing_ok=True)
