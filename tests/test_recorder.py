@@ -186,6 +186,34 @@ def test_flush_every_writes_during_the_episode(tmp_path: Path) -> None:
     assert [r["t"] for r in read_recording(tmp_path)[0].steps] == [1, 2, 3, 4, 5]
 
 
+@pytest.mark.parametrize("flush_every", [1, 2, 3, 5])
+def test_flush_every_writes_when_the_buffer_holds_that_many_lines(
+    tmp_path: Path, flush_every: int
+) -> None:
+    env = RecordTrajectory(RaisingEnv(), tmp_path, flush_every=flush_every)
+    path = tmp_path / "trajectory.jsonl"
+    on_disk = 0
+    # The documented rule, counted line by line: header and reset lines come
+    # with the reset, a step adds one, and flush() writes what is buffered.
+    buffered = 0
+    for action in ["reset", *["step"] * 7, "reset", *["step"] * 4, "flush", *["step"] * 6]:
+        if action == "reset":
+            env.reset(seed=0)  # writes the unfinished episode first
+            on_disk, buffered = on_disk + buffered, 2
+        elif action == "flush":
+            env.flush()
+            on_disk, buffered = on_disk + buffered, 0
+        else:
+            env.step(0)
+            buffered += 1
+            if buffered >= flush_every:
+                on_disk, buffered = on_disk + buffered, 0
+        written = len(path.read_bytes().splitlines()) if path.exists() else 0
+        assert written == on_disk, action
+    env.close()
+    assert len(path.read_bytes().splitlines()) == on_disk + buffered
+
+
 def test_record_constructor_args_rebuild_the_wrapper(tmp_path: Path) -> None:
     env = RecordTrajectory(
         gym.make("CartPole-v1"), tmp_path / "rec", max_array_size=None, flush_every=10

@@ -329,3 +329,29 @@ def test_dtypes_are_written_on_step_1_and_where_they_change(tmp_path: Path) -> N
             }
             assert written[1] == {**written[0], "info": {"v": "float32"}}
             assert written[3] == written[0]
+
+
+@pytest.mark.parametrize("flush_every", [1, 3, 4])
+def test_flush_every_writes_each_sub_env_when_it_holds_that_many_lines(
+    tmp_path: Path, flush_every: int
+) -> None:
+    pendulums = gym.make_vec("Pendulum-v1", num_envs=2, vectorization_mode="sync")
+    envs = RecordVectorTrajectory(pendulums, tmp_path, flush_every=flush_every)
+    paths = envs.paths
+    envs.action_space.seed(0)
+    envs.reset(seed=0)
+    on_disk, buffered = 0, 2  # per sub-env: the header and reset lines
+    for action in [*["step"] * 6, "flush", *["step"] * 5]:
+        if action == "flush":
+            envs.flush()
+            on_disk, buffered = on_disk + buffered, 0
+        else:
+            envs.step(envs.action_space.sample())
+            buffered += 1
+            if buffered >= flush_every:
+                on_disk, buffered = on_disk + buffered, 0
+        for path in paths:
+            written = len(path.read_bytes().splitlines()) if path.exists() else 0
+            assert written == on_disk, (action, path)
+    envs.close()
+    assert [len(path.read_bytes().splitlines()) for path in paths] == [on_disk + buffered] * 2
