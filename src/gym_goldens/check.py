@@ -11,6 +11,7 @@ recording with its golden, or writes it as the golden under
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal
@@ -414,7 +415,12 @@ def _divergence_plot(
     from gym_goldens.viz import VizDependencyError, write_divergence_plot
 
     try:
-        plot = write_divergence_plot(comparison, actual_dir / DIVERGENCE_PLOT, display=display)
+        # The plot is ours, not the test's: what matplotlib warns about while
+        # drawing (deprecations of its own dependencies, say) is no concern of
+        # the suite, and must not fail it under -W error.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            plot = write_divergence_plot(comparison, actual_dir / DIVERGENCE_PLOT, display=display)
     except VizDependencyError:
         return None, None
     except Exception as error:  # a broken plot must not hide the mismatch

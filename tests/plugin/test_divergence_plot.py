@@ -139,3 +139,30 @@ def test_without_matplotlib_the_mismatch_is_reported_as_before(pytester: pytest.
     assert not any(
         re.search(r"Traceback|ImportError", line) for line in result.outlines + result.errlines
     )
+
+
+def test_warnings_while_plotting_stay_out_of_the_run(pytester: pytest.Pytester) -> None:
+    # As an older matplotlib does with a newer pyparsing: deprecation warnings
+    # while it draws, which a suite run with -W error would turn into errors.
+    pytester.makeconftest(
+        """
+        import warnings
+        from matplotlib.figure import Figure
+
+        drawn = Figure.savefig
+
+        def savefig(self, *args, **kwargs):
+            warnings.warn("parseString deprecated", DeprecationWarning)
+            return drawn(self, *args, **kwargs)
+
+        Figure.savefig = savefig
+        """
+    )
+    pytester.makepyfile(test_env=CARTPOLE_TEST.format(gravity="9.8"))
+    pytester.runpytest_subprocess("--update-goldens").assert_outcomes(passed=1)
+    pytester.makepyfile(test_env=CARTPOLE_TEST.format(gravity="9.81"))
+    result = pytester.runpytest_subprocess("-W", "error::DeprecationWarning")
+    result.assert_outcomes(failed=1)
+    assert plot_path(result).is_file()
+    assert "not drawn" not in result.stdout.str()
+    assert "parseString" not in result.stdout.str()
