@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Final
 
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
+
+TAXI: Final = "Taxi-v4" if "Taxi-v4" in gym.registry else "Taxi-v3"
+"""The Taxi env of the installed gymnasium: v4 from 1.3 on, which dropped v3."""
 
 
 class ScriptedEnv(gym.Env[Any, Any]):

@@ -13,7 +13,7 @@ from gymnasium import spaces
 
 from gym_goldens import RecordTrajectory, Tolerance, compare, read_recording
 from gym_goldens.report import format_comparison
-from tests.envs import MultiObjectiveEnv, ScriptedEnv, run
+from tests.envs import TAXI, MultiObjectiveEnv, ScriptedEnv, run
 
 BOX = spaces.Box(-10.0, 10.0, (3,), dtype=np.float32)
 
@@ -204,7 +204,7 @@ class TestRealEnvs:
         assert [s["type"] for s in header["observation_space"]["spaces"]] == ["Discrete"] * 3
 
     def test_taxi_action_mask(self, tmp_path: Path) -> None:
-        env = RecordTrajectory(gym.make("Taxi-v4"), tmp_path)
+        env = RecordTrajectory(gym.make(TAXI), tmp_path)
         env.action_space.seed(1)
         _, live = env.reset(seed=1)
         for _ in range(5):

@@ -9,6 +9,7 @@ import gymnasium as gym
 
 from gym_goldens import RecordTrajectory, compare, read_recording
 from gym_goldens.header import FORMAT_VERSION
+from tests.envs import TAXI
 
 FORMAT_MD = Path(__file__).parents[1] / "docs" / "FORMAT.md"
 
@@ -43,7 +44,7 @@ def test_example_reads_and_matches_a_new_recording(tmp_path: Path) -> None:
 
 def test_every_record_field_written_is_documented(tmp_path: Path) -> None:
     text = FORMAT_MD.read_text()
-    env = RecordTrajectory(gym.make("Taxi-v4"), tmp_path, full_every=2)
+    env = RecordTrajectory(gym.make(TAXI), tmp_path, full_every=2)
     env.reset(seed=0)
     for action in [0, 1, 2, 3]:
         env.step(action)

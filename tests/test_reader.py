@@ -28,6 +28,7 @@ from gym_goldens.reader import (
     recording_files,
     split_episodes,
 )
+from tests.envs import TAXI
 
 _HEADER = b'{"event":"header","format":"gym-goldens","version":"1.0"}'
 _HEADER_2 = b'{"event":"header","format":"gym-goldens","version":"2.0"}'
@@ -48,7 +49,7 @@ def _first_episode(path: Path) -> Episode:
 
 
 def test_reads_a_real_recording(tmp_path: Path) -> None:
-    env = RecordTrajectory(gym.make("Taxi-v4"), tmp_path)
+    env = RecordTrajectory(gym.make(TAXI), tmp_path)
     env.reset(seed=5)
     for action in (0, 1, 2):
         env.step(action)
@@ -60,7 +61,7 @@ def test_reads_a_real_recording(tmp_path: Path) -> None:
     first, second = list(recording)
     assert (first.index, second.index) == (0, 1)
     assert first.header is not None
-    assert first.header["env"]["id"] == "Taxi-v4"
+    assert first.header["env"]["id"] == TAXI
     assert [r["event"] for r in first.records] == ["reset", "step", "step", "step"]
     assert [r["action"] for r in first.steps] == [0, 1, 2]
     assert first.total_reward == sum(r["reward"] for r in first.steps)
