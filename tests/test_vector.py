@@ -268,9 +268,12 @@ def test_tuple_observations_split_per_sub_env(tmp_path: Path) -> None:
 
 def test_sync_and_async_vectorization_record_the_same(tmp_path: Path) -> None:
     for mode in ("sync", "async"):
-        envs = RecordVectorTrajectory(
-            gym.make_vec("CartPole-v1", num_envs=2, vectorization_mode=mode), tmp_path / mode
+        # forkserver: fork() in a process with threads (an xdist worker's) can deadlock.
+        options = {"context": "forkserver"} if mode == "async" else {}
+        vector = gym.make_vec(
+            "CartPole-v1", num_envs=2, vectorization_mode=mode, vector_kwargs=options
         )
+        envs = RecordVectorTrajectory(vector, tmp_path / mode)
         envs.action_space.seed(1)
         envs.reset(seed=1)
         for _ in range(40):
