@@ -5,7 +5,10 @@ replaced whole, so after a kill all the episodes of a golden are old or all
 are new. The update runs in a subprocess that is killed with SIGKILL at many
 points. The points are picked from file events, not from timing: the test
 watches the goldens dir and kills the update as soon as it has replaced the
-k-th golden file, for every k, and as soon as a temporary file is seen.
+k-th golden file, for every k. A temporary file lives for microseconds, too
+short to catch from outside, so the update kills itself there: a conftest
+sends SIGKILL to its own process as it is about to rename the n-th temporary
+file over a golden, when that file is written and flushed in full.
 """
 
 from __future__ import annotations
@@ -69,6 +72,30 @@ def test_seed_independent(record_trajectory):
     env.reset(seed=0)
     env.step(1)
 """.replace("ENV_IDS = []", f"ENV_IDS = {ENV_IDS!r}")
+
+# The update's own kill switch: SIGKILL in place of the n-th rename of a
+# temporary file over a golden (GOLDENS_KILL_AT_RENAME=n).
+CONFTEST = """
+import os
+import signal
+
+KILL_AT = int(os.environ.get("GOLDENS_KILL_AT_RENAME", "0"))
+renames = 0
+rename = os.replace
+
+
+def replace_or_die(source, target, *args, **kwargs):
+    global renames
+    if os.fspath(source).endswith(".tmp"):
+        renames += 1
+        if renames == KILL_AT:
+            os.kill(os.getpid(), signal.SIGKILL)
+    return rename(source, target, *args, **kwargs)
+
+
+if KILL_AT:
+    os.replace = replace_or_die
+"""
 
 # Keep the subprocess lean: no plugin it does not need.
 PYTEST = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist"]
@@ -135,25 +162,32 @@ class Watcher:
 
 
 def kill_when(cwd: Path, condition: Callable[[], bool], env: dict[str, str]) -> bool:
-    """Run the update and SIGKILL it once ``condition()`` holds; poll file events."""
+    """Run the update and SIGKILL it once ``condition()`` holds; poll file events.
+
+    Returns whether the update was killed, here or by its own kill switch.
+    """
     process = subprocess.Popen(
         PYTEST, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
-    killed = False
     while process.poll() is None:
         if condition():
             process.send_signal(signal.SIGKILL)
-            killed = True
             break
         time.sleep(0.0005)  # polling interval only; nothing is timed
-    process.wait()
-    return killed
+    return process.wait() == -signal.SIGKILL
+
+
+def watch_only(watcher: Watcher) -> bool:
+    """Check the files the update writes, and never kill it from here."""
+    watcher.replaced()
+    return False
 
 
 @pytest.fixture
 def project(pytester: pytest.Pytester) -> pytest.Pytester:
     pytester.makeini("[pytest]\n")
     pytester.makepyfile(test_update=TEST_FILE)
+    pytester.makeconftest(CONFTEST)
     return pytester
 
 
@@ -182,21 +216,24 @@ def test_killed_update_leaves_each_golden_old_or_new(project: pytest.Pytester) -
     assert any(before < after for before, after in counts.values()), "episodes are added"
     assert any(before > after for before, after in counts.values()), "and removed"
 
-    # Kill points: once the k-th golden file was replaced, for every k; and
-    # as soon as a temporary file exists, that is, in the middle of a write.
-    kill_points: list[tuple[str, Callable[[Watcher], bool]]] = [
-        (f"after {k} files replaced", lambda w, k=k: w.replaced() >= k)
+    # Kill points: once the k-th golden file was replaced, for every k, seen
+    # from outside; and by the update itself just before it renames the first,
+    # a middle and the last temporary file over a golden.
+    kill_points: list[tuple[str, Callable[[Watcher], bool], int]] = [
+        (f"after {k} files replaced", lambda w, k=k: w.replaced() >= k, 0)
         for k in range(1, len(changed))
     ]
-    kill_points.append(
-        ("temporary file seen", lambda w: w.replaced() >= 0 and bool(leftovers(goldens)))
-    )
+    for n in sorted({1, len(changed) // 2 + 1, len(changed)}):
+        kill_points.append((f"before rename {n}", watch_only, n))
     outcomes: list[str] = []
-    for label, condition in kill_points:
+    for label, condition, kill_at_rename in kill_points:
         shutil.rmtree(goldens)
         shutil.copytree(saved_old, goldens)
         watcher = Watcher(goldens, old, new)
-        killed = kill_when(root, lambda c=condition, w=watcher: c(w), env)
+        run_env = {**env, "GOLDENS_KILL_AT_RENAME": str(kill_at_rename)}
+        killed = kill_when(root, lambda c=condition, w=watcher: c(w), run_env)
+        if kill_at_rename:
+            assert len(leftovers(goldens)) == 1, f"the kill left its temporary file ({label})"
 
         assert watcher.violations == [], label
         state = snapshot(goldens)
