@@ -3,12 +3,11 @@
 A golden is one file, ``trajectory.jsonl``, holding every episode: each is
 replaced whole, so after a kill all the episodes of a golden are old or all
 are new. The update runs in a subprocess that is killed with SIGKILL at many
-points. The points are picked from file events, not from timing: the test
-watches the goldens dir and kills the update as soon as it has replaced the
-k-th golden file, for every k. A temporary file lives for microseconds, too
-short to catch from outside, so the update kills itself there: a conftest
-sends SIGKILL to its own process as it is about to rename the n-th temporary
-file over a golden, when that file is written and flushed in full.
+points, picked from file events, not from timing: the update's conftest sends
+SIGKILL to its own process just after it has renamed the k-th temporary file
+over a golden, for every k, and just before it renames the n-th (written and
+flushed in full, but not yet in place). Meanwhile the test watches the goldens
+dir and checks every file it sees there is old or new.
 """
 
 from __future__ import annotations
@@ -19,7 +18,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import hypothesis  # noqa: F401 - imported once here, not in every pytester run
@@ -73,27 +71,30 @@ def test_seed_independent(record_trajectory):
     env.step(1)
 """.replace("ENV_IDS = []", f"ENV_IDS = {ENV_IDS!r}")
 
-# The update's own kill switch: SIGKILL in place of the n-th rename of a
-# temporary file over a golden (GOLDENS_KILL_AT_RENAME=n).
+# The update's own kill switch: SIGKILL just before or just after the n-th
+# rename of a temporary file over a golden (GOLDENS_KILL=before:n or after:n).
 CONFTEST = """
 import os
 import signal
 
-KILL_AT = int(os.environ.get("GOLDENS_KILL_AT_RENAME", "0"))
+WHEN, _, AT = os.environ.get("GOLDENS_KILL", "").partition(":")
 renames = 0
 rename = os.replace
 
 
 def replace_or_die(source, target, *args, **kwargs):
     global renames
-    if os.fspath(source).endswith(".tmp"):
-        renames += 1
-        if renames == KILL_AT:
-            os.kill(os.getpid(), signal.SIGKILL)
-    return rename(source, target, *args, **kwargs)
+    if not os.fspath(source).endswith(".tmp"):
+        return rename(source, target, *args, **kwargs)
+    renames += 1
+    if WHEN == "before" and renames == int(AT):
+        os.kill(os.getpid(), signal.SIGKILL)
+    rename(source, target, *args, **kwargs)
+    if WHEN == "after" and renames == int(AT):
+        os.kill(os.getpid(), signal.SIGKILL)
 
 
-if KILL_AT:
+if WHEN:
     os.replace = replace_or_die
 """
 
@@ -161,26 +162,23 @@ class Watcher:
         return found
 
 
-def kill_when(cwd: Path, condition: Callable[[], bool], env: dict[str, str]) -> bool:
-    """Run the update and SIGKILL it once ``condition()`` holds; poll file events.
+def run_killed(cwd: Path, env: dict[str, str], kill: str, watcher: Watcher) -> bool:
+    """Run the update with the kill switch set to ``kill``, watching its files.
 
-    Returns whether the update was killed, here or by its own kill switch.
+    Returns whether the update died by SIGKILL.
     """
     process = subprocess.Popen(
-        PYTEST, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        PYTEST,
+        cwd=cwd,
+        env={**env, "GOLDENS_KILL": kill},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     while process.poll() is None:
-        if condition():
-            process.send_signal(signal.SIGKILL)
-            break
+        watcher.replaced()
         time.sleep(0.0005)  # polling interval only; nothing is timed
-    return process.wait() == -signal.SIGKILL
-
-
-def watch_only(watcher: Watcher) -> bool:
-    """Check the files the update writes, and never kill it from here."""
     watcher.replaced()
-    return False
+    return process.wait() == -signal.SIGKILL
 
 
 @pytest.fixture
@@ -216,24 +214,18 @@ def test_killed_update_leaves_each_golden_old_or_new(project: pytest.Pytester) -
     assert any(before < after for before, after in counts.values()), "episodes are added"
     assert any(before > after for before, after in counts.values()), "and removed"
 
-    # Kill points: once the k-th golden file was replaced, for every k, seen
-    # from outside; and by the update itself just before it renames the first,
-    # a middle and the last temporary file over a golden.
-    kill_points: list[tuple[str, Callable[[Watcher], bool], int]] = [
-        (f"after {k} files replaced", lambda w, k=k: w.replaced() >= k, 0)
-        for k in range(1, len(changed))
-    ]
-    for n in sorted({1, len(changed) // 2 + 1, len(changed)}):
-        kill_points.append((f"before rename {n}", watch_only, n))
+    # Kill points: just after the k-th golden file is replaced, for every k
+    # but the last, and just before the first, a middle and the last rename.
+    kill_points = [f"after:{k}" for k in range(1, len(changed))]
+    kill_points += [f"before:{n}" for n in sorted({1, len(changed) // 2 + 1, len(changed)})]
     outcomes: list[str] = []
-    for label, condition, kill_at_rename in kill_points:
+    for label in kill_points:
         shutil.rmtree(goldens)
         shutil.copytree(saved_old, goldens)
         watcher = Watcher(goldens, old, new)
-        run_env = {**env, "GOLDENS_KILL_AT_RENAME": str(kill_at_rename)}
-        killed = kill_when(root, lambda c=condition, w=watcher: c(w), run_env)
-        if kill_at_rename:
-            assert len(leftovers(goldens)) == 1, f"the kill left its temporary file ({label})"
+        killed = run_killed(root, env, label, watcher)
+        left = len(leftovers(goldens))
+        assert left == (1 if label.startswith("before") else 0), f"temporary files ({label})"
 
         assert watcher.violations == [], label
         state = snapshot(goldens)
@@ -242,6 +234,9 @@ def test_killed_update_leaves_each_golden_old_or_new(project: pytest.Pytester) -
             for _ in read_recording(goldens / name):  # parses every episode in full
                 pass
         updated = sum(1 for name, content in state.items() if content == new.get(name))
+        when, _, at = label.partition(":")
+        renamed = int(at) if when == "after" else int(at) - 1
+        assert updated == renamed + len(new) - len(changed), label
         outcomes.append(f"{label}: killed={killed}, new content in {updated}/{len(new)}")
     # Every kill landed before the update finished, so each state above was
     # a real interruption.
