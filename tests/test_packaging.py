@@ -14,8 +14,9 @@ _TOOLS = {"ruff", "mypy"}
 
 def _lower_bounds() -> dict[str, str]:
     tomllib = pytest.importorskip("tomllib")  # Python 3.11+; one Python is enough here
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    requirements = [*project["dependencies"]]
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    project = pyproject["project"]
+    requirements = [*pyproject["build-system"]["requires"], *project["dependencies"]]
     for extra in project["optional-dependencies"].values():
         requirements += [r for r in extra if not r.startswith(project["name"])]
     bounds = {}
