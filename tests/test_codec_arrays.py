@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import gzip
 import itertools
+import math
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -244,3 +246,17 @@ def test_a_summary_whose_sum_exceeds_64_bits_is_written() -> None:
     read = decode_line(line)["obs"]
     assert read == summary
     assert read.sum == float(12 * -(2**62))
+
+
+def test_a_summary_whose_float_sum_overflows_is_written_without_a_warning() -> None:
+    # The sum of finite float64 values can exceed the largest float64. That is
+    # the env's data, not an error of the recording: no RuntimeWarning, which
+    # a suite run with -W error would turn into a failed recording.
+    array = np.full(5000, 1e308)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        summary = ArraySummary.of(array)
+        line = Encoder().encode({"obs": array})
+    assert (summary.min, summary.max, summary.sum) == (1e308, 1e308, math.inf)
+    assert summary.mean == math.inf
+    assert decode_line(line)["obs"] == summary

@@ -137,7 +137,10 @@ class ArraySummary:
             if finite.size:
                 low, high = float(finite.min()), float(finite.max())
                 if kind == "f":
-                    total = float(finite.sum(dtype=np.float64))
+                    # Finite values can sum past the largest float: the sum is
+                    # then inf, the env's data, not an error to warn about.
+                    with np.errstate(over="ignore"):
+                        total = float(finite.sum(dtype=np.float64))
                 elif finite.dtype.itemsize < 8:
                     # Exact: int64 holds the sum of 2**31 elements of 32 bits.
                     total = int(finite.sum(dtype=np.int64))
