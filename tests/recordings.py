@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import shutil
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import numpy as np
 import orjson
 
 from gym_goldens import RecordTrajectory
+from tests.envs import ScriptedEnv, run
 
 
 def record_cartpole(out: Path, *, steps: int = 60, seed: int = 0) -> Path:
@@ -84,4 +86,13 @@ def record_gauge(out: Path, drift: float = 0.0) -> Path:
     for _ in range(8):
         env.step(0)
     env.close()
+    return out
+
+
+def record_extremes(out: Path, *, sign: float) -> Path:
+    """Observations at the ends of float64; with the other sign their differences overflow."""
+    rows = [[1e308, -1e308], [math.inf, 1e300], [1.0, 1e308], [2.0, -1e308]]
+    observations = [np.array(row) * sign for row in rows]
+    space = gym.spaces.Box(-np.inf, np.inf, (2,), np.float64)
+    run(RecordTrajectory(ScriptedEnv(space, observations), out), [0] * (len(rows) - 1))
     return out

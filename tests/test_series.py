@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import gymnasium as gym
@@ -12,7 +13,7 @@ from gym_goldens import RecordTrajectory, Tolerance
 from gym_goldens.errors import GoldensError
 from gym_goldens.reader import read_recording
 from gym_goldens.series import compare_series, episode_series
-from tests.recordings import perturb, record_cartpole, record_gauge
+from tests.recordings import perturb, record_cartpole, record_extremes, record_gauge
 
 
 @pytest.fixture(scope="module")
@@ -135,3 +136,14 @@ def test_nan_matches_nan_and_a_drift_is_found(tmp_path: Path) -> None:
     )
     found = compare_series(episode_series(golden, fields), episode_series(drifted, fields))
     assert [(f.label, f.first) for f in found if f.diverges] == [("info.energy", 6)]
+
+
+def test_values_whose_difference_overflows_diverge_without_a_warning(tmp_path: Path) -> None:
+    golden = episode_series(record_extremes(tmp_path / "g", sign=1.0), ["obs"])
+    actual = episode_series(record_extremes(tmp_path / "a", sign=-1.0), ["obs"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # as under pytest -W error
+        found = compare_series(golden, actual)
+        same = compare_series(golden, golden)
+    assert [(f.label, f.first) for f in found] == [("obs[0]", 0), ("obs[1]", 0)]
+    assert not any(f.diverges for f in same)

@@ -7,6 +7,7 @@ chosen by its number in it.
 from __future__ import annotations
 
 import sys
+import warnings
 from pathlib import Path
 
 import gymnasium as gym
@@ -29,7 +30,7 @@ from gym_goldens.viz import (
     save_figure,
 )
 from tests.legacy import write_format_1
-from tests.recordings import perturb, record_cartpole, record_gauge
+from tests.recordings import perturb, record_cartpole, record_extremes, record_gauge
 
 MARKER_RGB = (0xD6, 0x27, 0x28)
 
@@ -234,3 +235,18 @@ def test_the_title_names_the_first_diverging_field(tmp_path: Path) -> None:
     record_gauge(tmp_path / "d", drift=1e-3)
     figure = plot_comparison(tmp_path / "g", tmp_path / "d", fields=["info"])
     assert "first divergence at t=6 (info.energy)" in figure.get_suptitle()
+
+
+def test_values_near_the_largest_float_are_drawn(tmp_path: Path) -> None:
+    # A simulation blowing up: values near 1e308 made matplotlib's axis
+    # arithmetic overflow, and the plot failed with OverflowError.
+    golden = record_extremes(tmp_path / "g", sign=1.0)
+    actual = record_extremes(tmp_path / "a", sign=-1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        figures = [plot_comparison(golden, actual, fields=["obs"]), plot_recording(golden)]
+        images = [figure_png(figure) for figure in figures]
+    assert all(image.startswith(b"\x89PNG") for image in images)
+    top = figures[0].axes[2]  # obs[1]: golden and actual lines
+    drawn = np.concatenate([line.get_ydata() for line in top.get_lines()[:2]])
+    assert np.nanmax(np.abs(drawn)) == 1e300

@@ -5,7 +5,9 @@ Every numeric leaf of a record is plotted over the steps of an episode (see
 number in a recording (a folder holding ``trajectory.jsonl``, or that file).
 :func:`plot_comparison` draws golden and actual on one axis per field and
 their difference on an axis of its own below it, and marks the first step
-where the field leaves its tolerance.
+where the field leaves its tolerance. Infinite and NaN values leave gaps;
+finite values beyond 1e300 (a simulation blowing up) are drawn at +-1e300,
+where matplotlib can still scale an axis.
 
 matplotlib is an optional extra (``pip install "pytest-gym-goldens[viz]"``).
 It is imported on first use, and figures are drawn with the Agg backend
@@ -83,6 +85,9 @@ _ONE_SIDED_COLOR: Final = "#d62728"
 _DIFFERENCE: Final = "actual \N{MINUS SIGN} golden"
 _MAX_TITLE_PATH: Final = 90
 _DPI: Final = 100
+# matplotlib's axis and tick arithmetic overflows near the largest float, so
+# finite values beyond this are drawn at it (see _plottable).
+_PLOT_LIMIT: Final = 1e300
 
 
 class VizDependencyError(GoldensError, ImportError):
@@ -386,12 +391,14 @@ def _draw_field(top: Axes, bottom: Axes, item: FieldComparison) -> None:
         label="actual",
     )
     top.set_title(item.label, loc="left", fontsize=10, fontweight="bold")
-    difference = item.actual - item.golden
+    with np.errstate(invalid="ignore"):  # inf - inf: NaN, a gap like NaN itself
+        difference = _plottable(item.actual) - _plottable(item.golden)
     both = item.in_golden & item.in_actual
+    allowed = _plottable(item.allowed)
     bottom.fill_between(
         item.t,
-        -item.allowed,
-        item.allowed,
+        -allowed,
+        allowed,
         where=both,
         color="0.6",
         alpha=0.35,
@@ -461,7 +468,7 @@ def _draw_series(
 ) -> None:
     axes.plot(
         t,
-        values,
+        _plottable(values),
         color=color,
         linestyle=style,
         linewidth=1.5,
@@ -469,6 +476,11 @@ def _draw_series(
         label=label,
         marker="." if len(t) <= 1 else None,
     )
+
+
+def _plottable(values: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """``values`` with finite ones beyond +-_PLOT_LIMIT at the limit; inf and NaN stay gaps."""
+    return np.where(np.isfinite(values), np.clip(values, -_PLOT_LIMIT, _PLOT_LIMIT), values)
 
 
 def _shade_one_sided(axes: Axes, item: FieldComparison) -> None:
