@@ -179,3 +179,18 @@ def test_fast_and_careful_paths_give_identical_bytes(
     assert encoder.encode(record) == careful
     assert encoder.encode(record) == encoder.encode(record)
     _strict_json(careful)
+
+
+def test_tuple_keys_are_written_as_their_json_and_stay_apart() -> None:
+    grid = {(0, 1): 5, (1, 0): 7, (2, "x"): None}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # lossless: nothing to warn about
+        line = Encoder().encode({"info": {"visits": grid}})
+    assert orjson.loads(line)["info"]["visits"] == {'[0,1]': 5, '[1,0]': 7, '[2,"x"]': None}
+
+
+def test_keys_that_become_the_same_string_warn_naming_the_field() -> None:
+    # 1 and "1" are both written as "1": one value would vanish without a word.
+    with pytest.warns(GoldensWarning, match=r"info\.counts has keys 1 and '1'.*the same string"):
+        line = Encoder().encode({"info": {"counts": {1: "int", "1": "str"}}})
+    assert len(orjson.loads(line)["info"]["counts"]) == 1

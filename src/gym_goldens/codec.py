@@ -15,7 +15,12 @@ that starts with ``$``:
 ``{"$object": "..."}``  an unsupported object, ``module.Class`` only
 ====================  ===============================================
 
-A dict key that itself starts with ``$`` is written with one more ``$``.
+Dict keys that are not strings become strings: ``3`` is ``"3"``, ``None`` is
+``"null"``, an enum member its name, a tuple (or any other key) the compact JSON
+of its encoding, ``(1, 2)`` is ``"[1,2]"``. A key that itself starts with ``$``
+is written with one more ``$``. Two keys of one dict that become the same
+string (``1`` and ``"1"``) keep only the last value, with a
+:class:`~gym_goldens.errors.GoldensWarning`.
 Unsupported objects never reach a file through ``repr()``: a repr often holds a
 memory address, which would make a golden differ on every run. They are written
 as their type name and a :class:`~gym_goldens.errors.GoldensWarning` names the
@@ -246,16 +251,53 @@ class Encoder:
         if isinstance(value, np.generic):
             return self._numpy_scalar(value, path)
         if isinstance(value, Mapping):
-            return {
-                _key(key, path): self.to_jsonable(item, _join(path, key))
+            encoded = {
+                self._key(key, path): self.to_jsonable(item, _join(path, key))
                 for key, item in value.items()
             }
+            if len(encoded) < len(value):
+                self._warn_collision(value, path)
+            return encoded
         if isinstance(value, tuple) and hasattr(kind, "_fields"):
             # A named tuple (GraphInstance, ...) reads better by field name.
             return self.to_jsonable(dict(zip(kind._fields, value, strict=True)), path)
         if isinstance(value, (list, tuple)):
             return [self.to_jsonable(item, f"{path}[{i}]") for i, item in enumerate(value)]
         return self._other(value, path)
+
+    def _key(self, key: Any, path: str) -> str:
+        if isinstance(key, str):
+            return "$" + key if key.startswith("$") else key
+        if isinstance(key, (bool, np.bool_)):
+            return "true" if key else "false"
+        if isinstance(key, (int, np.integer)):
+            return str(int(key))
+        if isinstance(key, enum.Enum):
+            return key.name
+        if key is None:
+            return "null"
+        if isinstance(key, (float, np.floating)):
+            return repr(float(key))
+        # A tuple (a grid cell, say) and anything else: its own encoding, as
+        # compact JSON, so that keys stay apart and read back.
+        encoded = self.to_jsonable(key, _join(path, key))
+        return orjson.dumps(encoded, option=_DUMPS_OPTIONS).decode()
+
+    def _warn_collision(self, mapping: Mapping[Any, Any], path: str) -> None:
+        keys: dict[str, Any] = {}
+        for key in mapping:
+            written = self._key(key, path)
+            if written in keys and (path, written) not in self._warned:
+                self._warned.add((path, written))
+                warnings.warn(
+                    f"gym-goldens: {path or 'value'} has keys {_shown(keys[written])} and "
+                    f"{_shown(key)}, "
+                    f"both written as the same string {written!r}; only the value of the "
+                    "last is recorded. Give them keys that differ as strings.",
+                    GoldensWarning,
+                    stacklevel=3,
+                )
+            keys.setdefault(written, key)
 
     def _encode_careful(self, record: Mapping[str, Any]) -> bytes:
         return orjson.dumps(self.to_jsonable(record), option=_DUMPS_OPTIONS)
@@ -487,20 +529,10 @@ def _float_rows(array: np.ndarray[Any, Any]) -> list[Any]:
     return [item if np.isfinite(item) else _nonfinite(float(item)) for item in array]
 
 
-def _key(key: Any, path: str) -> str:
-    if isinstance(key, str):
-        return "$" + key if key.startswith("$") else key
-    if isinstance(key, (bool, np.bool_)):
-        return "true" if key else "false"
-    if isinstance(key, (int, np.integer)):
-        return str(int(key))
-    if isinstance(key, enum.Enum):
-        return key.name
-    if key is None:
-        return "null"
-    if isinstance(key, (float, np.floating)):
-        return repr(float(key))
-    return _type_name(key)
+def _shown(key: Any) -> str:
+    """A key for a message: its repr, or its type where a repr may hold an address."""
+    plain = isinstance(key, (str, int, float, tuple, enum.Enum)) or key is None
+    return repr(key) if plain else f"a {_type_name(key)}"
 
 
 def _join(path: str, key: Any) -> str:
