@@ -186,7 +186,7 @@ def test_tuple_keys_are_written_as_their_json_and_stay_apart() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # lossless: nothing to warn about
         line = Encoder().encode({"info": {"visits": grid}})
-    assert orjson.loads(line)["info"]["visits"] == {'[0,1]': 5, '[1,0]': 7, '[2,"x"]': None}
+    assert orjson.loads(line)["info"]["visits"] == {"[0,1]": 5, "[1,0]": 7, '[2,"x"]': None}
 
 
 def test_keys_that_become_the_same_string_warn_naming_the_field() -> None:
