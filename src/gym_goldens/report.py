@@ -28,6 +28,11 @@ _MAX_OTHER_FIELDS: Final = 6
 _SPACE_FIELDS: Final = frozenset({"observation_space", "action_space"})
 _BOUNDS: Final = frozenset({"low", "high", "nvec", "n"})
 _MAX_VALUE_CHARS: Final = 80
+# Fields that a gymnasium wrapper fills with wall-clock time, by the wrapper
+# (the single and the vector RecordEpisodeStatistics share the name).
+_WALL_CLOCK_FIELDS: Final[dict[tuple[str | int, ...], str]] = {
+    ("info", "episode", "t"): "RecordEpisodeStatistics",
+}
 
 
 def update_command(nodeid: str | None) -> str:
@@ -77,6 +82,7 @@ def format_comparison(
             f"  episodes differing: {len(differing)} of {len(comparison.episodes)} ({which})"
         )
     lines += _describe_versions(episode)
+    lines += _describe_wall_clock(episode)
     actual_where = comparison.actual
     lines.append(f"  actual recording: {display(actual_where)}")
     lines.append(f"  {fix_label}: {fix or update_command(nodeid)}")
@@ -419,6 +425,25 @@ def _describe_header_difference(difference: Difference) -> str:
     if isinstance(difference.golden, ArraySummary) and isinstance(difference.actual, ArraySummary):
         return f"{field}: {_describe_arrays(difference.golden, difference.actual)}"
     return f"{field}: golden {_value(difference.golden)}, actual {_value(difference.actual)}"
+
+
+def _describe_wall_clock(episode: EpisodeComparison) -> list[str]:
+    """A note when the first divergence is a field a wrapper fills with wall-clock time."""
+    if episode.first is None:
+        return []
+    wrappers = set((episode.golden_header or {}).get("wrappers") or ())
+    wrappers |= set((episode.actual_header or {}).get("wrappers") or ())
+    for difference in episode.first.differences:
+        wrapper = _WALL_CLOCK_FIELDS.get(difference.path)
+        if wrapper in wrappers:
+            field = format_path(difference.path)
+            return [
+                f"  note: {field} is the episode's wall-clock time, added by gymnasium's "
+                f"{wrapper};",
+                "    it differs on every run and no update makes it match: leave it out with",
+                f'    @pytest.mark.goldens(ignore=["{field}"])',
+            ]
+    return []
 
 
 def _describe_versions(episode: EpisodeComparison) -> list[str]:

@@ -162,3 +162,56 @@ def test_corrupt_golden_fails_naming_file_and_line_and_stays(
     )
     result.stdout.no_fnmatch_line("*Traceback*")
     assert files_under(pytester.path / "goldens") == before
+
+
+EPISODE_STATISTICS_TEST = """
+import gymnasium as gym
+import pytest
+from gymnasium.wrappers import RecordEpisodeStatistics
+from gymnasium.wrappers.vector import RecordEpisodeStatistics as RecordVectorStatistics
+
+IGNORE = {ignore}
+
+
+@pytest.mark.goldens(ignore=IGNORE)
+def test_single(record_trajectory):
+    env = record_trajectory(RecordEpisodeStatistics(gym.make("CartPole-v1")))
+    env.action_space.seed(0)
+    env.reset(seed=0)
+    for _ in range(60):
+        _, _, terminated, truncated, _ = env.step(env.action_space.sample())
+        if terminated or truncated:
+            env.reset()
+
+
+@pytest.mark.goldens(ignore=IGNORE)
+def test_vector(record_trajectory):
+    envs = record_trajectory(RecordVectorStatistics(gym.make_vec("CartPole-v1", 2)))
+    envs.action_space.seed(0)
+    envs.reset(seed=0)
+    for _ in range(60):
+        envs.step(envs.action_space.sample())
+"""
+
+
+def test_wall_clock_time_of_episode_statistics_is_named_with_the_fix(
+    pytester: pytest.Pytester,
+) -> None:
+    # RecordEpisodeStatistics puts the episode's wall-clock time in info.episode.t:
+    # different on every run, so the usual fix, an update, cannot help.
+    pytester.makepyfile(test_stats=EPISODE_STATISTICS_TEST.format(ignore="[]"))
+    pytester.runpytest("--update-goldens").assert_outcomes(passed=2)
+    result = pytester.runpytest()
+    result.assert_outcomes(failed=2)
+    note = [
+        "  note: info.episode.t is the episode's wall-clock time, added by gymnasium's "
+        "RecordEpisodeStatistics;",
+        "    it differs on every run and no update makes it match: leave it out with",
+        '    @pytest.mark.goldens(ignore=["info.episode.t"])',
+    ]
+    lines = result.stdout.lines
+    starts = [i for i, line in enumerate(lines) if lines[i : i + 3] == note]
+    assert len(starts) == 2, "one note for each test"
+    # The fix the note gives works, for the single and the vector env.
+    pytester.makepyfile(test_stats=EPISODE_STATISTICS_TEST.format(ignore='["info.episode.t"]'))
+    pytester.runpytest().assert_outcomes(passed=2)
