@@ -435,14 +435,19 @@ def _describe_wall_clock(episode: EpisodeComparison) -> list[str]:
     wrappers |= set((episode.actual_header or {}).get("wrappers") or ())
     for difference in episode.first.differences:
         wrapper = _WALL_CLOCK_FIELDS.get(difference.path)
+        if wrapper is None:
+            continue
+        field = format_path(difference.path)
         if wrapper in wrappers:
-            field = format_path(difference.path)
-            return [
-                f"  note: {field} is the episode's wall-clock time, added by gymnasium's "
-                f"{wrapper};",
-                "    it differs on every run and no update makes it match: leave it out with",
-                f'    @pytest.mark.goldens(ignore=["{field}"])',
-            ]
+            said = f"{field} is the episode's wall-clock time, added by gymnasium's {wrapper}"
+        else:
+            # Sub-envs of a vector env may be wrapped where the header cannot see.
+            said = f"{field} is where gymnasium's {wrapper} puts the episode's wall-clock time"
+        return [
+            f"  note: {said};",
+            "    it differs on every run and no update makes it match: leave it out with",
+            f'    @pytest.mark.goldens(ignore=["{field}"])',
+        ]
     return []
 
 

@@ -191,6 +191,16 @@ def test_vector(record_trajectory):
     envs.reset(seed=0)
     for _ in range(60):
         envs.step(envs.action_space.sample())
+
+
+@pytest.mark.goldens(ignore=IGNORE)
+def test_wrapped_sub_envs(record_trajectory):
+    make = lambda: RecordEpisodeStatistics(gym.make("CartPole-v1"))
+    envs = record_trajectory(gym.vector.SyncVectorEnv([make, make]), "cartpoles")
+    envs.action_space.seed(0)
+    envs.reset(seed=0)
+    for _ in range(60):
+        envs.step(envs.action_space.sample())
 """
 
 
@@ -200,18 +210,21 @@ def test_wall_clock_time_of_episode_statistics_is_named_with_the_fix(
     # RecordEpisodeStatistics puts the episode's wall-clock time in info.episode.t:
     # different on every run, so the usual fix, an update, cannot help.
     pytester.makepyfile(test_stats=EPISODE_STATISTICS_TEST.format(ignore="[]"))
-    pytester.runpytest("--update-goldens").assert_outcomes(passed=2)
+    pytester.runpytest("--update-goldens").assert_outcomes(passed=3)
     result = pytester.runpytest()
-    result.assert_outcomes(failed=2)
-    note = [
-        "  note: info.episode.t is the episode's wall-clock time, added by gymnasium's "
-        "RecordEpisodeStatistics;",
+    result.assert_outcomes(failed=3)
+    fix = [
         "    it differs on every run and no update makes it match: leave it out with",
         '    @pytest.mark.goldens(ignore=["info.episode.t"])',
     ]
+    seen = "  note: info.episode.t is the episode's wall-clock time, added by gymnasium's "
+    unseen = "  note: info.episode.t is where gymnasium's RecordEpisodeStatistics puts "
     lines = result.stdout.lines
-    starts = [i for i, line in enumerate(lines) if lines[i : i + 3] == note]
-    assert len(starts) == 2, "one note for each test"
-    # The fix the note gives works, for the single and the vector env.
+    notes = [line for i, line in enumerate(lines) if lines[i + 1 : i + 3] == fix]
+    # The wrapper is in the header of the single and the vector env; the
+    # sub-envs of a SyncVectorEnv are wrapped out of the header's sight.
+    assert [note.startswith(seen) for note in notes] == [True, True, False]
+    assert notes[2].startswith(unseen)
+    # The fix the note gives works for all three.
     pytester.makepyfile(test_stats=EPISODE_STATISTICS_TEST.format(ignore='["info.episode.t"]'))
-    pytester.runpytest().assert_outcomes(passed=2)
+    pytester.runpytest().assert_outcomes(passed=3)
