@@ -179,8 +179,8 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
             from gym_goldens.htmlreport import mismatches_of
 
             item.stash[_mismatches_key] = mismatches_of(item.nodeid, outcomes, settings.display)
-        save_artifacts(outcomes, settings, item.nodeid)
-        failures = [o.message for o in outcomes if o.message]
+        _, notes = save_artifacts(outcomes, settings, item.nodeid)
+        failures = [o.message for o in outcomes if o.message] + notes
         if failures:
             pytest.fail("\n\n".join(failures), pytrace=False)
     return result

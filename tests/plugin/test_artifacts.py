@@ -89,3 +89,31 @@ def test_nothing_is_written_when_everything_passes(pytester: pytest.Pytester) ->
     pytester.runpytest("--update-goldens").assert_outcomes(passed=2)
     pytester.runpytest("--goldens-artifacts=out").assert_outcomes(passed=2)
     assert not (pytester.path / "out").exists()
+
+
+@pytest.mark.parametrize("link", ["test_envs", "test_envs/test_cartpole/CartPole-v1"])
+def test_a_symlink_in_the_artifacts_folder_is_never_followed(
+    pytester: pytest.Pytester, tmp_path_factory: pytest.TempPathFactory, link: str
+) -> None:
+    # A pull request can commit a symlink where an artifact will be written:
+    # the stale copy is removed and the new one written there, outside DIR.
+    outside = tmp_path_factory.mktemp("outside")
+    (outside / "precious.txt").write_text("keep me")
+    (outside / "test_cartpole" / "CartPole-v1").mkdir(parents=True)
+    (outside / "test_cartpole" / "CartPole-v1" / "precious.txt").write_text("keep me too")
+    pytester.makepyfile(test_envs=TESTS)
+    link_path = pytester.path / "out" / link
+    link_path.parent.mkdir(parents=True)
+    target = outside if link == "test_envs" else outside / "test_cartpole" / "CartPole-v1"
+    link_path.symlink_to(target, target_is_directory=True)
+    before = sorted(str(p.relative_to(outside)) for p in outside.rglob("*"))
+
+    result = pytester.runpytest("--goldens-artifacts=out")
+
+    result.assert_outcomes(failed=2)
+    assert sorted(str(p.relative_to(outside)) for p in outside.rglob("*")) == before
+    assert (outside / "precious.txt").read_text() == "keep me"
+    assert link_path.is_symlink()  # not ours to remove either
+    result.stdout.fnmatch_lines(
+        [f"*artifacts not saved: out/{link} is a symlink*not follow*remove it*"]
+    )
