@@ -178,6 +178,19 @@ class TrajectoryChecks:
             return self._replay(wrapped, unique)
         return wrapped
 
+    def variant_families(self) -> list[Path]:
+        """The plain golden folders of the recordings kept per variant.
+
+        Every variant folder inside one (another machine's or library
+        version's) belongs to this test, so none of them is stale.
+        """
+        if not self._variant_by:
+            return []
+        return [
+            golden_dir_for(self.settings.goldens_dir, self.nodeid, recording.name)
+            for recording in self._recordings
+        ]
+
     def flush(self) -> dict[str, Path]:
         """Write what is buffered; return each recording's folder by name."""
         for recording in self._recordings:

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 _checks_key: Final[pytest.StashKey[TrajectoryChecks]] = pytest.StashKey()
 _results_key: Final = pytest.StashKey[list[list[str]]]()
 _used_key: Final = pytest.StashKey[list[str]]()
+_families_key: Final = pytest.StashKey[list[str]]()
 _mismatches_key: Final = pytest.StashKey[list[dict[str, Any]]]()
 _html_report_key: Final[pytest.StashKey[HtmlReport]] = pytest.StashKey()
 
@@ -175,6 +176,9 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
         settings = item.config.stash[settings_key]
         item.stash[_results_key] = [[o.status, settings.display(o.golden_dir)] for o in outcomes]
         item.stash[_used_key] = [relative_golden_dir(settings, o.golden_dir) for o in outcomes]
+        item.stash[_families_key] = [
+            relative_golden_dir(settings, folder) for folder in checks.variant_families()
+        ]
         if settings.report_dir is not None:
             from gym_goldens.htmlreport import mismatches_of
 
@@ -196,6 +200,10 @@ def pytest_runtest_makereport(
         if results:
             setattr(report, REPORT_ATTRIBUTE, results)
             setattr(report, USED_ATTRIBUTE, item.stash[_used_key])
+        families = item.stash.get(_families_key, None)
+        if families:
+            # Other machines' variants of a golden this test used are not stale.
+            setattr(report, PROTECTED_ATTRIBUTE, families)
         mismatches = item.stash.get(_mismatches_key, None)
         if mismatches:
             from gym_goldens.htmlreport import MISMATCH_ATTRIBUTE

@@ -40,8 +40,10 @@ USED_ATTRIBUTE: Final = "gym_goldens_used"
 relative to the goldens dir."""
 
 PROTECTED_ATTRIBUTE: Final = "gym_goldens_protected"
-"""The report attribute of a skipped test that carries its golden folder,
-relative to the goldens dir: goldens under it are not stale."""
+"""The report attribute that carries golden folders, relative to the goldens
+dir, under which no golden is stale: the folder of a skipped test, and the
+plain golden folder of a test that keeps variants (the variants of other
+machines live inside it)."""
 
 
 def golden_nodeid(item: pytest.Item, settings: GoldensSettings) -> str:

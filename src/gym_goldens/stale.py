@@ -37,8 +37,10 @@ class StaleTracker:
         test_files: The collected test files (the file part of node ids);
             their golden folders are looked at.
         used: The golden folders that tests compared or updated.
-        protected: The golden folders of tests that were skipped: their
-            goldens are not stale, they were just not reached.
+        protected: Golden folders whose goldens are not stale: those of
+            tests that were skipped (just not reached) and the plain golden
+            folders of tests that keep variants (which hold the variants
+            of other machines and versions).
         deselected: How many tests were deselected.
         partial_reason: Why the run does not cover the collected files, if
             known before the end (for example, tests picked by node id).

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import platform
+import shutil
 
 import pytest
 
@@ -113,3 +114,41 @@ def test_bad_variant_names_fail_at_setup(
     result = pytester.runpytest()
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines([message])
+
+
+def test_other_machines_variants_are_never_stale_nor_pruned(pytester: pytest.Pytester) -> None:
+    _write(pytester, '@pytest.mark.goldens(variant_by=["machine"])')
+    pytester.runpytest("--update-goldens").assert_outcomes(passed=1)
+    golden = pytester.path / PLAIN
+    mine = golden / MACHINE
+    # The goldens of the other runners of an OS matrix, committed beside this one's.
+    others = [golden / "machine=other-arch", golden]
+    shutil.copytree(mine, others[0])
+    shutil.copy(mine / "trajectory.jsonl", golden / "trajectory.jsonl")
+
+    strict = pytester.runpytest("--goldens-strict")
+    strict.assert_outcomes(passed=1)
+    assert strict.ret == 0
+    strict.stdout.no_fnmatch_line("stale goldens*")
+
+    pruned = pytester.runpytest("--update-goldens", "--prune-goldens")
+    pruned.assert_outcomes(passed=1)
+    pruned.stdout.no_fnmatch_line("pruned goldens*")
+    for folder in [mine, *others]:
+        assert (folder / "trajectory.jsonl").is_file(), folder
+
+
+def test_variants_of_a_removed_test_are_stale(pytester: pytest.Pytester) -> None:
+    _write(pytester, '@pytest.mark.goldens(variant_by=["machine"])')
+    pytester.runpytest("--update-goldens").assert_outcomes(passed=1)
+    other = pytester.path / PLAIN / "machine=other-arch"
+    shutil.copytree(pytester.path / PLAIN / MACHINE, other)
+    pytester.makepyfile(test_pendulum="def test_other():\n    pass\n")  # the golden test is gone
+    result = pytester.runpytest("--goldens-strict")
+    result.stdout.fnmatch_lines(
+        [
+            "stale goldens: 2 *",
+            f"  stale: {PLAIN}/machine=other-arch",
+            f"  stale: {PLAIN}/{MACHINE}",
+        ]
+    )
