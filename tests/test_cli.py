@@ -20,9 +20,9 @@ import pytest
 
 from gym_goldens import RecordTrajectory, compare
 from gym_goldens.cli import main
-from gym_goldens.reader import read_recording
-from tests.legacy import write_format_1
-from tests.recordings import perturb, record_cartpole
+from gym_goldens.format.reader import read_recording
+from tests.support.legacy import write_format_1
+from tests.support.recordings import perturb, record_cartpole
 
 
 def second_header(recording: Path) -> int:

@@ -38,8 +38,8 @@ def test_public_surface_is_sorted_and_complete() -> None:
 
 
 def test_public_names_come_from_their_modules() -> None:
-    from gym_goldens.diff import compare
-    from gym_goldens.recorder import RecordTrajectory
+    from gym_goldens.comparison.engine import compare
+    from gym_goldens.record.single import RecordTrajectory
 
     assert gym_goldens.compare is compare
     assert gym_goldens.RecordTrajectory is RecordTrajectory

@@ -35,10 +35,10 @@ def test_importing_the_plugin_loads_nothing_heavy(module: str) -> None:
 # ten times slower than the import system.
 STARTUP_MODULES = (
     "gym_goldens",
+    "gym_goldens.plugin",
+    "gym_goldens.plugin.session",
+    "gym_goldens.plugin.settings",
     "gym_goldens.pytest_plugin",
-    "gym_goldens.session",
-    "gym_goldens.settings",
-    "gym_goldens.stale",
 )
 
 
@@ -62,7 +62,9 @@ def test_a_pytest_run_without_golden_tests_loads_nothing_heavy(pytester: pytest.
 
 
 def test_the_defaults_written_out_for_start_up_are_the_defaults() -> None:
-    from gym_goldens import codec, settings, tolerance
+    from gym_goldens.comparison import tolerance
+    from gym_goldens.format import codec
+    from gym_goldens.plugin import settings
 
     assert settings.DEFAULT_MAX_ARRAY_SIZE == codec.DEFAULT_MAX_ARRAY_SIZE
     assert settings.DEFAULT_RTOL == tolerance.DEFAULT_RTOL

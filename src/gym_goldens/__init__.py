@@ -11,21 +11,22 @@ import importlib.metadata
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from gym_goldens.codec import ArraySummary
-    from gym_goldens.determinism import NondeterminismError, assert_deterministic
-    from gym_goldens.diff import Comparison, Difference, Divergence, EpisodeComparison, compare
+    from gym_goldens.audit.determinism import NondeterminismError, assert_deterministic
+    from gym_goldens.comparison.engine import compare
+    from gym_goldens.comparison.result import Comparison, Difference, Divergence, EpisodeComparison
+    from gym_goldens.comparison.tolerance import Tolerance
     from gym_goldens.errors import (
         GoldenFormatError,
         GoldensError,
         GoldensWarning,
         UnsupportedFormatVersionError,
     )
-    from gym_goldens.reader import Episode, Recording, read_recording
-    from gym_goldens.recorder import RecordTrajectory
-    from gym_goldens.replay import ReplayActions
-    from gym_goldens.rollouts import RolloutResult, rollout
-    from gym_goldens.tolerance import Tolerance
-    from gym_goldens.vector import RecordVectorTrajectory
+    from gym_goldens.format.codec import ArraySummary
+    from gym_goldens.format.reader import Episode, Recording, read_recording
+    from gym_goldens.record.replay import ReplayActions
+    from gym_goldens.record.rollouts import RolloutResult, rollout
+    from gym_goldens.record.single import RecordTrajectory
+    from gym_goldens.record.vector import RecordVectorTrajectory
 
 __all__ = [
     "ArraySummary",
@@ -52,27 +53,27 @@ __all__ = [
 ]
 
 _LOCATIONS = {
-    "ArraySummary": "codec",
-    "Comparison": "diff",
-    "Difference": "diff",
-    "Divergence": "diff",
-    "Episode": "reader",
-    "EpisodeComparison": "diff",
+    "ArraySummary": "format.codec",
+    "Comparison": "comparison.result",
+    "Difference": "comparison.result",
+    "Divergence": "comparison.result",
+    "Episode": "format.reader",
+    "EpisodeComparison": "comparison.result",
     "GoldenFormatError": "errors",
     "GoldensError": "errors",
     "GoldensWarning": "errors",
-    "NondeterminismError": "determinism",
-    "RecordTrajectory": "recorder",
-    "RecordVectorTrajectory": "vector",
-    "Recording": "reader",
-    "ReplayActions": "replay",
-    "RolloutResult": "rollouts",
-    "Tolerance": "tolerance",
+    "NondeterminismError": "audit.determinism",
+    "RecordTrajectory": "record.single",
+    "RecordVectorTrajectory": "record.vector",
+    "Recording": "format.reader",
+    "ReplayActions": "record.replay",
+    "RolloutResult": "record.rollouts",
+    "Tolerance": "comparison.tolerance",
     "UnsupportedFormatVersionError": "errors",
-    "assert_deterministic": "determinism",
-    "compare": "diff",
-    "read_recording": "reader",
-    "rollout": "rollouts",
+    "assert_deterministic": "audit.determinism",
+    "compare": "comparison.engine",
+    "read_recording": "format.reader",
+    "rollout": "record.rollouts",
 }
 
 

@@ -1,9 +1,9 @@
 """The ``gym-goldens`` command: inspect, diff, plot and record trajectories.
 
-A thin argparse layer over the library: ``show`` (:mod:`gym_goldens.summary`),
+A thin argparse layer over the library: ``show`` (:mod:`gym_goldens.present.summary`),
 ``diff`` (:func:`gym_goldens.compare` and the report the pytest plugin
-prints), ``plot`` (:mod:`gym_goldens.viz`) and ``record``
-(:mod:`gym_goldens.rollouts`).
+prints), ``plot`` (:mod:`gym_goldens.present.viz`) and ``record``
+(:mod:`gym_goldens.record.rollouts`).
 
 A recording is a folder holding ``trajectory.jsonl`` (every episode, one
 after another) or that file alone; episodes are chosen by their number in it.
@@ -24,7 +24,26 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Final
 
+import gym_goldens
+from gym_goldens.comparison.engine import compare
+from gym_goldens.comparison.result import Comparison, EpisodeComparison
+from gym_goldens.comparison.tolerance import Tolerance
 from gym_goldens.errors import GoldensError
+from gym_goldens.format.fields import parse_pattern
+from gym_goldens.format.layout import is_trajectory_file_name
+from gym_goldens.format.reader import (
+    count_episode_records,
+    count_records,
+    find_recordings,
+    recording_files,
+    sub_env_dirs,
+)
+from gym_goldens.present import viz
+from gym_goldens.present.html import Mismatch, render_page, write_page
+from gym_goldens.present.progress import Progress, is_terminal
+from gym_goldens.present.report import format_comparison
+from gym_goldens.present.summary import format_folder, format_recording, format_steps, summarize
+from gym_goldens.record.rollouts import record_rollout
 
 __all__ = ["main"]
 
@@ -68,13 +87,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    from gym_goldens import __version__
-
     parser = argparse.ArgumentParser(
         prog=_PROG,
         description="Inspect, diff, plot and record Gymnasium trajectories and goldens.",
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument(
+        "--version", action="version", version=f"%(prog)s {gym_goldens.__version__}"
+    )
     commands = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
 
     show = commands.add_parser(
@@ -214,16 +233,6 @@ def _add_tolerance_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _show(args: argparse.Namespace) -> int:
-    from gym_goldens.reader import recording_files
-    from gym_goldens.summary import (
-        count_records,
-        find_recordings,
-        format_folder,
-        format_recording,
-        format_steps,
-        summarize,
-    )
-
     path: Path = args.path
     if path.is_dir() and not recording_files(path):
         if args.steps is not None:
@@ -251,8 +260,6 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _diff(args: argparse.Namespace) -> int:
-    from gym_goldens.report import format_comparison
-
     tolerance = _tolerance(args)
     comparison = _compare(args.golden, args.actual, tolerance)
     if comparison.equal:
@@ -274,9 +281,6 @@ def _diff(args: argparse.Namespace) -> int:
 
 
 def _plot(args: argparse.Namespace) -> int:
-    from gym_goldens import viz
-    from gym_goldens.diff import EpisodeComparison
-
     viz.require_matplotlib()
     fields = _fields(args.fields)
     output: Path = args.output or Path(f"{_stem(args.path)}.png")
@@ -329,8 +333,6 @@ def _plot(args: argparse.Namespace) -> int:
             for e in episodes
         ]
     if html:
-        from gym_goldens.report import format_comparison
-
         verdict = (
             "equal within tolerance"
             if comparison.equal
@@ -358,9 +360,6 @@ def _plot(args: argparse.Namespace) -> int:
 
 
 def _record(args: argparse.Namespace) -> int:
-    from gym_goldens.progress import Progress
-    from gym_goldens.rollouts import record_rollout
-
     kwargs = _env_kwargs(args.env_kwargs)
     if args.steps < 0:
         raise _UsageError(f"--steps must be 0 or more, got {args.steps}")
@@ -384,9 +383,7 @@ def _record(args: argparse.Namespace) -> int:
 # Helpers
 
 
-def _compare(golden: Path, actual: Path, tolerance: Any) -> Any:
-    from gym_goldens.diff import compare
-
+def _compare(golden: Path, actual: Path, tolerance: Tolerance) -> Comparison:
     sides = [_recording_files(golden), _recording_files(actual)]
     for path, files in zip((golden, actual), sides, strict=True):
         if not files:
@@ -397,8 +394,6 @@ def _compare(golden: Path, actual: Path, tolerance: Any) -> Any:
 
 def _recording_files(path: Path) -> list[Path]:
     """The files of a recording; of every sub-env, in order, for a vector env's."""
-    from gym_goldens.reader import recording_files, sub_env_dirs
-
     subs = sub_env_dirs(path)
     if subs:
         return [file for _, folder in subs for file in recording_files(folder)]
@@ -412,8 +407,6 @@ def _episode_sizes(
 
     Episodes of the same number in each recording are one unit of work.
     """
-    from gym_goldens.summary import count_episode_records
-
     counts = [count_episode_records(files) for files in sides]
     totals = [sum(pair) for pair in itertools.zip_longest(*counts, fillvalue=0)]
     if episodes is None:
@@ -432,10 +425,8 @@ class _RecordProgress:
     """
 
     def __init__(self, count: Callable[[], Sequence[int]], label: str) -> None:
-        from gym_goldens.progress import Progress, _is_terminal
-
         # Counting lines is fast next to parsing them, and skipped when no bar is drawn.
-        self.sizes = list(count()) if _is_terminal(sys.stderr) else []
+        self.sizes = list(count()) if is_terminal(sys.stderr) else []
         self._next = 0
         self._bar = Progress(sum(self.sizes), label, unit="records")
 
@@ -455,9 +446,7 @@ class _RecordProgress:
         self._bar.close()
 
 
-def _tolerance(args: argparse.Namespace) -> Any:
-    from gym_goldens.tolerance import Tolerance
-
+def _tolerance(args: argparse.Namespace) -> Tolerance:
     tolerance = Tolerance()
     try:
         for spec in args.rtol:
@@ -480,8 +469,6 @@ def _tolerance_spec(name: str, spec: str) -> float | dict[str, float]:
 
 
 def _fields(text: str) -> list[str]:
-    from gym_goldens.tolerance import parse_pattern
-
     fields = [field.strip() for field in text.split(",") if field.strip()]
     if not fields:
         raise _UsageError("--fields needs at least one field, such as obs,reward")
@@ -524,18 +511,15 @@ def _env_kwargs(text: str) -> dict[str, Any]:
 def _write_html(
     output: Path, title: str, intro: list[str], sections: list[tuple[str, str, Any]]
 ) -> None:
-    from gym_goldens.htmlreport import Mismatch, render_page, write_page
-    from gym_goldens.viz import figure_png
-
     entries = [
-        Mismatch(title=heading, status="", message=text, plot_png=figure_png(figure))
+        Mismatch(title=heading, status="", message=text, plot_png=viz.figure_png(figure))
         for heading, text, figure in sections
     ]
     page = render_page(title, intro, entries, empty="nothing to plot")
     write_page(output.resolve(), page)
 
 
-def _episode_heading(episode: Any) -> str:
+def _episode_heading(episode: int | EpisodeComparison) -> str:
     if isinstance(episode, int):
         return f"episode {episode}"
     if episode.env is None:
@@ -545,10 +529,8 @@ def _episode_heading(episode: Any) -> str:
 
 def _stem(path: Path) -> str:
     """The name of a recording: its folder's, for the trajectory file in it."""
-    from gym_goldens.reader import _TRAJECTORY_NAME
-
     target = path.resolve()
-    if _TRAJECTORY_NAME.match(target.name):
+    if is_trajectory_file_name(target.name):
         target = target.parent
     name = target.name
     for suffix in (".gz", ".jsonl"):

@@ -13,32 +13,26 @@ from typing import TYPE_CHECKING, Any, Final, Protocol, overload
 
 import pytest
 
-from gym_goldens.session import (
-    PROTECTED_ATTRIBUTE,
-    REPORT_ATTRIBUTE,
-    USED_ATTRIBUTE,
+from gym_goldens.plugin.session import (
+    SKIPPED_ATTRIBUTE,
     GoldensSession,
     golden_nodeid,
-    protected_dirs,
-    relative_golden_dir,
     session_key,
 )
-from gym_goldens.settings import GoldensSettings, add_options, settings_key
+from gym_goldens.plugin.settings import GoldensSettings, add_options, settings_key
 
 if TYPE_CHECKING:
     import gymnasium as gym
 
-    from gym_goldens.check import TrajectoryChecks
-    from gym_goldens.codec import ArraySizeSpec
-    from gym_goldens.htmlreport import HtmlReport
-    from gym_goldens.tolerance import ToleranceSpec
-    from gym_goldens.vector import RecordVectorTrajectory
+    from gym_goldens.comparison.tolerance import ToleranceSpec
+    from gym_goldens.format.codec import ArraySizeSpec
+    from gym_goldens.plugin.check import TrajectoryChecks
+    from gym_goldens.plugin.htmlreport import HtmlReport
+    from gym_goldens.plugin.outcome import TestOutcome
+    from gym_goldens.record.vector import RecordVectorTrajectory
 
 _checks_key: Final[pytest.StashKey[TrajectoryChecks]] = pytest.StashKey()
-_results_key: Final = pytest.StashKey[list[list[str]]]()
-_used_key: Final = pytest.StashKey[list[str]]()
-_families_key: Final = pytest.StashKey[list[str]]()
-_mismatches_key: Final = pytest.StashKey[list[dict[str, Any]]]()
+_outcome_key: Final[pytest.StashKey[TestOutcome]] = pytest.StashKey()
 _html_report_key: Final[pytest.StashKey[HtmlReport]] = pytest.StashKey()
 
 
@@ -92,7 +86,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[session_key] = session
     config.pluginmanager.register(session, "gym-goldens-session")
     if settings.report_dir is not None and not hasattr(config, "workerinput"):
-        from gym_goldens.htmlreport import HtmlReport
+        from gym_goldens.plugin.htmlreport import HtmlReport
 
         html_report = HtmlReport(settings.report_dir, settings.display)
         config.stash[_html_report_key] = html_report
@@ -124,8 +118,8 @@ def record_trajectory(
     test body passes, each recording is compared with its golden within
     tolerance, or written as the golden under ``--update-goldens``.
     """
-    from gym_goldens import repeats
-    from gym_goldens.check import TrajectoryChecks
+    from gym_goldens.plugin import repeats
+    from gym_goldens.plugin.check import TrajectoryChecks
 
     marker = request.node.get_closest_marker("goldens")
     settings = request.config.stash[settings_key]
@@ -155,7 +149,7 @@ def pytest_runtest_protocol(
 ) -> Generator[None, object, object]:
     settings = item.config.stash[settings_key]
     if settings.determinism and settings.determinism_mode == "inprocess":
-        from gym_goldens import repeats
+        from gym_goldens.plugin import repeats
 
         if repeats.applies(item):
             repeats.run_in_process(item)
@@ -167,26 +161,13 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     result = yield
     checks = item.stash.get(_checks_key, None)
     if checks is not None:
-        from gym_goldens import repeats
-        from gym_goldens.artifacts import save_artifacts
+        from gym_goldens.plugin.outcome import finish_test
 
-        if repeats.intercept(item, checks):
-            return result
-        outcomes = checks.check(repeats.runs_of(item, checks))
-        settings = item.config.stash[settings_key]
-        item.stash[_results_key] = [[o.status, settings.display(o.golden_dir)] for o in outcomes]
-        item.stash[_used_key] = [relative_golden_dir(settings, o.golden_dir) for o in outcomes]
-        item.stash[_families_key] = [
-            relative_golden_dir(settings, folder) for folder in checks.variant_families()
-        ]
-        if settings.report_dir is not None:
-            from gym_goldens.htmlreport import mismatches_of
-
-            item.stash[_mismatches_key] = mismatches_of(item.nodeid, outcomes, settings.display)
-        _, notes = save_artifacts(outcomes, settings, item.nodeid)
-        failures = [o.message for o in outcomes if o.message] + notes
-        if failures:
-            pytest.fail("\n\n".join(failures), pytrace=False)
+        outcome = finish_test(item, checks)
+        if outcome is not None:
+            item.stash[_outcome_key] = outcome
+            if outcome.failure is not None:
+                pytest.fail(outcome.failure, pytrace=False)
     return result
 
 
@@ -195,20 +176,10 @@ def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     report = yield
-    if call.when == "call":
-        results = item.stash.get(_results_key, None)
-        if results:
-            setattr(report, REPORT_ATTRIBUTE, results)
-            setattr(report, USED_ATTRIBUTE, item.stash[_used_key])
-        families = item.stash.get(_families_key, None)
-        if families:
-            # Other machines' variants of a golden this test used are not stale.
-            setattr(report, PROTECTED_ATTRIBUTE, families)
-        mismatches = item.stash.get(_mismatches_key, None)
-        if mismatches:
-            from gym_goldens.htmlreport import MISMATCH_ATTRIBUTE
-
-            setattr(report, MISMATCH_ATTRIBUTE, mismatches)
+    outcome = item.stash.get(_outcome_key, None)
+    if call.when == "call" and outcome is not None:
+        outcome.attach(report)
     if report.skipped:
-        setattr(report, PROTECTED_ATTRIBUTE, protected_dirs(item, item.config.stash[settings_key]))
+        # Its goldens were not reached: they are not stale.
+        setattr(report, SKIPPED_ATTRIBUTE, [golden_nodeid(item, item.config.stash[settings_key])])
     return report

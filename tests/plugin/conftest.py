@@ -13,10 +13,6 @@ import pytest
 # pytester runs sessions in this process and afterwards drops the modules they
 # imported; numpy refuses to be imported twice, and hypothesis's plugin takes
 # seconds to import. Importing them here keeps them loaded across sessions.
-import gym_goldens.check
-import gym_goldens.diff
-import gym_goldens.recorder
-import gym_goldens.report  # noqa: F401
 
 # The issue's example test, with a knob to perturb the dynamics.
 CARTPOLE_TEST = """

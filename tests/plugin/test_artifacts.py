@@ -7,9 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from gym_goldens.reader import read_recording
+from gym_goldens.format.layout import golden_dir_for
+from gym_goldens.format.reader import read_recording
+from gym_goldens.plugin.artifacts import artifact_dir
 
-ENVS = Path(__file__).parent.parent / "determinism_envs.py"
+NODEID = "tests/test_envs.py::TestCart::test_x[Mountain/Car v0]"
+ENVS = Path(__file__).parent.parent / "support" / "determinism_envs.py"
 
 TESTS = """
 import os
@@ -117,3 +120,29 @@ def test_a_symlink_in_the_artifacts_folder_is_never_followed(
     result.stdout.fnmatch_lines(
         [f"*artifacts not saved: out/{link} is a symlink*not follow*remove it*"]
     )
+
+
+def test_a_plain_golden_maps_like_golden_dir_for(tmp_path: Path) -> None:
+    goldens = tmp_path / "goldens"
+    golden = golden_dir_for(goldens, NODEID, "CartPole-v1")
+    target = artifact_dir(tmp_path / "out", goldens, golden, NODEID, "CartPole-v1")
+    assert target == golden_dir_for(tmp_path / "out", NODEID, "CartPole-v1")
+    assert target.relative_to(tmp_path / "out").parts == (
+        "tests",
+        "test_envs",
+        "TestCart",
+        "test_x[Mountain%2FCar%20v0]",
+        "CartPole-v1",
+    )
+
+
+def test_a_variant_keeps_its_folder(tmp_path: Path) -> None:
+    goldens = tmp_path / "goldens"
+    golden = golden_dir_for(goldens, NODEID, "CartPole-v1") / "machine=x86_64"
+    target = artifact_dir(tmp_path / "out", goldens, golden, NODEID, "CartPole-v1")
+    assert target == golden_dir_for(tmp_path / "out", NODEID, "CartPole-v1") / "machine=x86_64"
+
+
+def test_a_golden_outside_the_goldens_folder_falls_back_to_the_node_id(tmp_path: Path) -> None:
+    target = artifact_dir(tmp_path / "out", tmp_path / "goldens", Path("/elsewhere/x"), NODEID, "n")
+    assert target == golden_dir_for(tmp_path / "out", NODEID, "n")

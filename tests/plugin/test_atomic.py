@@ -23,10 +23,10 @@ from pathlib import Path
 import hypothesis  # noqa: F401 - imported once here, not in every pytester run
 import pytest
 
-import gym_goldens.check
-import gym_goldens.diff
-import gym_goldens.report  # noqa: F401
-from gym_goldens.reader import read_recording
+import gym_goldens.comparison.engine
+import gym_goldens.plugin.check
+import gym_goldens.present.report  # noqa: F401
+from gym_goldens.format.reader import read_recording
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL is POSIX")
 

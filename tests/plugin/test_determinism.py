@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-ENVS = Path(__file__).parent.parent / "determinism_envs.py"
+ENVS = Path(__file__).parent.parent / "support" / "determinism_envs.py"
 
 TESTS = """
 import gymnasium as gym

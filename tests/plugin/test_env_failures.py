@@ -7,9 +7,9 @@ from pathlib import Path
 import hypothesis  # noqa: F401 - imported once here, not in every pytester run
 import pytest
 
-import gym_goldens.check
-import gym_goldens.diff
-import gym_goldens.report  # noqa: F401
+import gym_goldens.comparison.engine
+import gym_goldens.plugin.check
+import gym_goldens.present.report  # noqa: F401
 from gym_goldens import read_recording
 
 TEST_FILE = """

@@ -19,14 +19,15 @@ import gymnasium as gym
 import hypothesis  # noqa: F401
 import pytest
 
+import gym_goldens.comparison.engine
+
 # Imported here so that pytester's in-process runs, which drop the modules
 # they import, do not import them again each time (hypothesis's pytest plugin
 # imports hypothesis in every session: 3 s a run).
-import gym_goldens.check
-import gym_goldens.diff
-import gym_goldens.report  # noqa: F401
+import gym_goldens.plugin.check
+import gym_goldens.present.report  # noqa: F401
 from gym_goldens import RecordTrajectory
-from tests.legacy import split_into_episode_files
+from tests.support.legacy import split_into_episode_files
 
 TEST_FILE = """
 import gymnasium as gym

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from gym_goldens.reader import read_recording
-from tests.legacy import split_into_episode_files
+from gym_goldens.format.reader import read_recording
+from tests.support.legacy import split_into_episode_files
 
 GOLDEN = Path("goldens/test_cp/test_cartpole/CartPole-v1")
 

@@ -9,9 +9,9 @@ import gymnasium as gym
 import hypothesis  # noqa: F401 - imported once here, not in every pytester run
 import pytest
 
-import gym_goldens.check
-import gym_goldens.diff
-import gym_goldens.report  # noqa: F401
+import gym_goldens.comparison.engine
+import gym_goldens.plugin.check
+import gym_goldens.present.report  # noqa: F401
 
 ENVS = """
 import gymnasium as gym

@@ -1,0 +1,149 @@
+"""Statistics of a differing array, for failure messages.
+
+When the first differing record holds an array in full on both sides (an
+observation, an action mask, an image stored with ``max_array_size=None``),
+the field-by-field differences show at most a few elements. This module
+measures the whole array: how many elements are out of tolerance, the largest
+difference and where the first one is.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+from gym_goldens.comparison.floats import arrays_match
+from gym_goldens.comparison.tolerance import ToleranceNode
+from gym_goldens.format.codec import ArraySummary
+from gym_goldens.format.fields import FieldPath
+
+__all__ = ["ArrayDelta", "array_deltas", "summarise_like", "summary_matches"]
+
+
+@dataclasses.dataclass(frozen=True)
+class ArrayDelta:
+    """How much one array differs.
+
+    Attributes:
+        path: The array's field, such as ``("obs", "image")``.
+        shape: Its shape.
+        differing: Elements out of tolerance.
+        max_abs: The largest ``|actual - golden|`` among them (inf when an
+            infinity or NaN stands against a number).
+        first: The index of the first of them.
+    """
+
+    path: FieldPath
+    shape: tuple[int, ...]
+    differing: int
+    max_abs: float
+    first: tuple[int, ...]
+
+    @property
+    def size(self) -> int:
+        """The number of elements."""
+        return int(np.prod(self.shape)) if self.shape else 1
+
+
+def array_deltas(
+    golden: Any, actual: Any, paths: Iterable[FieldPath], root: ToleranceNode
+) -> tuple[ArrayDelta, ...]:
+    """Measure the arrays that contain the differing ``paths`` of two records.
+
+    An array is the outermost list, along a path, that reads as a numeric
+    numpy array of the same shape on both sides. Paths outside any such array
+    are skipped.
+    """
+    found: dict[FieldPath, ArrayDelta] = {}
+    for path in paths:
+        located = _locate(golden, actual, path, root)
+        if located is None:
+            continue
+        array_path, golden_array, actual_array, node = located
+        if array_path not in found:
+            delta = _measure(array_path, golden_array, actual_array, node)
+            if delta is not None:
+                found[array_path] = delta
+    return tuple(found.values())
+
+
+def summarise_like(summary: ArraySummary, value: Any) -> ArraySummary | None:
+    """The summary of ``value``, an array written in full, read as ``summary``'s dtype.
+
+    None when ``value`` is not an array of that dtype and shape.
+    """
+    try:
+        array = np.asarray(value, dtype=np.dtype(summary.dtype))
+    except (ValueError, TypeError, OverflowError):
+        return None
+    if array.shape != summary.shape:
+        return None
+    return ArraySummary.of(array)
+
+
+def summary_matches(golden: Any, actual: Any) -> bool:
+    """Whether an array stored as a summary on one side is the full array on the other.
+
+    A golden written with the default ``max_array_size`` then matches a
+    recording that keeps its arrays in full, and the other way round.
+    """
+    if isinstance(golden, ArraySummary) and isinstance(actual, list):
+        return summarise_like(golden, actual) == golden
+    if isinstance(actual, ArraySummary) and isinstance(golden, list):
+        return summarise_like(actual, golden) == actual
+    return False
+
+
+def _locate(
+    golden: Any, actual: Any, path: FieldPath, node: ToleranceNode
+) -> tuple[FieldPath, np.ndarray[Any, Any], np.ndarray[Any, Any], ToleranceNode] | None:
+    for depth, segment in enumerate(path):
+        if isinstance(golden, list) and isinstance(actual, list):
+            golden_array, actual_array = _numeric(golden), _numeric(actual)
+            if (
+                golden_array is not None
+                and actual_array is not None
+                and golden_array.shape == actual_array.shape
+            ):
+                return path[:depth], golden_array, actual_array, node
+        try:
+            golden, actual = golden[segment], actual[segment]
+        except (KeyError, IndexError, TypeError):
+            return None
+        node = node.child(segment)
+    return None
+
+
+def _numeric(value: list[Any]) -> np.ndarray[Any, Any] | None:
+    try:
+        array = np.asarray(value)
+    except (ValueError, TypeError):
+        return None
+    if array.dtype.kind not in "biuf" or array.ndim == 0 or array.size < 2:
+        return None
+    return array
+
+
+def _measure(
+    path: FieldPath,
+    golden: np.ndarray[Any, Any],
+    actual: np.ndarray[Any, Any],
+    node: ToleranceNode,
+) -> ArrayDelta | None:
+    far = ~arrays_match(golden, actual, node.rtol, node.atol)
+    count = int(far.sum())
+    if not count:
+        return None
+    if golden.dtype.kind == "f" or actual.dtype.kind == "f":
+        with np.errstate(invalid="ignore", over="ignore"):
+            spread = np.abs(actual[far].astype(np.float64) - golden[far].astype(np.float64))
+        # An infinity or NaN against a number is infinitely far off.
+        largest = float("inf") if not np.isfinite(spread).all() else float(spread.max())
+    else:
+        spread = np.abs(actual[far].astype(np.int64) - golden[far].astype(np.int64))
+        largest = float(spread.max())
+    first = tuple(int(i) for i in np.argwhere(far)[0])
+    return ArrayDelta(path, tuple(golden.shape), count, largest, first)

@@ -1,0 +1,234 @@
+"""Record checks compiled for one line layout: the comparison's fastest path.
+
+Most differing lines of a recording differ only in the digits of their
+numbers: a step of a noisy rerun holds the same fields, keys, strings and
+kinds of numbers as the golden's. Such lines have the same *skeleton* (the
+line with its digits taken out), and every record of one skeleton has the same
+structure. :func:`compile_check` turns one parsed record into straight-line
+Python that compares two records of its skeleton field by field, with the
+tolerance of each field written in as a constant: no walk of the structure,
+no lookups in the tolerance tree, no calls per value.
+
+A compiled check answers True (the records match), False (they differ) or
+None when the two records do not have the layout it was compiled for after
+all (a key that differs only in its digits, ``[7]`` against ``[]``); the
+caller then compares them the general way.
+
+The checks are a second copy of the float rule of
+:mod:`gym_goldens.comparison.floats`, kept for speed behind one seam,
+:func:`check_for`, which also keeps the checks of a tolerance tree on its
+root; ``tests/comparison/test_compiled.py`` holds the copies together and
+``benchmarks/run.py`` measures what they buy.
+
+Example:
+    >>> from gym_goldens.comparison.tolerance import Tolerance
+    >>> root = Tolerance.build(rtol={"obs": 1e-3}).tree()
+    >>> check = compile_check({"obs": [1.0, 2.0], "t": 3}, root)
+    >>> check({"obs": [1.0, 2.0], "t": 3}, {"obs": [1.0005, 2.0], "t": 3})
+    True
+    >>> check({"obs": [1.0, 2.0], "t": 3}, {"obs": [1.1, 2.0], "t": 3})
+    False
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Final
+
+from gym_goldens.comparison.tolerance import ToleranceNode
+
+__all__ = ["Check", "check_for", "compile_check"]
+
+Check = Callable[[Any, Any], "bool | None"]
+
+_MAX_VALUES: Final = 2000
+_MAX_CACHED: Final = 512
+# Longer arrays of floats, or of ints, are compared in a loop or at once.
+_UNROLLED: Final = 16
+
+
+class _Source:
+    """The lines of a compiled check, and the constants they refer to."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.constants: dict[str, Any] = {}
+        self.values = 0
+        self.names = 0
+
+    def name(self) -> str:
+        self.names += 1
+        return f"v{self.names}"
+
+    def constant(self, value: Any) -> str:
+        name = f"c{len(self.constants)}"
+        self.constants[name] = value
+        return name
+
+
+def check_for(
+    skeleton: bytes, template: dict[str, Any], root: ToleranceNode, *, legacy: bool
+) -> Check | None:
+    """The compiled check of the records of one skeleton, kept on the tolerance tree.
+
+    Args:
+        skeleton: The layout of the lines (a line without its digits and signs).
+        template: A record of that layout, parsed, without tags.
+        root: The root of the comparison's tolerance tree, which keeps the checks.
+        legacy: Whether the golden is of format 1.0 (no ``dtypes`` on its side).
+
+    Returns:
+        The check, or None when the records of this layout are compared by
+        the walk (:func:`~gym_goldens.comparison.walk.values_match`).
+    """
+    cache = root.cache
+    if cache is None:
+        cache = root.cache = {}
+    key = (legacy, skeleton)
+    if key in cache:
+        return cache[key]  # type: ignore[return-value]
+    # A legacy golden's actual dtypes are dropped: their layouts differ.
+    check = None if legacy and "dtypes" in template else compile_check(template, root)
+    if len(cache) >= _MAX_CACHED:
+        cache.clear()
+    cache[key] = check
+    return check
+
+
+def compile_check(template: dict[str, Any], root: ToleranceNode) -> Check | None:
+    """A check of two records laid out as ``template``, or None when there is none.
+
+    Args:
+        template: A parsed record without tags (plain JSON values only).
+        root: The tolerance tree of the comparison.
+
+    Returns:
+        ``check(golden, actual)``: True when they match within tolerance,
+        False when they differ, None when they are not laid out as
+        ``template``. None instead of a check for records too large to be
+        worth it.
+    """
+    source = _Source()
+    if not _emit(source, "g", "a", template, root, depth=1):
+        return None
+    body = "\n".join(f"        {line}" for line in source.lines)
+    code = (
+        "def check(g, a):\n"
+        "    try:\n"
+        f"{body or '        pass'}\n"
+        "    except (KeyError, IndexError, TypeError, ValueError):\n"
+        "        return None\n"
+        "    return True\n"
+    )
+    namespace = dict(source.constants)
+    # Generated from the record's layout alone: keys are written with repr().
+    exec(compile(code, "<gym_goldens compiled check>", "exec"), namespace)
+    check: Check = namespace["check"]
+    return check
+
+
+def _emit(
+    source: _Source, golden: str, actual: str, value: Any, node: ToleranceNode, *, depth: int
+) -> bool:
+    """Add the statements that compare ``golden`` with ``actual`` (expressions)."""
+    if node.ignored:
+        return True
+    if depth > 32:
+        return False
+    kind = type(value)
+    lines = source.lines
+    if kind is float:
+        source.values += 1
+        if not golden.isidentifier():  # a subscript: looked up once, used up to three times
+            g, a = source.name(), source.name()
+            lines.append(f"{g} = {golden}")
+            lines.append(f"{a} = {actual}")
+            golden, actual = g, a
+        _emit_float(source, golden, actual, node, indent="")
+    elif kind is int or kind is str or kind is bool or value is None:
+        source.values += 1
+        lines.append(f"if {golden} != {actual}:")
+        lines.append("    return False")
+    elif kind is list:
+        return _emit_list(source, golden, actual, value, node, depth=depth)
+    elif kind is dict:
+        if not golden.isidentifier():
+            g, a = source.name(), source.name()
+            lines.append(f"{g} = {golden}")
+            lines.append(f"{a} = {actual}")
+            golden, actual = g, a
+        if any(node.child(key).ignored for key in value):
+            # Every key of the template is looked up in both records, which
+            # have as many keys: so they have the same keys, unless one is
+            # ignored and not looked up. Then the key sets are compared.
+            keys = source.constant(value.keys() | set())
+            lines.append(f"if {golden}.keys() != {keys} or {actual}.keys() != {keys}:")
+            lines.append("    return None")
+        for key, item in value.items():
+            child = node.child(key)
+            if not _emit(
+                source, f"{golden}[{key!r}]", f"{actual}[{key!r}]", item, child, depth=depth + 1
+            ):
+                return False
+    else:
+        return False
+    return source.values <= _MAX_VALUES
+
+
+def _emit_list(
+    source: _Source, golden: str, actual: str, value: list[Any], node: ToleranceNode, *, depth: int
+) -> bool:
+    """:func:`_emit` for a list."""
+    lines = source.lines
+    if not value:
+        # "[7]" and "[]" have the same skeleton.
+        lines.append(f"if {golden} or {actual}:")
+        lines.append("    return None")
+        return True
+    if node.leaf and len(value) > _UNROLLED and all(type(item) is float for item in value):
+        # A long array of floats with one tolerance: a loop, not thousands
+        # of lines that take longer to compile than to run.
+        source.values += 1
+        g, a, x, y = (source.name() for _ in range(4))
+        lines.append(f"{g} = {golden}")
+        lines.append(f"{a} = {actual}")
+        lines.append(f"if len({g}) != {len(value)} or len({a}) != {len(value)}:")
+        lines.append("    return None")
+        lines.append(f"for {x}, {y} in zip({g}, {a}):")
+        _emit_float(source, x, y, node, indent="    ")
+        return source.values <= _MAX_VALUES
+    if node.leaf and len(value) > _UNROLLED and all(type(item) is int for item in value):
+        # Ints match exactly: one comparison of the lists (none of whose items
+        # is ignored), which hold ints only in lines of this skeleton.
+        source.values += 1
+        lines.append(f"if len({golden}) != {len(value)} or len({actual}) != {len(value)}:")
+        lines.append("    return None")
+        lines.append(f"if {golden} != {actual}:")
+        lines.append("    return False")
+        return source.values <= _MAX_VALUES
+    # Unpacking checks the length (ValueError) and binds every item once.
+    gs = [source.name() for _ in value]
+    as_ = [source.name() for _ in value]
+    lines.append(f"{', '.join(gs)}, = {golden}")
+    lines.append(f"{', '.join(as_)}, = {actual}")
+    for index, (item, g, a) in enumerate(zip(value, gs, as_, strict=True)):
+        if not _emit(source, g, a, item, node.child(index), depth=depth + 1):
+            return False
+    return source.values <= _MAX_VALUES
+
+
+def _emit_float(
+    source: _Source, golden: str, actual: str, node: ToleranceNode, *, indent: str
+) -> None:
+    """Add the statements that compare two floats, held by the names ``golden`` and ``actual``."""
+    # floats_match, written out for finite values: untagged JSON holds no NaN
+    # and no infinity (orjson refuses 1e400), and between two finite values
+    # the rule is the difference within atol + rtol * |golden|.
+    limit = (
+        f"{source.constant(float(node.atol))} + {source.constant(float(node.rtol))} * abs({golden})"
+    )
+    source.lines += [
+        f"{indent}if {golden} != {actual}:",
+        f"{indent}    if not abs({actual} - {golden}) <= {limit}:",
+        f"{indent}        return False",
+    ]

@@ -1,0 +1,529 @@
+"""Deterministic JSON encoding of recorded values.
+
+Every line gym-goldens writes is strict JSON (RFC 8259) with sorted keys, so the
+same values always give the same bytes and goldens diff cleanly in git. Values
+that plain JSON cannot hold are written as *tags*: objects with a single key
+that starts with ``$``:
+
+====================  ===============================================
+``{"$float": "nan"}``   NaN (also ``"inf"`` and ``"-inf"``)
+``{"$int": "123..."}``  an integer outside the 64-bit range
+``{"$bytes": "..."}``   bytes, base64
+``{"$array": {...}}``   a large array kept as a summary (see below)
+``{"$set": [...]}``     a set, its items sorted by their encoding
+``{"$enum": "..."}``    an enum member, ``module.Class.NAME``
+``{"$object": "..."}``  an unsupported object, ``module.Class`` only
+====================  ===============================================
+
+Dict keys that are not strings become strings: ``3`` is ``"3"``, ``None`` is
+``"null"``, an enum member its name, a tuple (or any other key) the compact JSON
+of its encoding, ``(1, 2)`` is ``"[1,2]"``. A key that itself starts with ``$``
+is written with one more ``$``. Two keys of one dict that become the same
+string (``1`` and ``"1"``) keep only the last value, with a
+:class:`~gym_goldens.errors.GoldensWarning`.
+Unsupported objects never reach a file through ``repr()``: a repr often holds a
+memory address, which would make a golden differ on every run. They are written
+as their type name and a :class:`~gym_goldens.errors.GoldensWarning` names the
+field, so a lossy recording is never silent.
+
+Numpy arrays are written as nested lists; floats of every width are written as
+the shortest decimal that reads back to the same value of that width
+(``float32(0.1)`` is ``0.1``; ``float16`` as the shortest ``float32``). Named
+tuples, such as a ``GraphInstance``, are written as objects keyed by their
+field names. Arrays with more than ``max_array_size`` elements are written as a
+summary: dtype, shape, a SHA-256 of the contents, a few statistics and a CRC of
+each of up to 16 bands of rows, enough to tell that one element changed and
+roughly where. ``max_array_size`` may differ by field (``{"obs.image": None}``).
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import enum
+import hashlib
+import math
+import warnings
+import zlib
+from collections.abc import Mapping
+from typing import Any, Final
+
+import numpy as np
+import orjson
+
+from gym_goldens.errors import GoldenFormatError, GoldensWarning
+from gym_goldens.format.fields import (
+    FieldPath,
+    parse_pattern,
+    pattern_matches,
+    specificity,
+    split_path,
+)
+
+__all__ = [
+    "DEFAULT_MAX_ARRAY_SIZE",
+    "ArraySizeSpec",
+    "ArraySummary",
+    "Encoder",
+    "TaggedValue",
+    "decode_line",
+    "decode_value",
+]
+
+DEFAULT_MAX_ARRAY_SIZE: Final = 4096
+"""Arrays with more elements than this are stored as a summary by default."""
+
+ArraySizeSpec = int | None | Mapping[str, int | None]
+"""A size for every array (None: no limit), or a mapping from field patterns to sizes."""
+
+_MAX_BANDS: Final = 16
+
+_DUMPS_OPTIONS: Final = orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_SORT_KEYS
+_INT_MIN: Final = -(2**63)
+_INT_LIMIT: Final = 2**64
+_NATIVE_ARRAY_KINDS: Final = frozenset("biuf")
+_NONFINITE_NAMES: Final = {math.inf: "inf", -math.inf: "-inf"}
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class ArraySummary:
+    """A large array as stored in a file: enough to detect any change.
+
+    Two summaries are equal when their dtype, shape and digest are; the
+    statistics and bands only help to describe a difference.
+
+    Attributes:
+        dtype: Numpy dtype name, such as ``"uint8"``.
+        shape: The array's shape.
+        sha256: Digest of the little-endian, C-ordered contents.
+        min: Smallest finite element (None when there is none).
+        max: Largest finite element (None when there is none).
+        mean: Mean of the finite elements (None when there is none).
+        sum: Sum of the finite elements, an exact int for integer and bool
+            arrays (None when there is none, or in files of format 1.0).
+        bands: CRC-32 (8 hex digits) of each of up to 16 equal bands of the
+            array along its first axis, so that a change can be located
+            (None for 0-d arrays, or in files of format 1.0).
+    """
+
+    dtype: str
+    shape: tuple[int, ...]
+    sha256: str
+    min: float | None
+    max: float | None
+    mean: float | None
+    sum: float | None = None
+    bands: tuple[str, ...] | None = None
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ArraySummary):
+            return NotImplemented
+        return (self.dtype, self.shape, self.sha256) == (other.dtype, other.shape, other.sha256)
+
+    def __hash__(self) -> int:
+        return hash((self.dtype, self.shape, self.sha256))
+
+    def band_rows(self, band: int) -> tuple[int, int]:
+        """The first and last index along the first axis covered by ``band``."""
+        count = len(self.bands or ())
+        length = self.shape[0] if self.shape else 0
+        # np.array_split gives the first (length % count) bands one more row.
+        size, extra = divmod(length, count) if count else (0, 0)
+        start = band * size + min(band, extra)
+        return start, start + size + (1 if band < extra else 0) - 1
+
+    @classmethod
+    def of(cls, array: np.ndarray[Any, Any]) -> ArraySummary:
+        """Summarise ``array``."""
+        canonical = np.ascontiguousarray(array)
+        if canonical.dtype.byteorder == ">":
+            canonical = canonical.astype(canonical.dtype.newbyteorder("<"))
+        # Hash the buffer itself: no copy of a large image.
+        digest = hashlib.sha256(_buffer(canonical)).hexdigest()
+        low = high = mean = total = None
+        kind = canonical.dtype.kind
+        if kind in "biuf" and canonical.size:
+            finite = canonical[np.isfinite(canonical)] if kind == "f" else canonical
+            if finite.size:
+                low, high = float(finite.min()), float(finite.max())
+                if kind == "f":
+                    # Finite values can sum past the largest float: the sum is
+                    # then inf, the env's data, not an error to warn about.
+                    with np.errstate(over="ignore"):
+                        total = float(finite.sum(dtype=np.float64))
+                elif finite.dtype.itemsize < 8:
+                    # Exact: int64 holds the sum of 2**31 elements of 32 bits.
+                    total = int(finite.sum(dtype=np.int64))
+                else:
+                    total = sum(finite.reshape(-1).tolist())  # Python ints: exact
+                mean = total / finite.size
+        bands = None
+        if canonical.ndim and canonical.shape[0]:
+            parts = np.array_split(canonical, min(_MAX_BANDS, canonical.shape[0]), axis=0)
+            bands = tuple(f"{zlib.crc32(_buffer(part)):08x}" for part in parts)
+        shape = tuple(canonical.shape)
+        return cls(str(canonical.dtype), shape, digest, low, high, mean, total, bands)
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``$array`` tag's content."""
+        return {
+            "dtype": self.dtype,
+            "shape": list(self.shape),
+            "sha256": self.sha256,
+            "min": self.min,
+            "max": self.max,
+            "mean": self.mean,
+            "sum": _json_sum(self.sum),
+            "bands": list(self.bands) if self.bands is not None else None,
+        }
+
+
+@dataclasses.dataclass(frozen=True)
+class TaggedValue:
+    """A tagged value read back as it was written (``$bytes``, ``$set``, ...)."""
+
+    tag: str
+    value: Any
+
+
+class Encoder:
+    """Encodes records as JSON lines, fast for the common case.
+
+    The fast path hands the record to orjson as it is. Only when the result
+    could be lossy (a ``null`` that may stand for NaN, a ``$`` key, a line long
+    enough to hold a large array) or orjson refuses a type does the careful
+    path walk the values. Both paths give the same bytes for the same values.
+
+    Args:
+        max_array_size: Arrays with more elements are stored as a summary;
+            None keeps every array in full. A mapping from field patterns
+            (``"obs.image"``, ``"info.*.frame"``) to sizes sets the size by
+            field; the most specific pattern wins, and other fields keep
+            :data:`DEFAULT_MAX_ARRAY_SIZE`.
+
+    Example:
+        >>> import numpy as np
+        >>> Encoder().encode({"obs": np.array([0.5, np.nan], dtype=np.float32)})
+        b'{"obs":[0.5,{"$float":"nan"}]}'
+    """
+
+    def __init__(self, *, max_array_size: ArraySizeSpec = DEFAULT_MAX_ARRAY_SIZE) -> None:
+        self.max_array_size = max_array_size
+        self._limits = _ArrayLimits(max_array_size)
+        # Any array with more than N elements encodes to more than 2N bytes,
+        # so a shorter line cannot hold one that needs summarising.
+        smallest = self._limits.smallest
+        self._fast_limit = math.inf if smallest is None else 2 * smallest
+        self._smallest = math.inf if smallest is None else smallest
+        self._warned: set[tuple[str, str]] = set()
+
+    def encode(self, record: Mapping[str, Any]) -> bytes:
+        """Encode one record as a JSON line, without the newline."""
+        if type(record) is dict and _large_obs(record.get("obs"), self._smallest):
+            # An image would be written in full only to be summarised.
+            return self._encode_careful(record)
+        try:
+            line = orjson.dumps(record, option=_DUMPS_OPTIONS)
+        except orjson.JSONEncodeError:
+            return self._encode_careful(record)
+        # The same test as the recorder's inlined copy (see RecordTrajectory.step).
+        if line.partition(b"null")[1] or line.partition(b"$")[1] or len(line) > self._fast_limit:
+            return self._encode_careful(record)
+        return line
+
+    @property
+    def fast_limit(self) -> float:
+        """Lines longer than this take the careful path (they may hold a large array)."""
+        return self._fast_limit
+
+    def encode_careful(self, record: Mapping[str, Any]) -> bytes:
+        """Encode one record by walking its values: what :meth:`encode` falls back to."""
+        return self._encode_careful(record)
+
+    def to_jsonable(self, value: Any, path: str = "") -> Any:
+        """Convert ``value`` to what orjson writes losslessly, tagging the rest."""
+        kind = type(value)
+        if value is None or kind is bool or kind is str:
+            return value
+        if kind is int:
+            return value if _INT_MIN <= value < _INT_LIMIT else {"$int": str(value)}
+        if kind is float:
+            return value if math.isfinite(value) else _nonfinite(value)
+        if isinstance(value, np.ndarray):
+            return self._array(value, path)
+        if kind is orjson.Fragment:
+            return value
+        if isinstance(value, np.generic):
+            return self._numpy_scalar(value, path)
+        if isinstance(value, Mapping):
+            encoded = {
+                self._key(key, path): self.to_jsonable(item, _join(path, key))
+                for key, item in value.items()
+            }
+            if len(encoded) < len(value):
+                self._warn_collision(value, path)
+            return encoded
+        if isinstance(value, tuple) and hasattr(kind, "_fields"):
+            # A named tuple (GraphInstance, ...) reads better by field name.
+            return self.to_jsonable(dict(zip(kind._fields, value, strict=True)), path)
+        if isinstance(value, (list, tuple)):
+            return [self.to_jsonable(item, f"{path}[{i}]") for i, item in enumerate(value)]
+        return self._other(value, path)
+
+    def _key(self, key: Any, path: str) -> str:
+        if isinstance(key, str):
+            return "$" + key if key.startswith("$") else key
+        if isinstance(key, (bool, np.bool_)):
+            return "true" if key else "false"
+        if isinstance(key, (int, np.integer)):
+            return str(int(key))
+        if isinstance(key, enum.Enum):
+            return key.name
+        if key is None:
+            return "null"
+        if isinstance(key, (float, np.floating)):
+            return repr(float(key))
+        # A tuple (a grid cell, say) and anything else: its own encoding, as
+        # compact JSON, so that keys stay apart and read back.
+        encoded = self.to_jsonable(key, _join(path, key))
+        return orjson.dumps(encoded, option=_DUMPS_OPTIONS).decode()
+
+    def _warn_collision(self, mapping: Mapping[Any, Any], path: str) -> None:
+        keys: dict[str, Any] = {}
+        for key in mapping:
+            written = self._key(key, path)
+            if written in keys and (path, written) not in self._warned:
+                self._warned.add((path, written))
+                warnings.warn(
+                    f"gym-goldens: {path or 'value'} has keys {_shown(keys[written])} and "
+                    f"{_shown(key)}, "
+                    f"both written as the same string {written!r}; only the value of the "
+                    "last is recorded. Give them keys that differ as strings.",
+                    GoldensWarning,
+                    stacklevel=3,
+                )
+            keys.setdefault(written, key)
+
+    def _encode_careful(self, record: Mapping[str, Any]) -> bytes:
+        return orjson.dumps(self.to_jsonable(record), option=_DUMPS_OPTIONS)
+
+    def _array(self, array: np.ndarray[Any, Any], path: str) -> Any:
+        limit = self._limits.default if self._limits.uniform else self._limits.limit(path)
+        if limit is not None and array.size > limit:
+            return {"$array": ArraySummary.of(array).to_json()}
+        if array.ndim == 0:
+            return self.to_jsonable(array[()], path)
+        kind = array.dtype.kind
+        if kind in _NATIVE_ARRAY_KINDS and array.dtype.itemsize <= 8:
+            if kind == "f" and not np.isfinite(array).all():
+                return _float_rows(array)
+            return np.ascontiguousarray(array)
+        return [self.to_jsonable(item, f"{path}[{i}]") for i, item in enumerate(array)]
+
+    def _numpy_scalar(self, value: np.generic, path: str) -> Any:
+        if isinstance(value, np.bool_):
+            return bool(value)
+        if isinstance(value, np.integer):
+            return value
+        if isinstance(value, np.floating):
+            if not np.isfinite(value):
+                return _nonfinite(float(value))
+            return value if value.dtype.itemsize <= 8 else float(value)
+        if isinstance(value, (np.str_, np.bytes_)):
+            return self.to_jsonable(value.item(), path)
+        return self._other(value, path)
+
+    def _other(self, value: Any, path: str) -> Any:
+        if isinstance(value, enum.Enum):
+            return {"$enum": f"{_type_name(value)}.{value.name}"}
+        if isinstance(value, bool):
+            return bool(value)
+        if isinstance(value, int):
+            return self.to_jsonable(int(value), path)
+        if isinstance(value, float):
+            return self.to_jsonable(float(value), path)
+        if isinstance(value, str):
+            return str(value)
+        if isinstance(value, (bytes, bytearray, memoryview)):
+            return {"$bytes": base64.b64encode(bytes(value)).decode("ascii")}
+        if isinstance(value, (set, frozenset)):
+            items = [self.to_jsonable(item, f"{path}{{}}") for item in value]
+            items.sort(key=lambda item: orjson.dumps(item, option=_DUMPS_OPTIONS))
+            return {"$set": items}
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            fields = {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+            return self.to_jsonable(fields, path)
+        name = _type_name(value)
+        if (path, name) not in self._warned:
+            self._warned.add((path, name))
+            warnings.warn(
+                f"gym-goldens: {path or 'value'} holds a {name}, which has no JSON encoding; "
+                f'it is recorded as {{"$object": "{name}"}}, so changes to it are not '
+                "detected. Convert it to numbers, strings, lists or dicts to record it.",
+                GoldensWarning,
+                stacklevel=2,
+            )
+        return {"$object": name}
+
+
+def _large_obs(obs: Any, size: float) -> bool:
+    """Whether an observation (or an item of a dict observation) is a large array."""
+    if type(obs) is np.ndarray:
+        return bool(obs.size > size)
+    if type(obs) is dict:
+        return any(type(item) is np.ndarray and item.size > size for item in obs.values())
+    return False
+
+
+class _ArrayLimits:
+    """The summary threshold of each field, from an :data:`ArraySizeSpec`."""
+
+    def __init__(self, spec: ArraySizeSpec) -> None:
+        self.default: int | None = DEFAULT_MAX_ARRAY_SIZE
+        self.patterns: list[tuple[FieldPath, int | None]] = []
+        if spec is None or isinstance(spec, int):
+            _check_size("max_array_size", spec)
+            self.default = spec
+        elif isinstance(spec, Mapping):
+            for pattern, size in spec.items():
+                _check_size(f"max_array_size[{pattern!r}]", size)
+                try:
+                    self.patterns.append((parse_pattern(pattern), size))
+                except ValueError as error:
+                    raise ValueError(f"max_array_size: {error}") from None
+            # The most specific pattern wins: it is tried first.
+            self.patterns.sort(key=lambda item: specificity(item[0]), reverse=True)
+        else:
+            raise TypeError(
+                "max_array_size must be an int, None or a mapping of field patterns to sizes, "
+                f"got {type(spec).__name__} {spec!r}"
+            )
+        self.uniform = not self.patterns
+        sizes = [self.default, *(size for _, size in self.patterns)]
+        finite = [size for size in sizes if size is not None]
+        self.smallest: int | None = min(finite) if finite else None
+        self._cache: dict[str, int | None] = {}
+
+    def limit(self, path: str) -> int | None:
+        """The threshold of the array at ``path`` (``obs.image``, ``info.frames[0]``)."""
+        if path in self._cache:
+            return self._cache[path]
+        segments = split_path(path) or ()
+        found = self.default
+        for pattern, size in self.patterns:
+            if pattern_matches(pattern, segments):
+                found = size
+                break
+        self._cache[path] = found
+        return found
+
+
+def _check_size(name: str, size: object) -> None:
+    if size is not None and (isinstance(size, bool) or not isinstance(size, int) or size < 0):
+        raise ValueError(f"{name} must be None or a non-negative int, got {size!r}")
+
+
+def decode_line(raw: bytes | str, *, path: object = "<recording>", line: int | None = None) -> Any:
+    """Parse one JSON line and turn its tags back into values.
+
+    Raises:
+        GoldenFormatError: The line is not valid JSON.
+    """
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        # orjson counts lines within the one line it was given; say the column only.
+        reason = f"invalid JSON at column {exc.colno}: {exc.msg}"
+        raise GoldenFormatError(path, reason, line=line) from None
+    tagged = b'"$' in raw if isinstance(raw, bytes) else '"$' in raw
+    return decode_value(value) if tagged else value
+
+
+def decode_value(value: Any) -> Any:
+    """Turn the tags in a parsed JSON value back into values."""
+    kind = type(value)
+    if kind is list:
+        return [decode_value(item) for item in value]
+    if kind is not dict:
+        return value
+    if len(value) == 1:
+        ((key, content),) = value.items()
+        if key.startswith("$") and not key.startswith("$$"):
+            return _decode_tag(key, content)
+    return {
+        (key[1:] if key.startswith("$$") else key): decode_value(item)
+        for key, item in value.items()
+    }
+
+
+def _decode_tag(tag: str, content: Any) -> Any:
+    if tag == "$float" and content in ("nan", "inf", "-inf"):
+        return float(content)
+    if tag == "$int" and isinstance(content, str):
+        try:
+            return int(content)
+        except ValueError:
+            pass  # not digits, or more than Python converts: kept as a tag
+    if tag == "$array" and isinstance(content, dict):
+        try:
+            return ArraySummary(
+                dtype=str(content["dtype"]),
+                shape=tuple(int(n) for n in content["shape"]),
+                sha256=str(content["sha256"]),
+                min=content.get("min"),
+                max=content.get("max"),
+                mean=content.get("mean"),
+                sum=content.get("sum"),
+                bands=tuple(str(b) for b in content["bands"]) if content.get("bands") else None,
+            )
+        except (KeyError, TypeError, ValueError):
+            pass
+    return TaggedValue(tag, _freeze(decode_value(content)))
+
+
+def _freeze(value: Any) -> Any:
+    if isinstance(value, list):
+        return tuple(_freeze(item) for item in value)
+    if isinstance(value, dict):
+        return tuple(sorted((key, _freeze(item)) for key, item in value.items()))
+    return value
+
+
+def _buffer(array: np.ndarray[Any, Any]) -> memoryview:
+    """The bytes of a C-contiguous array, without copying them."""
+    if array.dtype.hasobject or not array.size:
+        return memoryview(array.tobytes())
+    return memoryview(array.reshape(-1).view(np.uint8))  # type: ignore[arg-type]
+
+
+def _json_sum(total: object) -> object:
+    """An exact sum that JSON can hold; one beyond 64 bits (of a large int64 array) as a float."""
+    if isinstance(total, int) and not _INT_MIN <= total < _INT_LIMIT:
+        return float(total)
+    return total
+
+
+def _nonfinite(value: float) -> dict[str, str]:
+    return {"$float": _NONFINITE_NAMES.get(value, "nan")}
+
+
+def _float_rows(array: np.ndarray[Any, Any]) -> list[Any]:
+    if array.ndim > 1:
+        return [_float_rows(row) for row in array]
+    # Iterating keeps numpy scalars, which orjson writes at their own width.
+    return [item if np.isfinite(item) else _nonfinite(float(item)) for item in array]
+
+
+def _shown(key: Any) -> str:
+    """A key for a message: its repr, or its type where a repr may hold an address."""
+    plain = isinstance(key, (str, int, float, tuple, enum.Enum)) or key is None
+    return repr(key) if plain else f"a {_type_name(key)}"
+
+
+def _join(path: str, key: Any) -> str:
+    return f"{path}.{key}" if path else str(key)
+
+
+def _type_name(value: Any) -> str:
+    kind = type(value)
+    return f"{kind.__module__}.{kind.__qualname__}"

@@ -1,0 +1,367 @@
+"""Recording files on disk: written atomically, read and written only inside their root.
+
+A recording file is replaced atomically: the new content goes to a temporary
+file in the same folder, is flushed to disk and renamed over the old file,
+and the folder is flushed too, so a reader (or a crash) sees the old file or
+the new one, never a part. A golden whose recorded content is current is not
+rewritten, so its mtime and git status stay.
+
+Goldens are read and written only inside the goldens dir: a path that
+resolves outside it (through a symlink) is refused with
+:class:`~gym_goldens.errors.UnsafeGoldenPathError`, by :func:`ensure_inside`,
+the one check every read and write of a golden goes through.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Literal
+
+from gym_goldens.errors import GoldenFormatError, UnsafeGoldenPathError
+from gym_goldens.format.layout import (
+    is_leftover_file_name,
+    is_recording_file_name,
+    is_trajectory_file_name,
+    temporary_prefix,
+    trajectory_filename,
+)
+from gym_goldens.format.reader import recording_files, sub_env_dirs
+
+__all__ = [
+    "InstallStatus",
+    "Installed",
+    "atomic_write_bytes",
+    "checked_recording_files",
+    "ensure_inside",
+    "install_recording",
+    "named_recording_files",
+    "remove_recording_files",
+]
+
+InstallStatus = Literal["created", "updated", "unchanged"]
+
+
+def ensure_inside(root: Path, path: Path) -> Path:
+    """Refuse a path that resolves outside ``root``.
+
+    Symlinks are followed as far as they exist, so a link anywhere on the
+    way (the file, its folder, a parent folder) that leads out is caught.
+
+    Returns:
+        ``path`` resolved.
+
+    Raises:
+        UnsafeGoldenPathError: ``path`` resolves outside ``root``.
+    """
+    resolved_root = root.resolve()
+    resolved = path.resolve()
+    if resolved != resolved_root and resolved_root not in resolved.parents:
+        raise UnsafeGoldenPathError(
+            path,
+            f"resolves to {resolved}, outside the goldens dir {resolved_root}; goldens are read "
+            "and written only inside it: replace the symlink with the golden itself",
+        )
+    return resolved
+
+
+def checked_recording_files(root: Path, folder: Path) -> list[Path]:
+    """The recording files of a golden folder, checked to be safe to read.
+
+    A vector golden's sub-env folders are checked too.
+
+    Returns:
+        ``[<folder>/trajectory.jsonl]`` (or ``.jsonl.gz``); the episode files
+        in episode order for a golden of format 1; empty when the folder
+        holds no recording file of its own (no golden yet, or a vector golden).
+
+    Raises:
+        GoldenFormatError: The golden is a file instead of a folder, its
+            recording file is a folder or empty, or the folder holds both
+            layouts (or two files claim one episode).
+        UnsafeGoldenPathError: The golden or one of its files resolves
+            outside ``root``.
+    """
+    ensure_inside(root, folder)
+    if not folder.exists():
+        return []
+    if not folder.is_dir():
+        raise GoldenFormatError(folder, "expected a golden folder, found a file; remove the file")
+    for entry in named_recording_files(folder):
+        ensure_inside(root, entry)
+        if entry.is_dir():
+            raise GoldenFormatError(
+                entry, "expected a recording file, found a folder; remove the folder"
+            )
+    files = recording_files(folder)
+    for path in files:
+        if path.stat().st_size == 0:
+            raise GoldenFormatError(
+                path,
+                "the file is empty; a golden holds a header and a reset record for each episode",
+            )
+    for _, sub_env in sub_env_dirs(folder):
+        checked_recording_files(root, sub_env)
+    return files
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` so that readers see the old or the new file.
+
+    The data goes to a temporary file in the same folder, is flushed to disk,
+    and is renamed over ``path``; the folder is then flushed too, so the
+    rename survives a power cut. If ``path`` is a symlink, the link itself is
+    replaced: its target is never written.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    descriptor, temporary = tempfile.mkstemp(
+        prefix=temporary_prefix(path.name), suffix=".tmp", dir=path.parent
+    )
+    try:
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        # mkstemp makes the file private (0600); a golden gets the usual mode.
+        os.chmod(temporary, 0o666 & ~_umask())
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    _fsync_folder(path.parent)
+
+
+def _umask() -> int:
+    # os.umask can only be read by setting it; it is set back at once.
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _fsync_folder(folder: Path) -> None:
+    try:
+        descriptor = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return  # folders cannot be opened on Windows; NTFS renames are journaled
+    try:
+        os.fsync(descriptor)
+    except OSError:
+        pass
+    finally:
+        os.close(descriptor)
+
+
+@dataclasses.dataclass(frozen=True)
+class Installed:
+    """What :func:`install_recording` did to one folder.
+
+    Attributes:
+        folder: The folder installed into.
+        status: ``created`` (no recording before), ``updated`` (a file was
+            written or removed) or ``unchanged``.
+        written: Files written: the recording file (of each sub-env that
+            changed, for a vector env).
+        removed: Files removed: episode files of format 1, a recording file
+            of the other compression, the files of sub-envs that are gone.
+    """
+
+    folder: Path
+    status: InstallStatus
+    written: tuple[Path, ...] = ()
+    removed: tuple[Path, ...] = ()
+
+
+IsCurrent = Callable[[Path, Path], bool]
+"""``is_current(existing_file, new_recording_folder)``: whether the file already holds it."""
+
+
+def install_recording(
+    source: Path, target: Path, *, is_current: IsCurrent, root: Path | None = None
+) -> Installed:
+    """Make the folder ``target`` hold the recording of the folder ``source``.
+
+    The recording file is copied atomically, then the files it replaces are
+    removed: the episode files of a recording of format 1, a recording file
+    of the other compression, and temporary files left by an interrupted
+    write. A file that ``is_current`` says already holds the recording is
+    left alone. Vector recordings are installed sub-env folder by sub-env
+    folder.
+
+    Args:
+        source: The new recording.
+        target: The folder to update.
+        is_current: Whether an existing recording file already holds the
+            new recording, and may stay as it is.
+        root: When given, nothing is read or written unless it lies inside.
+
+    Raises:
+        GoldenFormatError: An existing entry is in the way (a folder where
+            the recording file should be, a file where the folder should
+            be); it is left as it is.
+        UnsafeGoldenPathError: ``target`` or one of its files resolves
+            outside ``root``.
+    """
+    source_envs = sub_env_dirs(source)
+    target_envs = sub_env_dirs(target)
+    if source_envs or target_envs:
+        return _install_vector(
+            source,
+            target,
+            source_envs=source_envs,
+            target_envs=target_envs,
+            is_current=is_current,
+            root=root,
+        )
+    return _install_file(source, target, is_current, root)
+
+
+def _install_file(
+    source: Path, target: Path, is_current: IsCurrent, root: Path | None
+) -> Installed:
+    old_files = _existing_files(target, root)
+    _remove_leftovers(target)
+    written: list[Path] = []
+    source_files = recording_files(source)
+    destination: Path | None = None
+    if source_files:
+        name, data = _recording_bytes(source_files)
+        destination = target / name
+        if root is not None:
+            ensure_inside(root, destination)
+        if not (destination.is_file() and is_current(destination, source)):
+            atomic_write_bytes(destination, data)
+            written.append(destination)
+    # Only once the new file is in place: an update killed before this point
+    # leaves the old recording readable (or both layouts, which the next
+    # update clears), never no recording at all.
+    removed: list[Path] = []
+    for old in old_files:
+        if old != destination:
+            old.unlink()
+            removed.append(old)
+    status: InstallStatus = (
+        "created" if not old_files else "updated" if written or removed else "unchanged"
+    )
+    return Installed(target, status, tuple(written), tuple(removed))
+
+
+def _recording_bytes(files: list[Path]) -> tuple[str, bytes]:
+    """The name and content of the recording file that ``files`` make.
+
+    A recording of format 1 (a file per episode) becomes one file, their
+    concatenation, which is what the recorder writes now.
+    """
+    if len(files) == 1 and is_trajectory_file_name(files[0].name):
+        return files[0].name, files[0].read_bytes()
+    compressed = {file.name.endswith(".gz") for file in files}
+    if len(compressed) > 1:
+        raise GoldenFormatError(
+            files[0].parent,
+            "holds both compressed and plain episode files; record it again to update the golden",
+        )
+    # Gzip members concatenate into one valid gzip file, as plain lines do.
+    return trajectory_filename(compress=compressed.pop()), b"".join(
+        file.read_bytes() for file in files
+    )
+
+
+def _install_vector(
+    source: Path,
+    target: Path,
+    *,
+    source_envs: list[tuple[int, Path]],
+    target_envs: list[tuple[int, Path]],
+    is_current: IsCurrent,
+    root: Path | None,
+) -> Installed:
+    existed = any(named_recording_files(folder) for _, folder in target_envs) or bool(
+        named_recording_files(target)
+    )
+    written: list[Path] = []
+    removed: list[Path] = []
+    kept = set()
+    for _, source_env in source_envs:
+        kept.add(source_env.name)
+        installed = _install_file(source_env, target / source_env.name, is_current, root)
+        written += installed.written
+        removed += installed.removed
+    # Sub-envs that are gone, and the file of a single-env recording this replaces.
+    gone = [folder for _, folder in target_envs if folder.name not in kept]
+    for folder in [*gone, target]:
+        if folder == target and not source_envs:
+            continue
+        for old in _existing_files(folder, root):
+            old.unlink()
+            removed.append(old)
+        _remove_leftovers(folder)
+        if folder != target and not any(folder.iterdir()):
+            folder.rmdir()
+    if not source_envs:
+        # A single-env recording replaces a vector one.
+        installed = _install_file(source, target, is_current, root)
+        written += installed.written
+        removed += installed.removed
+    status: InstallStatus = (
+        "created" if not existed else "updated" if written or removed else "unchanged"
+    )
+    return Installed(target, status, tuple(written), tuple(removed))
+
+
+def _existing_files(folder: Path, root: Path | None) -> list[Path]:
+    """The recording files of a folder, of either layout, refusing what is in the way.
+
+    Unlike :func:`checked_recording_files`, a folder holding both layouts (an
+    update killed between writing the new file and removing the old ones) is
+    accepted: the update clears it. What is damaged is not refused either: it
+    is replaced.
+
+    Raises:
+        GoldenFormatError: A file where the folder should be, or a folder
+            where a recording file should be.
+        UnsafeGoldenPathError: With ``root``: the folder or one of its
+            files resolves outside it.
+    """
+    if root is not None:
+        ensure_inside(root, folder)
+    if folder.exists() and not folder.is_dir():
+        raise GoldenFormatError(
+            folder, "expected a golden folder, found a file; remove it to update the golden"
+        )
+    files = named_recording_files(folder)
+    for path in files:
+        if root is not None:
+            ensure_inside(root, path)
+        if path.is_dir():
+            raise GoldenFormatError(
+                path, "expected a recording file, found a folder; remove it to update the golden"
+            )
+    return files
+
+
+def named_recording_files(folder: Path) -> list[Path]:
+    """The entries of ``folder`` named as recording files of either layout, sorted."""
+    if not folder.is_dir():
+        return []
+    return sorted(entry for entry in folder.iterdir() if is_recording_file_name(entry.name))
+
+
+def _remove_leftovers(folder: Path) -> None:
+    """Remove the temporary files of an interrupted write."""
+    if not folder.is_dir():
+        return
+    for entry in folder.iterdir():
+        if is_leftover_file_name(entry.name) and not entry.is_dir():
+            entry.unlink(missing_ok=True)
+
+
+def remove_recording_files(folder: Path) -> None:
+    """Remove the recording files of either layout and the leftovers of a folder."""
+    for entry in folder.iterdir():
+        name = entry.name
+        if (is_recording_file_name(name) or is_leftover_file_name(name)) and (
+            entry.is_symlink() or not entry.is_dir()
+        ):
+            entry.unlink()

@@ -1,0 +1,196 @@
+"""The header record: what produced a recording.
+
+Each episode of a recording opens with a header that describes the env (spec, wrapper
+stack, spaces), how the episode was reset (seed and options), and the software
+and platform that recorded it. Spaces are compared; versions and platform are
+informational and shown beside a mismatch, never compared. The headers of the
+sub-envs of a vector env also describe the vector env (``vector``: number of sub-envs,
+the sub-env's index and the autoreset mode, compared; ``vectorization_mode``,
+informational).
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.metadata
+import platform
+import sys
+from collections.abc import Mapping
+from typing import Any, Final
+
+import gymnasium as gym
+import orjson
+from gymnasium import spaces
+
+__all__ = [
+    "FORMAT_NAME",
+    "FORMAT_VERSION",
+    "INFORMATIONAL_FIELDS",
+    "LEGACY_VERSION",
+    "describe_env",
+    "describe_space",
+    "describe_vector_env",
+    "platform_facts",
+    "software_versions",
+]
+
+FORMAT_NAME: Final = "gym-goldens"
+FORMAT_VERSION: Final = "2.0"
+"""``major.minor``: readers accept any minor of their major and refuse newer majors."""
+
+LEGACY_VERSION: Final = "1.0"
+"""The version assumed for files without a header; 1.0 records have no ``dtypes``."""
+
+INFORMATIONAL_FIELDS: Final = frozenset(
+    {"versions", "platform", "reset", "env", "wrappers", "storage", "vectorization_mode"}
+)
+"""Header fields that are shown beside a mismatch but never compared."""
+
+_UNIFORM_BOUND_SIZE: Final = 16
+_VERSIONED_PACKAGES: Final = ("gymnasium", "numpy", "pytest-gym-goldens", "mujoco")
+
+
+def describe_space(space: gym.Space[Any]) -> dict[str, Any]:
+    """Describe a space by its type, dtype, shape and parameters.
+
+    Example:
+        >>> from gymnasium.spaces import Discrete
+        >>> describe_space(Discrete(3, start=1))
+        {'type': 'Discrete', 'dtype': 'int64', 'shape': [], 'n': 3, 'start': 1}
+    """
+    description: dict[str, Any] = {"type": type(space).__name__}
+    if space.dtype is not None:
+        description["dtype"] = str(space.dtype)
+    if space.shape is not None:
+        description["shape"] = list(space.shape)
+    if isinstance(space, spaces.Box):
+        description["low"] = _bound(space.low)
+        description["high"] = _bound(space.high)
+    elif isinstance(space, spaces.Discrete):
+        description["n"] = int(space.n)
+        description["start"] = int(space.start)
+    elif isinstance(space, spaces.MultiDiscrete):
+        description["nvec"] = space.nvec
+        description["start"] = space.start
+    elif isinstance(space, spaces.MultiBinary):
+        description["n"] = space.n
+    elif isinstance(space, spaces.Dict):
+        description["spaces"] = {key: describe_space(sub) for key, sub in space.spaces.items()}
+    elif isinstance(space, (spaces.Tuple, spaces.OneOf)):
+        description["spaces"] = [describe_space(sub) for sub in space.spaces]
+    elif isinstance(space, spaces.Text):
+        description["min_length"] = space.min_length
+        description["max_length"] = space.max_length
+        description["charset"] = "".join(sorted(space.character_set))
+    elif isinstance(space, spaces.Sequence):
+        description["feature_space"] = describe_space(space.feature_space)
+        description["stack"] = space.stack
+    elif isinstance(space, spaces.Graph):
+        description["node_space"] = describe_space(space.node_space)
+        if space.edge_space is not None:
+            description["edge_space"] = describe_space(space.edge_space)
+    return description
+
+
+def _bound(bound: Any) -> Any:
+    # An image's bounds are one number repeated: write the number, not a summary.
+    if bound.size > _UNIFORM_BOUND_SIZE and (bound == bound.flat[0]).all():
+        return bound.flat[0]
+    return bound
+
+
+def describe_env(env: gym.Env[Any, Any]) -> dict[str, Any]:
+    """The parts of the header that do not change between episodes."""
+    wrappers: list[str] = []
+    inner: Any = env
+    while isinstance(inner, gym.Wrapper):
+        wrappers.append(type(inner).__name__)
+        inner = inner.env
+    return {
+        "env": _describe_spec(env),
+        "wrappers": wrappers,
+        "observation_space": describe_space(env.observation_space),
+        "action_space": describe_space(env.action_space),
+        "versions": software_versions(),
+        "platform": platform_facts(),
+    }
+
+
+def describe_vector_env(env: Any) -> dict[str, Any]:
+    """The static header parts of the sub-env episodes of a ``VectorEnv``.
+
+    The spaces are those of one sub-env; ``vector`` is completed with the
+    sub-env's ``index`` by the recorder.
+    """
+    wrappers: list[str] = []
+    inner: Any = env
+    while isinstance(inner, gym.vector.VectorWrapper):
+        wrappers.append(type(inner).__name__)
+        inner = inner.env
+    mode = env.metadata.get("autoreset_mode")
+    return {
+        "env": _describe_spec(env),
+        "wrappers": wrappers,
+        "observation_space": describe_space(env.single_observation_space),
+        "action_space": describe_space(env.single_action_space),
+        "vector": {
+            "num_envs": int(env.num_envs),
+            "autoreset_mode": getattr(mode, "value", mode if mode is None else str(mode)),
+        },
+        # Informational: sync and async give the same trajectories, a vector env
+        # of its own (such as CartPoleVectorEnv) may not; a mismatch shows it.
+        "vectorization_mode": _vectorization_mode(inner),
+        "versions": software_versions(),
+        "platform": platform_facts(),
+    }
+
+
+def _vectorization_mode(unwrapped: Any) -> str:
+    spec = getattr(unwrapped, "spec", None)
+    mode = spec.kwargs.get("vectorization_mode") if spec is not None else None
+    if mode is not None:
+        return str(getattr(mode, "value", mode))
+    if isinstance(unwrapped, gym.vector.SyncVectorEnv):
+        return "sync"
+    if isinstance(unwrapped, gym.vector.AsyncVectorEnv):
+        return "async"
+    # A vector env of its own (such as CartPoleVectorEnv): name its class.
+    return f"{type(unwrapped).__module__}.{type(unwrapped).__qualname__}"
+
+
+def _describe_spec(env: Any) -> dict[str, Any]:
+    spec = env.spec
+    if spec is None:
+        unwrapped = env.unwrapped
+        return {"id": None, "class": f"{type(unwrapped).__module__}.{type(unwrapped).__qualname__}"}
+    try:
+        described: dict[str, Any] = orjson.loads(spec.to_json())
+    except Exception:  # any kwarg that fails to serialise falls back to the id
+        described = {"id": spec.id, "kwargs": _stringify(spec.kwargs)}
+    return described
+
+
+def _stringify(kwargs: Mapping[str, Any]) -> dict[str, str]:
+    return {str(key): type(value).__name__ for key, value in kwargs.items()}
+
+
+@functools.cache
+def software_versions() -> dict[str, str]:
+    """Versions of Python and of the packages that shape a recording."""
+    versions = {"python": platform.python_version()}
+    for package in _VERSIONED_PACKAGES:
+        try:
+            versions[package] = importlib.metadata.version(package)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return versions
+
+
+@functools.cache
+def platform_facts() -> dict[str, str]:
+    """The platform a recording was made on: system, machine, Python implementation."""
+    return {
+        "system": platform.system(),
+        "machine": platform.machine(),
+        "python_implementation": sys.implementation.name,
+    }

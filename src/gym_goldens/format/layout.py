@@ -1,0 +1,216 @@
+"""Every file and folder name of the package: recordings, goldens and what sits beside them.
+
+A recording is a folder holding ``trajectory.jsonl`` (``.jsonl.gz`` when
+compressed); the recording of a vector env holds one such folder per sub-env,
+``env_0/``, ``env_1/``, ... Folders of format 1 hold one file per episode
+instead, ``episode_00000.jsonl``, and still read.
+
+A golden recording lives at::
+
+    <goldens_dir>/<test file without .py, relative to the rootdir>/<test>/<name>/trajectory.jsonl
+
+where ``<test>`` is the rest of the node id: one folder per ``::`` part (class,
+test name with its parametrize id). Every part is made filesystem-safe by
+:func:`safe_segment`, a mapping that is stable and one-to-one, so distinct
+tests never share a golden. A golden kept per variant (``variant_by``) lives
+in a folder named after the variant inside the plain golden folder.
+
+Beside an actual recording the plugin writes ``divergence.png``; an artifact
+folder holds ``report.txt``; the recordings of the extra runs of a
+determinism check are ``run-<n>/``; an interrupted atomic write may leave
+``.<file name>.<owner>.<random>.tmp``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+from typing import Final
+
+__all__ = [
+    "ARTIFACT_REPORT",
+    "DIVERGENCE_PLOT",
+    "HTML_REPORT",
+    "RECORDING_FILE_GLOBS",
+    "TRAJECTORY_NAME",
+    "episode_file_index",
+    "golden_dir_for",
+    "golden_file_dir",
+    "golden_test_dir",
+    "is_leftover_file_name",
+    "is_recording_file_name",
+    "is_sub_env_dir_name",
+    "is_trajectory_file_name",
+    "run_dirname",
+    "safe_segment",
+    "sub_env_dirname",
+    "sub_env_index",
+    "temporary_prefix",
+    "trajectory_filename",
+    "variant_dir",
+]
+
+TRAJECTORY_NAME: Final = "trajectory.jsonl"
+"""The file of a recording, in its folder (``.gz`` added when compressed)."""
+
+DIVERGENCE_PLOT: Final = "divergence.png"
+"""The file, next to an actual recording, that plots where it left its golden."""
+
+ARTIFACT_REPORT: Final = "report.txt"
+"""The failure text beside a recording copied by ``--goldens-artifacts``."""
+
+HTML_REPORT: Final = "index.html"
+"""The page ``--goldens-report=DIR`` writes in DIR."""
+
+RECORDING_FILE_GLOBS: Final = ("trajectory.jsonl*", "episode_*.jsonl*")
+"""Globs of the names a recording's files have, to find recordings below a folder."""
+
+_TRAJECTORY: Final = re.compile(r"^trajectory\.jsonl(\.gz)?$")
+_EPISODE: Final = re.compile(r"^episode_(\d+)\.jsonl(\.gz)?$")
+_SUB_ENV: Final = re.compile(r"^env_(\d+)$")
+# The temporary files of atomic writes, of this format and of format 1.
+_LEFTOVER: Final = re.compile(r"^\.(?:trajectory|episode_\d+)\.jsonl(?:\.gz)?\..+\.tmp$")
+
+_SAFE: Final = re.compile(r"[A-Za-z0-9_\-.\[\]=+,@]")
+_MAX_SEGMENT_BYTES: Final = 120
+_HASH_CHARS: Final = 10
+_RESERVED_WINDOWS: Final = frozenset(
+    {"con", "prn", "aux", "nul", *(f"com{i}" for i in range(10)), *(f"lpt{i}" for i in range(10))}
+)
+
+
+def trajectory_filename(*, compress: bool = False) -> str:
+    """The file name of a recording: ``trajectory.jsonl`` or ``trajectory.jsonl.gz``."""
+    return TRAJECTORY_NAME + (".gz" if compress else "")
+
+
+def is_trajectory_file_name(name: str) -> bool:
+    """Whether ``name`` is that of a recording file of this format."""
+    return _TRAJECTORY.match(name) is not None
+
+
+def episode_file_index(name: str) -> int | None:
+    """The episode number of an episode file of format 1 (``episode_00003.jsonl``), else None."""
+    match = _EPISODE.match(name)
+    return None if match is None else int(match.group(1))
+
+
+def is_recording_file_name(name: str) -> bool:
+    """Whether ``name`` is that of a recording file, of this format or of format 1."""
+    return is_trajectory_file_name(name) or episode_file_index(name) is not None
+
+
+def sub_env_dirname(index: int) -> str:
+    """The folder of sub-env ``index`` in a vector recording: ``env_0``, ..."""
+    return f"env_{index}"
+
+
+def sub_env_index(name: str) -> int | None:
+    """The sub-env index of a folder name (``env_3`` is 3), else None."""
+    match = _SUB_ENV.match(name)
+    return None if match is None else int(match.group(1))
+
+
+def is_sub_env_dir_name(name: str) -> bool:
+    """Whether ``name`` is that of a sub-env's folder in a vector recording (``env_<i>``)."""
+    return sub_env_index(name) is not None
+
+
+def run_dirname(number: int) -> str:
+    """The folder of the recordings of run ``number`` of a determinism check: ``run-2``."""
+    return f"run-{number}"
+
+
+def temporary_prefix(name: str) -> str:
+    """The start of the name of a temporary file that will become ``name``."""
+    return f".{name}."
+
+
+def is_leftover_file_name(name: str) -> bool:
+    """Whether ``name`` is that of a temporary file of an atomic write of a recording."""
+    return _LEFTOVER.match(name) is not None
+
+
+def safe_segment(text: str) -> str:
+    """Map one part of a test id to a safe, unique file name.
+
+    Letters, digits and ``_-.[]=+,@`` are kept; every other character is
+    written as ``%XX`` (its UTF-8 bytes in hex), ``%`` included, so the
+    mapping is one-to-one. A leading dot is escaped, so no part is ``.`` or
+    ``..`` or hidden, and a trailing dot is escaped (Windows drops it).
+    Reserved Windows device names (``con``, ``nul``, ``com1``...) get a
+    leading ``%``. Names that would exceed 120 bytes are cut and end in ``~``
+    and a hash of the whole part, which keeps them unique and stable; no
+    other name contains ``~``.
+
+    Example:
+        >>> safe_segment("test_x[Mountain/Car v0]")
+        'test_x[Mountain%2FCar%20v0]'
+    """
+    escaped = "".join(
+        char if _SAFE.match(char) else "".join(f"%{byte:02X}" for byte in char.encode("utf-8"))
+        for char in text
+    )
+    if escaped.startswith("."):
+        escaped = "%2E" + escaped[1:]
+    if escaped.endswith("."):
+        escaped = escaped[:-1] + "%2E"
+    if not escaped or escaped.split(".")[0].lower() in _RESERVED_WINDOWS:
+        escaped = "%" + escaped
+    if len(escaped) > _MAX_SEGMENT_BYTES:
+        digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:_HASH_CHARS]
+        escaped = f"{escaped[: _MAX_SEGMENT_BYTES - _HASH_CHARS - 1]}~{digest}"
+    return escaped
+
+
+def golden_dir_for(goldens_dir: Path, nodeid: str, name: str) -> Path:
+    """The golden folder of recording ``name`` in the test ``nodeid``.
+
+    Args:
+        goldens_dir: The root of the goldens.
+        nodeid: The pytest node id, relative to the rootdir
+            (``tests/test_envs.py::TestCart::test_x[a]``).
+        name: The recording's name within the test.
+
+    Example:
+        >>> golden_dir_for(Path("goldens"), "tests/test_envs.py::test_cartpole", "CartPole-v1")
+        PosixPath('goldens/tests/test_envs/test_cartpole/CartPole-v1')
+    """
+    return golden_test_dir(goldens_dir, nodeid) / safe_segment(name)
+
+
+def golden_file_dir(goldens_dir: Path, nodeid: str) -> Path:
+    """The folder holding the goldens of every test in the file of ``nodeid``.
+
+    Example:
+        >>> golden_file_dir(Path("goldens"), "tests/test_envs.py::TestCart::test_x")
+        PosixPath('goldens/tests/test_envs')
+    """
+    file_part = nodeid.partition("::")[0]
+    if file_part.endswith(".py"):
+        file_part = file_part[:-3]
+    return goldens_dir.joinpath(*(safe_segment(part) for part in file_part.split("/") if part))
+
+
+def golden_test_dir(goldens_dir: Path, nodeid: str) -> Path:
+    """The folder holding the goldens of the test ``nodeid``.
+
+    Example:
+        >>> golden_test_dir(Path("goldens"), "tests/test_envs.py::TestCart::test_x[a::b]")
+        PosixPath('goldens/tests/test_envs/TestCart/test_x[a%3A%3Ab]')
+    """
+    rest = nodeid.partition("::")[2]
+    # A parametrize id may itself hold "::" or "/": only the part before its
+    # "[" is split, so the mapping stays one-to-one.
+    head, bracket, params = rest.partition("[")
+    parts = head.split("::") if head else [""]
+    parts[-1] += bracket + params
+    return golden_file_dir(goldens_dir, nodeid).joinpath(
+        *(safe_segment(part) for part in parts if part)
+    )
+
+
+def variant_dir(plain: Path, label: str) -> Path:
+    """The folder of a golden variant (``mujoco=3.1.2,machine=x86_64``) in its plain golden."""
+    return plain / safe_segment(label)

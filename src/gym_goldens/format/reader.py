@@ -1,0 +1,456 @@
+"""Reading recordings and goldens back: records, episodes, recordings.
+
+A *recording* is a folder holding ``trajectory.jsonl``, or that file alone.
+The file holds one episode after another, each opening with its header
+record. The recording of a vector env is a folder with one sub-folder per
+sub-env (``env_0/``, ``env_1/``, ...), each a recording of its own. Files may
+be gzip-compressed (``.jsonl.gz``). Folders of format 1 (a file per episode,
+``episode_00000.jsonl``, ...) and files without a header record still read.
+
+Every reader streams: :func:`iter_records` and :func:`episode_lines` go
+through a file episode by episode (see :mod:`gym_goldens.format.lines`), and
+a :class:`Recording` reads its episodes on demand.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import gzip
+import itertools
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any, Final
+
+from gym_goldens.errors import GoldenFormatError, UnsupportedFormatVersionError
+from gym_goldens.format.codec import decode_line
+from gym_goldens.format.header import FORMAT_NAME, FORMAT_VERSION
+from gym_goldens.format.layout import (
+    RECORDING_FILE_GLOBS,
+    episode_file_index,
+    is_trajectory_file_name,
+    sub_env_index,
+)
+from gym_goldens.format.lines import count_episodes, iter_episodes, iter_lines
+
+__all__ = [
+    "Episode",
+    "Lines",
+    "Recording",
+    "count_episode_records",
+    "count_records",
+    "episode_lines",
+    "find_recordings",
+    "has_episodes",
+    "iter_records",
+    "missing_episode",
+    "no_recording_reason",
+    "parse_record",
+    "read_header",
+    "read_recording",
+    "recording_files",
+    "sub_env_dirs",
+]
+
+Lines = Iterator[tuple[int, bytes]]
+"""``(line number, line)`` pairs of a recording file."""
+
+_EVENTS: Final = frozenset({"header", "reset", "step"})
+_SUPPORTED_MAJOR: Final = int(FORMAT_VERSION.split(".")[0])
+_COUNT_CHUNK: Final = 1 << 20
+
+
+def recording_files(path: str | Path) -> list[Path]:
+    """The files of a recording, in order: a folder's ``trajectory.jsonl``.
+
+    A file given itself is its own recording. A folder of format 1 gives its
+    episode files instead, in episode order. Empty when the folder holds
+    neither.
+
+    Raises:
+        GoldenFormatError: The path does not exist, or the folder holds both
+            a compressed and a plain trajectory file, or both layouts, two
+            files claim the same episode, or an entry with such a name is
+            not a regular file.
+    """
+    folder = Path(path)
+    if folder.is_file():
+        return [folder]
+    if not folder.is_dir():
+        raise GoldenFormatError(folder, "no such file or folder")
+    trajectories: list[Path] = []
+    found: dict[int, Path] = {}
+    for entry in folder.iterdir():
+        if is_trajectory_file_name(entry.name):
+            trajectories.append(entry)
+            continue
+        index = episode_file_index(entry.name)
+        if index is None:
+            continue
+        if index in found:
+            raise GoldenFormatError(
+                entry, f"episode {index} is also stored as {found[index].name}; keep one of them"
+            )
+        found[index] = entry
+    if len(trajectories) > 1:
+        raise GoldenFormatError(
+            folder, "holds both trajectory.jsonl and trajectory.jsonl.gz; keep one of them"
+        )
+    if trajectories and found:
+        raise GoldenFormatError(
+            folder,
+            f"holds both {trajectories[0].name} and episode files of format 1 (such as "
+            f"{found[min(found)].name}); keep one: delete the episode files, or record again",
+        )
+    files = trajectories or [found[i] for i in sorted(found)]
+    for file in files:
+        if not file.is_file():
+            raise GoldenFormatError(
+                file, "expected a recording file, found a folder or other entry"
+            )
+    return files
+
+
+def sub_env_dirs(path: str | Path) -> list[tuple[int, Path]]:
+    """The ``(index, folder)`` of each sub-env of a vector recording, in order.
+
+    Empty for the recording of a single env (or a folder that does not exist).
+    """
+    folder = Path(path)
+    if not folder.is_dir():
+        return []
+    found = []
+    for entry in folder.iterdir():
+        index = sub_env_index(entry.name)
+        if index is not None and entry.is_dir():
+            found.append((index, entry))
+    return sorted(found)
+
+
+def has_episodes(path: str | Path) -> bool:
+    """Whether ``path`` is a recording folder holding a recording file."""
+    folder = Path(path)
+    if not folder.is_dir():
+        return False
+    subs = sub_env_dirs(folder)
+    if subs:
+        return any(recording_files(sub) for _, sub in subs)
+    return bool(recording_files(folder))
+
+
+def read_header(path: str | Path) -> dict[str, Any] | None:
+    """The header record of a file's first episode, or None when it has none.
+
+    Raises:
+        GoldenFormatError: The file cannot be read or its first record is bad.
+    """
+    file_path = Path(path)
+    for number, raw in iter_lines(file_path):
+        record = parse_record(raw, file_path, number)
+        return record if record["event"] == "header" else None
+    return None
+
+
+def parse_record(raw: bytes, path: Path, line: int) -> dict[str, Any]:
+    """Parse and check one record line.
+
+    Raises:
+        GoldenFormatError: Invalid JSON, or not a record of a known event.
+    """
+    try:
+        value = decode_line(raw, path=path, line=line)
+    except RecursionError:
+        raise GoldenFormatError(path, "JSON nested too deeply", line=line) from None
+    if not isinstance(value, dict):
+        raise GoldenFormatError(
+            path, f"expected a JSON object (a record), found {type(value).__name__}", line=line
+        )
+    event = value.get("event")
+    if event not in _EVENTS:
+        raise GoldenFormatError(
+            path, f'expected "event" to be "header", "reset" or "step", found {event!r}', line=line
+        )
+    if event == "step" and not isinstance(value.get("t"), int):
+        raise GoldenFormatError(path, 'a step record needs an integer "t"', line=line)
+    if event == "header":
+        check_header(value, path, line)
+    return value
+
+
+def check_header(header: dict[str, Any], path: Path, line: int) -> None:
+    """Refuse a header from another format or a newer major version."""
+    if header.get("format") != FORMAT_NAME:
+        raise GoldenFormatError(
+            path, f"expected format {FORMAT_NAME!r}, found {header.get('format')!r}", line=line
+        )
+    version = header.get("version")
+    try:
+        major = int(str(version).split(".")[0])
+    except ValueError:
+        raise GoldenFormatError(path, f"unreadable format version {version!r}", line=line) from None
+    if major > _SUPPORTED_MAJOR:
+        raise UnsupportedFormatVersionError(
+            path,
+            f"format version {version} is newer than this gym-goldens reads ({FORMAT_VERSION}); "
+            "upgrade pytest-gym-goldens",
+            line=line,
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class Episode:
+    """One episode, read in full.
+
+    Attributes:
+        index: The episode number (of its sub-env, in a vector recording).
+        path: The file that holds it.
+        header: The header record, or None for files without one.
+        records: The reset and step records, in order.
+        env: The sub-env index in a vector recording, else None.
+        line: The line of the file where the episode starts.
+    """
+
+    index: int
+    path: Path
+    header: dict[str, Any] | None
+    records: list[dict[str, Any]]
+    env: int | None = None
+    line: int = 1
+
+    @property
+    def steps(self) -> list[dict[str, Any]]:
+        """The step records."""
+        return [record for record in self.records if record["event"] == "step"]
+
+    @property
+    def complete(self) -> bool:
+        """Whether the episode ended (its last step terminated or truncated)."""
+        last = self.records[-1] if self.records else None
+        return bool(
+            last and last["event"] == "step" and (last.get("terminated") or last.get("truncated"))
+        )
+
+    @property
+    def total_reward(self) -> float:
+        """The sum of the scalar rewards of the episode's steps."""
+        total = 0.0
+        for record in self.steps:
+            reward = record.get("reward")
+            if isinstance(reward, (int, float)) and not isinstance(reward, bool):
+                total += reward
+        return total
+
+
+@dataclasses.dataclass(frozen=True)
+class Recording:
+    """A recording: its episodes, read on demand.
+
+    Attributes:
+        path: The folder or single file.
+        files: The recording files, in order (of every sub-env, sub-env by
+            sub-env, in a vector recording).
+        envs: The recordings of the sub-envs of a vector recording, by
+            index; empty for a single env.
+        episode_count: The number of episodes (over every sub-env).
+    """
+
+    path: Path
+    files: list[Path]
+    envs: tuple[Recording, ...] = ()
+    episode_count: int = 0
+
+    def __len__(self) -> int:
+        return self.episode_count
+
+    def __iter__(self) -> Iterator[Episode]:
+        if self.envs:
+            for number, sub in enumerate(self.envs):
+                for episode in sub:
+                    yield dataclasses.replace(episode, env=number)
+            return
+        for index, (path, lines) in enumerate(iter_episodes(self.files)):
+            yield _read_episode(path, lines, index)
+
+    def __getitem__(self, index: int) -> Episode:
+        if self.envs:
+            raise TypeError(
+                "a vector recording is indexed by sub-env first: use recording.envs[i][episode]"
+            )
+        position = index + len(self) if index < 0 else index
+        if 0 <= position < len(self):
+            for episode in itertools.islice(self, position, None):
+                return episode
+        raise IndexError(f"episode {index} of a recording of {len(self)} episodes")
+
+    @property
+    def is_vector(self) -> bool:
+        """Whether this is the recording of a vector env."""
+        return bool(self.envs)
+
+
+def read_recording(path: str | Path) -> Recording:
+    """Open a recording folder or a single recording file.
+
+    Example:
+        >>> import gymnasium as gym, tempfile
+        >>> from gym_goldens import RecordTrajectory
+        >>> out = tempfile.mkdtemp()
+        >>> env = RecordTrajectory(gym.make("FrozenLake-v1"), out)
+        >>> _ = env.reset(seed=0); _ = env.step(1); env.close()
+        >>> episode = read_recording(out)[0]
+        >>> [record["event"] for record in episode.records]
+        ['reset', 'step']
+
+    Raises:
+        GoldenFormatError: The path does not exist or a file cannot be read.
+    """
+    target = Path(path)
+    if target.is_file():
+        return _recording(target, [target])
+    if not target.is_dir():
+        raise GoldenFormatError(target, "no such file or folder")
+    subs = sub_env_dirs(target)
+    if subs:
+        _check_sub_env_indices(target, [index for index, _ in subs])
+        envs = tuple(_recording(folder, recording_files(folder)) for _, folder in subs)
+        return Recording(
+            target,
+            [file for env in envs for file in env.files],
+            envs,
+            sum(env.episode_count for env in envs),
+        )
+    return _recording(target, recording_files(target))
+
+
+def _recording(path: Path, files: list[Path]) -> Recording:
+    return Recording(path, files, episode_count=sum(count_episodes(file) for file in files))
+
+
+def _check_sub_env_indices(folder: Path, indices: list[int]) -> None:
+    if indices != list(range(len(indices))):
+        raise GoldenFormatError(
+            folder,
+            f"expected sub-env folders env_0 to env_{len(indices) - 1}, found env_"
+            + ", env_".join(str(i) for i in indices),
+        )
+
+
+def _read_episode(path: Path, lines: Iterator[tuple[int, bytes]], index: int) -> Episode:
+    """Parse the lines of one episode of ``path``."""
+    header: dict[str, Any] | None = None
+    records: list[dict[str, Any]] = []
+    first = 0
+    for number, raw in lines:
+        first = first or number
+        record = parse_record(raw, path, number)
+        # split_episodes starts an episode at each header: only the first line can be one.
+        if record["event"] == "header":
+            header = record
+        else:
+            records.append(record)
+    return Episode(index, path, header, records, line=first or 1)
+
+
+def iter_records(
+    path: Path, lines: Iterable[tuple[int, bytes]] | None = None
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield ``(line number, record)`` for the records of a recording file.
+
+    Args:
+        path: The file.
+        lines: Some of its lines, such as one episode's from
+            :func:`episode_lines`; by default every line of the file.
+    """
+    for number, raw in iter_lines(path) if lines is None else lines:
+        yield number, parse_record(raw, path, number)
+
+
+def episode_lines(path: str | Path, episode: int) -> tuple[Path, Lines] | None:
+    """The file holding episode ``episode`` of a recording, and that episode's lines.
+
+    Only header lines are looked at on the way to the episode: the records of
+    the episodes before it are not parsed.
+
+    Args:
+        path: A recording folder or a recording file; episodes are numbered
+            from 0 in the order of the file (of the episode files in a folder
+            of format 1).
+        episode: The episode number.
+
+    Returns:
+        ``(file, lines)``, with ``lines`` yielding ``(line number, line)``;
+        None when the recording has no such episode.
+
+    Raises:
+        GoldenFormatError: The recording cannot be read.
+    """
+    if episode < 0:
+        return None
+    files = recording_files(path)
+    for found in itertools.islice(iter_episodes(files), episode, None):
+        return found
+    return None
+
+
+def missing_episode(path: str | Path, episode: int) -> GoldenFormatError:
+    """The error for an episode that a recording does not have, naming those it has."""
+    files = recording_files(path)
+    if not files:
+        return GoldenFormatError(path, no_recording_reason(path))
+    count = sum(1 for _ in iter_episodes(files))
+    has = {0: "no episodes", 1: "only episode 0"}.get(count, f"episodes 0 to {count - 1}")
+    return GoldenFormatError(path, f"there is no episode {episode}; this recording has {has}")
+
+
+def find_recordings(root: str | Path) -> list[Path]:
+    """The folders under ``root`` (itself included) that hold a recording file.
+
+    A recording file is ``trajectory.jsonl`` (or ``.jsonl.gz``); folders of
+    format 1, holding ``episode_00000.jsonl`` and so on, count too. Each
+    sub-env folder of a vector recording (``env_0``, ...) is a recording.
+
+    Raises:
+        GoldenFormatError: ``root`` is not a folder, or a folder below it
+            holds both layouts.
+    """
+    folder = Path(root)
+    if not folder.is_dir():
+        raise GoldenFormatError(folder, "expected a folder of recordings")
+    found = {
+        path.parent
+        for pattern in RECORDING_FILE_GLOBS
+        for path in folder.rglob(pattern)
+        if path.is_file()
+    }
+    return sorted(path for path in found if recording_files(path))
+
+
+def no_recording_reason(path: str | Path) -> str:
+    """Why a folder is not a recording, and what to give instead."""
+    if sub_env_dirs(path):
+        return (
+            "no recording file (trajectory.jsonl) in this folder: it holds the recording of a "
+            "vector env; give one of its sub-env folders (env_0, env_1, ...)"
+        )
+    return "no recording file (trajectory.jsonl) in this folder; is this a recording folder?"
+
+
+def count_episode_records(files: Sequence[Path]) -> list[int]:
+    """The number of records of each episode of a recording's files, without parsing them."""
+    try:
+        return [sum(1 for _ in lines) for _, lines in iter_episodes(files)]
+    except GoldenFormatError:
+        return []  # reading it for real reports the problem
+
+
+def count_records(files: Sequence[Path]) -> int:
+    """Count the lines (records) of recording files quickly, without parsing them."""
+    count = 0
+    for path in files:
+        try:
+            handle = gzip.open(path, "rb") if path.name.endswith(".gz") else open(path, "rb")  # noqa: SIM115
+            with handle:
+                while chunk := handle.read(_COUNT_CHUNK):
+                    count += chunk.count(b"\n")
+        except (OSError, EOFError):
+            continue  # reading it for real reports the problem
+    return count

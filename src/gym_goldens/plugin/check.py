@@ -1,0 +1,432 @@
+"""The check workflow of one test: record, then compare or update.
+
+:class:`TrajectoryChecks` is what the ``record_trajectory`` fixture hands out:
+it wraps each env in :class:`~gym_goldens.record.single.RecordTrajectory` (a vector
+env in :class:`~gym_goldens.record.vector.RecordVectorTrajectory`) under the test's
+temporary folder and, after the test body passed, compares every
+recording with its golden, or writes it as the golden under
+``--update-goldens``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import warnings
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Final, Literal
+
+import gymnasium as gym
+
+from gym_goldens.comparison.engine import compare
+from gym_goldens.comparison.result import Comparison
+from gym_goldens.comparison.tolerance import Tolerance, ToleranceSpec
+from gym_goldens.errors import GoldenFormatError, UnsafeGoldenPathError
+from gym_goldens.format.codec import ArraySizeSpec
+from gym_goldens.format.files import checked_recording_files
+from gym_goldens.format.layout import DIVERGENCE_PLOT, golden_dir_for, safe_segment
+from gym_goldens.format.reader import has_episodes
+from gym_goldens.plugin.repeats import Run, find_nondeterminism
+from gym_goldens.plugin.settings import GoldensSettings
+from gym_goldens.plugin.store import update_golden
+from gym_goldens.plugin.variants import (
+    GoldenChoice,
+    check_variant_by,
+    choose_golden,
+    variant_facts,
+)
+from gym_goldens.present.report import (
+    format_comparison,
+    format_missing,
+    format_unreadable,
+    update_command,
+)
+from gym_goldens.present.viz import VizDependencyError, write_divergence_plot
+from gym_goldens.record.replay import ReplayActions
+from gym_goldens.record.single import RecordTrajectory
+from gym_goldens.record.vector import RecordVectorTrajectory
+
+__all__ = ["CheckResult", "TrajectoryChecks"]
+
+Status = Literal[
+    "passed", "failed", "missing", "created", "updated", "unchanged", "nondeterministic"
+]
+_MARKER_KEYS: Final = frozenset({"rtol", "atol", "ignore", "variant_by"})
+_RECORDED_MODE: Final = "mode: recorded (the test's own actions)"
+_REPLAY_MODE: Final = (
+    "mode: replay (the golden's own actions and reset seeds drove the env, "
+    "so the dynamics changed, not the policy)"
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class CheckResult:
+    """The outcome for one recording of a test.
+
+    Attributes:
+        name: The recording's name in the test.
+        golden_dir: Its golden folder.
+        status: What happened to it.
+        message: The failure text, for ``failed``, ``missing`` and ``nondeterministic``.
+        actual_dir: The actual recording of this run.
+        plot: The plot of the diverging fields, when one was written.
+        other_runs: Recordings of other runs that differ from it, as
+            ``(folder name, path)``, for a nondeterministic result.
+    """
+
+    name: str
+    golden_dir: Path
+    status: Status
+    message: str | None = None
+    actual_dir: Path | None = None
+    plot: Path | None = None
+    other_runs: tuple[tuple[str, Path], ...] = ()
+
+
+_UNSET: Final[Any] = object()
+
+
+@dataclasses.dataclass
+class _Recording:
+    name: str
+    env: RecordTrajectory[Any, Any] | RecordVectorTrajectory
+    tolerance: Tolerance
+    replay: bool = False
+
+
+class TrajectoryChecks:
+    """The recordings of one test and their checks.
+
+    Args:
+        settings: The session's settings.
+        nodeid: The test's node id.
+        output_dir: Where the recordings are written (the test's tmp_path).
+        marker_kwargs: The arguments of the test's ``goldens`` marker.
+    """
+
+    def __init__(
+        self,
+        settings: GoldensSettings,
+        nodeid: str,
+        output_dir: Path,
+        marker_kwargs: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.settings = settings
+        self.nodeid = nodeid
+        self.output_dir = output_dir
+        self._recordings: list[_Recording] = []
+        marker_kwargs = dict(marker_kwargs or {})
+        unknown = set(marker_kwargs) - _MARKER_KEYS
+        if unknown:
+            raise TypeError(
+                f"@pytest.mark.goldens got unknown arguments {sorted(unknown)}; "
+                f"it takes {sorted(_MARKER_KEYS)}"
+            )
+        self._variant_by: tuple[str, ...] = ()
+        if "variant_by" in marker_kwargs:
+            self._variant_by = check_variant_by(marker_kwargs.pop("variant_by"))
+            variant_facts(self._variant_by)  # an unknown fact fails at setup, not at the check
+        base = Tolerance(rtol=settings.rtol, atol=settings.atol)
+        self._tolerance = base.refine(**marker_kwargs)
+
+    def record(
+        self,
+        env: gym.Env[Any, Any] | gym.vector.VectorEnv[Any, Any, Any],
+        name: str | None = None,
+        *,
+        rtol: ToleranceSpec | None = None,
+        atol: ToleranceSpec | None = None,
+        ignore: Iterable[str] = (),
+        max_array_size: ArraySizeSpec = _UNSET,
+        compress: bool | None = None,
+        full_every: int | None = None,
+        replay: bool = False,
+    ) -> gym.Wrapper[Any, Any, Any, Any] | RecordVectorTrajectory:
+        """Wrap ``env`` so that its trajectory is recorded and checked.
+
+        A ``gymnasium.vector.VectorEnv`` is wrapped in
+        :class:`~gym_goldens.record.vector.RecordVectorTrajectory`. ``max_array_size``
+        and ``compress`` default to the ini values ``goldens_max_array_size``
+        and ``goldens_compress``. With ``replay=True`` the env is driven by the
+        golden's actions and reset arguments instead of the test's (see
+        :mod:`gym_goldens.record.replay`).
+        """
+        is_vector = isinstance(env, gym.vector.VectorEnv)
+        if not is_vector and not isinstance(env, gym.Env):
+            raise TypeError(
+                f"record_trajectory expects a gymnasium.Env or gymnasium.vector.VectorEnv, got "
+                f"{type(env).__name__}; pass the env itself, for example "
+                'record_trajectory(gym.make("CartPole-v1"))'
+            )
+        if name is not None and (not isinstance(name, str) or not name.strip()):
+            raise ValueError(f"record_trajectory name must be a non-empty string, got {name!r}")
+        if replay and is_vector:
+            raise ValueError("record_trajectory(replay=True) replays single envs, not vector envs")
+        tolerance = self._tolerance.refine(rtol=rtol, atol=atol, ignore=ignore)
+        unique = self._unique_name(name or _default_name(env))
+        storage: dict[str, Any] = {
+            "max_array_size": (
+                self.settings.max_array_size if max_array_size is _UNSET else max_array_size
+            ),
+            "compress": self.settings.compress if compress is None else compress,
+            "full_every": full_every,
+        }
+        output = self.output_dir / _dir_name(unique)
+        wrapped: RecordTrajectory[Any, Any] | RecordVectorTrajectory
+        if is_vector:
+            wrapped = RecordVectorTrajectory(env, output, **storage)  # type: ignore[arg-type]
+        else:
+            wrapped = RecordTrajectory(env, output, **storage)  # type: ignore[arg-type]
+        self._recordings.append(_Recording(unique, wrapped, tolerance, replay))
+        if replay:
+            assert isinstance(wrapped, RecordTrajectory)
+            return self._replay(wrapped, unique)
+        return wrapped
+
+    def variant_families(self) -> list[Path]:
+        """The plain golden folders of the recordings kept per variant.
+
+        Every variant folder inside one (another machine's or library
+        version's) belongs to this test, so none of them is stale.
+        """
+        if not self._variant_by:
+            return []
+        return [
+            golden_dir_for(self.settings.goldens_dir, self.nodeid, recording.name)
+            for recording in self._recordings
+        ]
+
+    def flush(self) -> dict[str, Path]:
+        """Write what is buffered; return each recording's folder by name."""
+        for recording in self._recordings:
+            recording.env.flush()
+        return {recording.name: recording.env.output_dir for recording in self._recordings}
+
+    def check(self, runs: Sequence[Run] = ()) -> list[CheckResult]:
+        """Compare every recording with its golden, or update the golden.
+
+        Args:
+            runs: Every run of a determinism check, this one included (with
+                ``dirs=None``); their recordings must match before any
+                golden is compared or written.
+        """
+        if runs:
+            self.flush()
+            found = find_nondeterminism(
+                [(r.name, r.env.output_dir, r.tolerance) for r in self._recordings],
+                runs,
+                display=self.settings.display,
+            )
+            if found:
+                results = [
+                    CheckResult(
+                        recording.name,
+                        self._golden(recording.name).path,
+                        "nondeterministic",
+                        found[recording.name][0],
+                        recording.env.output_dir,
+                        other_runs=found[recording.name][1],
+                    )
+                    for recording in self._recordings
+                    if recording.name in found
+                ]
+                if self.settings.update:
+                    return results  # a nondeterministic test never writes a golden
+                others = [r for r in self._recordings if r.name not in found]
+                return results + [self._check_one(recording) for recording in others]
+        return [self._check_one(recording) for recording in self._recordings]
+
+    def close(self) -> None:
+        """Close every wrapped env (fixture teardown)."""
+        errors: list[BaseException] = []
+        for recording in self._recordings:
+            try:
+                recording.env.close()
+            except Exception as exc:  # close the others, then report the first
+                errors.append(exc)
+        if errors:
+            raise errors[0]
+
+    def _check_one(self, recording: _Recording) -> CheckResult:
+        recording.env.flush()
+        actual_dir = recording.env.output_dir
+        choice = self._golden(recording.name)
+        golden_dir = choice.path
+        display = self.settings.display
+        notes = [_REPLAY_MODE if recording.replay else _RECORDED_MODE]
+        if self._variant_by:
+            notes.append(choice.describe(display))
+        if recording.env.episode_count == 0:
+            return CheckResult(
+                recording.name,
+                golden_dir,
+                "failed",
+                f"nothing recorded: the env recorded as {recording.name!r} was never reset; "
+                "call env.reset(seed=...) before stepping it",
+            )
+        if self.settings.update:
+            if choice.fallback and _matches(golden_dir, actual_dir, recording.tolerance):
+                # The plain golden serves this variant too: no copy of it is needed.
+                return CheckResult(recording.name, golden_dir, "unchanged")
+            try:
+                update = update_golden(
+                    actual_dir, choice.variant_path, goldens_dir=self.settings.goldens_dir
+                )
+            except GoldenFormatError as error:
+                message = _format_not_updated(
+                    _displayed(error, display), actual_dir=display(actual_dir)
+                )
+                return CheckResult(recording.name, golden_dir, "failed", message)
+            return CheckResult(recording.name, choice.variant_path, update.status)
+        try:
+            # Checked before reading: no symlink out of the goldens dir, no
+            # folder or empty file where the recording file should be.
+            # A vector golden keeps one recording file per sub-env folder.
+            safe_files = checked_recording_files(self.settings.goldens_dir, golden_dir)
+            if not safe_files and not has_episodes(golden_dir):
+                message = format_missing(
+                    golden_dir, actual_dir, nodeid=self.nodeid, display=display
+                )
+                message = _with_notes(message, notes[1:])
+                return CheckResult(recording.name, golden_dir, "missing", message, actual_dir)
+            comparison = compare(golden_dir, actual_dir, recording.tolerance)
+        except UnsafeGoldenPathError as error:
+            message = _format_refused(
+                _displayed(error, display), actual_dir=display(actual_dir), nodeid=self.nodeid
+            )
+            return CheckResult(recording.name, golden_dir, "failed", message, actual_dir)
+        except GoldenFormatError as error:
+            shown = _displayed(error, display)
+            message = format_unreadable(
+                shown, nodeid=self.nodeid, actual_dir=actual_dir, display=display
+            )
+            return CheckResult(recording.name, golden_dir, "failed", message, actual_dir)
+        if comparison.equal:
+            return CheckResult(recording.name, golden_dir, "passed")
+        message = format_comparison(
+            comparison,
+            title="golden mismatch in replay mode" if recording.replay else "golden mismatch",
+            nodeid=self.nodeid,
+            display=display,
+        )
+        if not recording.replay and _actions_differ(comparison):
+            notes.append(
+                "the actions differ, so the policy changed: to check the dynamics alone, replay "
+                "the golden's actions with record_trajectory(env, replay=True)"
+            )
+        message = _with_notes(message, notes)
+        plot, plot_line = _divergence_plot(comparison, actual_dir, display)
+        if plot_line:
+            # Beside the actual recording, before the last line (the fix).
+            head, _, fix = message.rpartition("\n")
+            message = f"{head}\n  {plot_line}\n{fix}"
+        return CheckResult(recording.name, golden_dir, "failed", message, actual_dir, plot)
+
+    def _golden(self, name: str) -> GoldenChoice:
+        plain = golden_dir_for(self.settings.goldens_dir, self.nodeid, name)
+        if not self._variant_by:
+            return GoldenChoice(plain, plain, "", fallback=False)
+        return choose_golden(plain, self._variant_by)
+
+    def _replay(
+        self, recorder: RecordTrajectory[Any, Any], name: str
+    ) -> gym.Wrapper[Any, Any, Any, Any]:
+        __tracebackhide__ = True
+        golden_dir = self._golden(name).path
+        checked_recording_files(self.settings.goldens_dir, golden_dir)  # refuses unsafe paths
+        if not has_episodes(golden_dir):
+            if self.settings.update:
+                return recorder  # nothing to replay yet: record the test's own actions
+            raise GoldenFormatError(
+                self.settings.display(golden_dir),
+                "record_trajectory(env, replay=True) replays a golden, and there is none here; "
+                f"record it first with: {update_command(self.nodeid)}",
+            )
+        return ReplayActions(recorder, golden_dir)
+
+    def _unique_name(self, name: str) -> str:
+        taken = {recording.name for recording in self._recordings}
+        candidate, number = name, 2
+        while candidate in taken:
+            candidate = f"{name}-{number}"
+            number += 1
+        return candidate
+
+
+def _with_notes(message: str, notes: Sequence[str]) -> str:
+    """Put note lines under the first line of a failure message."""
+    if not notes:
+        return message
+    head, _, rest = message.partition("\n")
+    return "\n".join([head, *(f"  {note}" for note in notes), *([rest] if rest else [])])
+
+
+def _actions_differ(comparison: Comparison) -> bool:
+    for episode in comparison.differing:
+        first = episode.first
+        if first is not None and any(d.path[:1] == ("action",) for d in first.differences):
+            return True
+    return False
+
+
+def _matches(golden_dir: Path, actual_dir: Path, tolerance: Tolerance) -> bool:
+    try:
+        return compare(golden_dir, actual_dir, tolerance).equal
+    except GoldenFormatError:
+        return False
+
+
+def _displayed(error: GoldenFormatError, display: Callable[[Path], str]) -> GoldenFormatError:
+    """The same error, naming the file as the user sees it (relative when possible)."""
+    return type(error)(display(Path(error.path)), error.reason, line=error.line)
+
+
+def _format_refused(error: Exception, *, actual_dir: str, nodeid: str) -> str:
+    return "\n".join(
+        [
+            f"golden refused: {error}",
+            "  nothing was read from or written to it",
+            f"  actual recording: {actual_dir}",
+            f"  or remove the symlink and record the golden with: {update_command(nodeid)}",
+        ]
+    )
+
+
+def _format_not_updated(error: Exception, *, actual_dir: str) -> str:
+    return "\n".join(
+        [
+            f"golden not updated: {error}",
+            "  the golden was left as it is",
+            f"  actual recording: {actual_dir}",
+            "  fix or remove the golden, then run pytest --update-goldens again",
+        ]
+    )
+
+
+def _divergence_plot(
+    comparison: Comparison, actual_dir: Path, display: Callable[[Path], str]
+) -> tuple[Path | None, str | None]:
+    """Plot the diverging fields next to the actual recording, if matplotlib is installed."""
+    try:
+        # The plot is ours, not the test's: what matplotlib warns about while
+        # drawing (deprecations of its own dependencies, say) is no concern of
+        # the suite, and must not fail it under -W error.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            plot = write_divergence_plot(comparison, actual_dir / DIVERGENCE_PLOT, display=display)
+    except VizDependencyError:
+        return None, None
+    except Exception as error:  # a broken plot must not hide the mismatch
+        return None, f"plot: not drawn ({type(error).__name__}: {error})"
+    return plot, None if plot is None else f"plot: {display(plot)}"
+
+
+def _default_name(env: gym.Env[Any, Any] | gym.vector.VectorEnv[Any, Any, Any]) -> str:
+    spec = env.spec
+    if spec is not None and spec.id:
+        return spec.id
+    return type(env.unwrapped).__name__
+
+
+def _dir_name(name: str) -> str:
+    return safe_segment(name)

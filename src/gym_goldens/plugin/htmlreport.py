@@ -1,0 +1,69 @@
+"""``--goldens-report=DIR``: one HTML page with every golden mismatch of a session.
+
+``pytest --goldens-report=DIR`` writes ``DIR/index.html``: the artifact a CI
+job uploads. Each mismatch shows the failure text and the plot of its
+diverging fields, embedded (:mod:`gym_goldens.present.html`).
+
+The data travels on test reports (the ``gym_goldens_mismatches`` attribute,
+plain strings), so the page is the same whether tests ran in this process or
+on pytest-xdist workers: workers attach it, the controller writes the page.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Callable
+from pathlib import Path
+from typing import Final
+
+import pytest
+
+from gym_goldens.format.layout import HTML_REPORT
+from gym_goldens.present.html import Mismatch, render_page, write_page
+
+__all__ = ["MISMATCH_ATTRIBUTE", "HtmlReport"]
+
+MISMATCH_ATTRIBUTE: Final = "gym_goldens_mismatches"
+"""The test report attribute that carries the mismatches of a test, as dicts."""
+
+
+class HtmlReport:
+    """The plugin object behind ``--goldens-report``: gathers, then writes the page.
+
+    Registered on the controller only; on pytest-xdist workers the mismatches
+    travel to it on the test reports.
+
+    Args:
+        report_dir: The folder that receives ``index.html``.
+        display: Turns a path into the text shown.
+    """
+
+    def __init__(self, report_dir: Path, display: Callable[[Path], str] = str) -> None:
+        self.path = report_dir / HTML_REPORT
+        self.display = display
+        self.mismatches: list[Mismatch] = []
+        self.tests = 0
+        self.written = False
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.when == "call":
+            self.tests += 1
+        for data in getattr(report, MISMATCH_ATTRIBUTE, ()):
+            self.mismatches.append(Mismatch.from_json(data))
+
+    def pytest_sessionfinish(self) -> None:
+        count = len(self.mismatches)
+        noun = "mismatch" if count == 1 else "mismatches"
+        now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        page = render_page(
+            f"gym-goldens: {count} golden {noun}",
+            [f"{self.tests} test{'' if self.tests == 1 else 's'} ran; report written {now}."],
+            sorted(self.mismatches, key=lambda m: m.title),
+            empty="Every recorded trajectory matched its golden.",
+        )
+        write_page(self.path, page)
+        self.written = True
+
+    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
+        if self.written:
+            terminalreporter.write_sep("-", f"gym-goldens report: {self.display(self.path)}")

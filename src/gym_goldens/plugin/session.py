@@ -1,0 +1,283 @@
+"""Session state: what happened to goldens, gathered for the summary.
+
+Results travel on test reports (``report.gym_goldens``), so the summary is the
+same whether tests ran in this process or on pytest-xdist workers. The golden
+folders tests used travel the same way (``report.gym_goldens_used``); what
+each worker collected comes back in its ``workeroutput``, and the stale
+goldens verdict is given once, in the main process.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Final
+
+import pytest
+
+from gym_goldens.plugin.settings import GoldensSettings
+
+__all__ = [
+    "PROTECTED_ATTRIBUTE",
+    "REPORT_ATTRIBUTE",
+    "SKIPPED_ATTRIBUTE",
+    "USED_ATTRIBUTE",
+    "GoldensSession",
+    "StaleTracker",
+    "SummaryReport",
+    "golden_nodeid",
+    "relative_golden_dir",
+    "session_key",
+]
+
+REPORT_ATTRIBUTE: Final = "gym_goldens"
+"""The test report attribute that carries ``[[status, golden path], ...]``."""
+
+USED_ATTRIBUTE: Final = "gym_goldens_used"
+"""The test report attribute that carries the golden folders a test used,
+relative to the goldens dir."""
+
+PROTECTED_ATTRIBUTE: Final = "gym_goldens_protected"
+"""The report attribute that carries golden folders, relative to the goldens
+dir, under which no golden is stale: the plain golden folder of a test that
+keeps variants (the variants of other machines live inside it)."""
+
+SKIPPED_ATTRIBUTE: Final = "gym_goldens_skipped"
+"""The report attribute of a skipped or xfailed test that carries its golden
+node id: its goldens were not reached, so they are not stale."""
+
+WORKER_OUTPUT_KEY: Final = "gym_goldens"
+"""The key of what a pytest-xdist worker sends back in ``workeroutput``."""
+
+
+@dataclasses.dataclass
+class StaleTracker:
+    """What a session saw, to tell which goldens no test used (see :mod:`.stale`).
+
+    Golden folders are kept as POSIX paths relative to the goldens dir, so
+    they compare equal across processes.
+
+    Attributes:
+        test_files: The collected test files (the file part of node ids);
+            their golden folders are looked at.
+        used: The golden folders that tests compared or updated.
+        protected: Golden folders whose goldens are not stale: the plain
+            golden folders of tests that keep variants (which hold the
+            variants of other machines and versions).
+        skipped: The golden node ids of skipped and xfailed tests: their
+            goldens were just not reached.
+        deselected: How many tests were deselected.
+        partial_reason: Why the run does not cover the collected files, if
+            known before the end (for example, tests picked by node id).
+    """
+
+    test_files: set[str] = dataclasses.field(default_factory=set)
+    used: set[str] = dataclasses.field(default_factory=set)
+    protected: set[str] = dataclasses.field(default_factory=set)
+    skipped: set[str] = dataclasses.field(default_factory=set)
+    deselected: int = 0
+    partial_reason: str | None = None
+
+    def worker_output(self) -> dict[str, Any]:
+        """What a pytest-xdist worker sends back (plain, serialisable data)."""
+        return {"test_files": sorted(self.test_files), "deselected": self.deselected}
+
+    def merge_worker_output(self, output: dict[str, Any]) -> None:
+        """Add what a pytest-xdist worker sent back."""
+        self.test_files.update(output.get("test_files", ()))
+        self.deselected += int(output.get("deselected", 0))
+
+    def incomplete_reason(self, exitstatus: int) -> str | None:
+        """Why no verdict can be given, or None when the run was complete."""
+        if exitstatus != 0:
+            return "the run did not pass"
+        if self.partial_reason:
+            return self.partial_reason
+        if self.deselected == 1:
+            return "1 test was deselected"
+        if self.deselected:
+            return f"{self.deselected} tests were deselected"
+        if not self.test_files:
+            return "no test file was collected"
+        return None
+
+
+def golden_nodeid(item: pytest.Item, settings: GoldensSettings) -> str:
+    """The node id that names the goldens of ``item``.
+
+    pytest-xdist's ``--dist loadgroup`` appends ``@<group>`` to the node ids
+    of grouped tests on its workers; that suffix is dropped, so goldens are
+    the same files with and without xdist.
+    """
+    nodeid = item.nodeid
+    if settings.loadgroup:
+        groups = {
+            str(mark.args[0] if mark.args else mark.kwargs.get("name", "default"))
+            for mark in item.iter_markers("xdist_group")
+        }
+        suffix = "@" + "_".join(sorted(groups))
+        if groups and nodeid.endswith(suffix):
+            nodeid = nodeid[: -len(suffix)]
+    return nodeid
+
+
+def relative_golden_dir(settings: GoldensSettings, path: Path) -> str:
+    """A golden folder as a POSIX path relative to the goldens dir."""
+    return path.relative_to(settings.goldens_dir).as_posix()
+
+
+@dataclasses.dataclass
+class SummaryReport:
+    """What the session did with goldens, as data; the summary hook prints ``lines``."""
+
+    created: list[str] = dataclasses.field(default_factory=list)
+    updated: list[str] = dataclasses.field(default_factory=list)
+    unchanged: list[str] = dataclasses.field(default_factory=list)
+    passed: list[str] = dataclasses.field(default_factory=list)
+    failed: list[str] = dataclasses.field(default_factory=list)
+    missing: list[str] = dataclasses.field(default_factory=list)
+    nondeterministic: list[str] = dataclasses.field(default_factory=list)
+    warnings: list[str] = dataclasses.field(default_factory=list)
+    stale: list[str] = dataclasses.field(default_factory=list)
+    pruned: list[str] = dataclasses.field(default_factory=list)
+    notes: list[str] = dataclasses.field(default_factory=list)
+
+    def add(self, status: str, golden: str) -> None:
+        """Count one golden under ``status``."""
+        getattr(self, status).append(golden)
+
+    @property
+    def lines(self) -> list[str]:
+        """The summary lines; empty when no golden was touched."""
+        counts = [
+            (len(self.passed), "matched"),
+            (len(self.failed), "mismatched"),
+            (len(self.missing), "missing"),
+            (len(self.nondeterministic), "nondeterministic"),
+            (len(self.created), "created"),
+            (len(self.updated), "updated"),
+            (len(self.unchanged), "unchanged"),
+        ]
+        parts = [f"{count} {label}" for count, label in counts if count]
+        lines: list[str] = []
+        if parts:
+            lines.append("goldens: " + ", ".join(parts))
+        for label, paths in [
+            ("created", self.created),
+            ("updated", self.updated),
+            ("nondeterministic", self.nondeterministic),
+        ]:
+            lines += [f"  {label}: {path}" for path in sorted(paths)]
+        if self.missing:
+            lines.append("  record the missing goldens with: pytest --update-goldens")
+        lines += self.warnings
+        if self.stale:
+            count = len(self.stale)
+            lines.append(f"stale goldens: {count} (no test of this complete run used them)")
+            lines += _listed("stale", self.stale)
+            lines.append("  delete them with: pytest --update-goldens --prune-goldens")
+        if self.pruned:
+            lines.append(f"pruned goldens: {len(self.pruned)} stale goldens deleted")
+            lines += _listed("deleted", self.pruned)
+        lines += self.notes
+        return lines
+
+
+def _listed(label: str, paths: Sequence[str], limit: int = 20) -> list[str]:
+    shown = sorted(paths)
+    lines = [f"  {label}: {path}" for path in shown[:limit]]
+    if len(shown) > limit:
+        lines.append(f"  ... ({len(shown) - limit} more)")
+    return lines
+
+
+class GoldensSession:
+    """The plugin object registered for one pytest session."""
+
+    def __init__(self, config: pytest.Config, settings: GoldensSettings) -> None:
+        self.config = config
+        self.settings = settings
+        self.report = SummaryReport()
+        self.tracker = StaleTracker()
+        self._is_worker = hasattr(config, "workerinput")
+        self.tracker.partial_reason = settings.subset
+        if settings.update and _running_in_ci():
+            self.report.warnings.append(
+                "warning: --update-goldens ran with CI set: goldens written in CI are usually a "
+                "mistake; regenerate them locally, review the diff and commit it"
+            )
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        for status, golden in getattr(report, REPORT_ATTRIBUTE, ()):
+            self.report.add(status, golden)
+        self.tracker.used.update(getattr(report, USED_ATTRIBUTE, ()))
+        self.tracker.protected.update(getattr(report, PROTECTED_ATTRIBUTE, ()))
+        self.tracker.skipped.update(getattr(report, SKIPPED_ATTRIBUTE, ()))
+
+    def pytest_deselected(self, items: list[pytest.Item]) -> None:
+        self.tracker.deselected += len(items)
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        # Golden folders depend on the file part of a node id only; they are
+        # worked out when the stale goldens are looked for, if they are.
+        self.tracker.test_files.update(item.nodeid.partition("::")[0] for item in session.items)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: object | None) -> None:
+        # pytest-xdist: a worker finished and sent back what it collected.
+        output = getattr(node, "workeroutput", {}).get(WORKER_OUTPUT_KEY)
+        if output:
+            self.tracker.merge_worker_output(output)
+
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if self._is_worker:
+            self.config.workeroutput[WORKER_OUTPUT_KEY] = self.tracker.worker_output()  # type: ignore[attr-defined]
+            return
+        settings = self.settings
+        reason = self.tracker.incomplete_reason(int(exitstatus))
+        if reason is not None:
+            if settings.strict or settings.prune:
+                self.report.notes.append(f"stale goldens not checked: {reason}")
+            return
+        # Loaded only here: this module loads in every pytest run.
+        from gym_goldens.plugin.stale import prune, stale_goldens
+
+        tracker = self.tracker
+        stale = stale_goldens(
+            settings.goldens_dir,
+            test_files=tracker.test_files,
+            used=tracker.used,
+            protected=tracker.protected,
+            skipped=tracker.skipped,
+        )
+        if settings.update and settings.prune:
+            pruned = prune(settings.goldens_dir, stale)
+            self.report.pruned += [settings.display(settings.goldens_dir / p) for p in pruned]
+            return
+        self.report.stale += [settings.display(settings.goldens_dir / p) for p in stale]
+        if stale and settings.strict:
+            self.report.notes.append(
+                f"--goldens-strict: {len(stale)} stale golden{'s' if len(stale) > 1 else ''} "
+                "fail the run"
+            )
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
+        if self._is_worker:
+            return
+        lines = self.report.lines
+        if not lines:
+            return
+        terminalreporter.section("gym-goldens", sep="-", bold=False)
+        for line in lines:
+            terminalreporter.line(line)
+
+
+session_key: Final = pytest.StashKey[GoldensSession]()
+
+
+def _running_in_ci() -> bool:
+    # CI services set CI (GitHub Actions, GitLab, CircleCI, Travis: "true"); "0"/"false" opt out.
+    return os.environ.get("CI", "").strip().lower() not in {"", "0", "false", "no"}

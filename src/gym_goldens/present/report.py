@@ -1,0 +1,575 @@
+"""Failure text: what a user reads when a trajectory diverges.
+
+The most important comes first: the verdict and the golden file, the first
+divergence with golden and actual values, the difference and the tolerance it
+exceeded, then how much else differs, where the actual recording is, and the
+command that updates the golden.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Final
+
+from gym_goldens.comparison.arrays import ArrayDelta, summarise_like
+from gym_goldens.comparison.result import Comparison, Difference, EpisodeComparison
+from gym_goldens.errors import GoldenFormatError
+from gym_goldens.format.codec import ArraySummary
+from gym_goldens.format.dtypes import describe_change
+from gym_goldens.format.fields import format_path
+
+__all__ = [
+    "NONDETERMINISM_FIX",
+    "format_comparison",
+    "format_missing",
+    "format_nondeterminism",
+    "format_unreadable",
+    "update_command",
+]
+
+_MAX_OTHER_FIELDS: Final = 6
+_SPACE_FIELDS: Final = frozenset({"observation_space", "action_space"})
+_BOUNDS: Final = frozenset({"low", "high", "nvec", "n"})
+_MAX_VALUE_CHARS: Final = 80
+# Fields that a gymnasium wrapper fills with wall-clock time, by the wrapper
+# (the single and the vector RecordEpisodeStatistics share the name).
+_WALL_CLOCK_FIELDS: Final[dict[tuple[str | int, ...], str]] = {
+    ("info", "episode", "t"): "RecordEpisodeStatistics",
+}
+
+
+def update_command(nodeid: str | None) -> str:
+    """The command that regenerates the golden of one test."""
+    if nodeid is None:
+        return "pytest --update-goldens"
+    quoted = nodeid.replace('"', '\\"')
+    return f'pytest --update-goldens "{quoted}"'
+
+
+def format_comparison(
+    comparison: Comparison,
+    *,
+    title: str = "golden mismatch",
+    nodeid: str | None = None,
+    display: Any = str,
+    fix: str | None = None,
+    fix_label: str = "update with",
+) -> str:
+    """Describe a failed comparison.
+
+    Args:
+        comparison: A comparison that is not equal.
+        title: The verdict, first on the first line.
+        nodeid: The test, for the update command.
+        display: Turns a path into the text shown (for example, relative
+            to the current folder).
+        fix: The last line; by default the update command.
+        fix_label: What the last line is, before the colon.
+    """
+    differing = comparison.differing
+    if not differing:
+        return f"{title}: none ({display(comparison.golden)} matches)"
+    episode = differing[0]
+    golden_file = episode.golden_path or comparison.golden
+    # file:line, as editors and terminals open it: the golden's first differing record.
+    at = episode.first.golden_line if episode.first and episode.golden_path else None
+    lines = [f"{title}: {display(golden_file)}" + (f":{at}" if at is not None else "")]
+    lines += _describe_episode(episode)
+    if len(comparison.episodes) > 1 or len(differing) > 1:
+        if any(e.env is not None for e in differing):
+            labels = [f"{e.env}/{e.index}" for e in differing]
+            which = f"sub-env/episode {_index_list(labels)}"
+        else:
+            which = f"episodes {_index_list([e.index for e in differing])}"
+        lines.append(
+            f"  episodes differing: {len(differing)} of {len(comparison.episodes)} ({which})"
+        )
+    lines += _describe_versions(episode)
+    lines += _describe_wall_clock(episode)
+    actual_where = comparison.actual
+    lines.append(f"  actual recording: {display(actual_where)}")
+    lines.append(f"  {fix_label}: {fix or update_command(nodeid)}")
+    return "\n".join(lines)
+
+
+def format_missing(
+    golden_dir: Any, actual_dir: Any, *, nodeid: str | None, display: Any = str
+) -> str:
+    """The message for a test whose golden does not exist yet."""
+    return "\n".join(
+        [
+            f"golden missing: {display(golden_dir)}",
+            "  no golden has been recorded for this trajectory yet",
+            f"  actual recording: {display(actual_dir)}",
+            f"  create it with: {update_command(nodeid)}",
+        ]
+    )
+
+
+def format_unreadable(
+    error: Exception, *, nodeid: str | None, actual_dir: Any = None, display: Any = str
+) -> str:
+    """The message for a golden (or an actual recording) that cannot be read."""
+    text = str(error)
+    if isinstance(error, GoldenFormatError):
+        where = display(error.path) if error.line is None else f"{display(error.path)}:{error.line}"
+        text = f"{where}: {error.reason}"
+    bad_path = getattr(error, "path", None)
+    # The error may name the file as displayed (relative) or in full.
+    if (
+        actual_dir is not None
+        and bad_path is not None
+        and (_inside(bad_path, actual_dir) or _inside(bad_path, display(actual_dir)))
+    ):
+        return "\n".join(
+            [
+                f"recording unreadable: {text}",
+                "  the actual recording is damaged, not the golden; run the test again",
+                f"  actual recording: {display(actual_dir)}",
+            ]
+        )
+    lines = [f"golden unreadable: {text}", "  the golden file was left as it is"]
+    if actual_dir is not None:
+        lines.append(f"  actual recording: {display(actual_dir)}")
+    lines.append(f"  regenerate it with: {update_command(nodeid)}")
+    return "\n".join(lines)
+
+
+def _inside(path: Any, folder: Any) -> bool:
+    return Path(folder) in Path(path).parents or Path(path) == Path(folder)
+
+
+def _episode_label(episode: EpisodeComparison) -> str:
+    if episode.env is None:
+        return f"episode {episode.index}"
+    return f"sub-env {episode.env}, episode {episode.index}"
+
+
+def _describe_episode(episode: EpisodeComparison) -> list[str]:
+    label = _episode_label(episode)
+    if episode.actual_path is None:
+        return [
+            f"  {label} is missing from the actual recording "
+            f"(the golden episode has {_steps(episode.golden_steps)})"
+        ]
+    if episode.golden_path is None:
+        return [
+            f"  {label} is not in the golden "
+            f"(the actual episode has {_steps(episode.actual_steps)})"
+        ]
+    lines = [f"  header differs: {text}" for text in _header_lines(episode)[:_MAX_OTHER_FIELDS]]
+    first = episode.first
+    if first is not None:
+        where = "reset" if first.t is None else f"step t={first.t}"
+        if first.differences:
+            # A change of dtype or shape explains the values that follow it.
+            expanded = [part for d in first.differences for part in _expand_dtypes(d)]
+            ordered = sorted(expanded, key=lambda d: not _is_dtypes(d))
+            head, *others = _merge_dtypes(ordered)
+            lines.append(f"  first divergence: {label}, {where}, {_field(head)}")
+            lines.append(f"    {_describe_difference(head, episode)}")
+            if _is_dtypes(head) and first.t is not None and None in (head.golden, head.actual):
+                lines.append("    (a step without dtypes has the numpy types of the step before)")
+            lines += [f"    {_describe_array_delta(delta)}" for delta in first.arrays]
+            if others:
+                shown = ", ".join(_other_field(d) for d in others[:_MAX_OTHER_FIELDS])
+                more = len(others) - _MAX_OTHER_FIELDS
+                lines.append(
+                    f"    also differ there: {shown}" + (f" (+{more} more)" if more > 0 else "")
+                )
+        else:
+            side = "golden" if first.actual_line is None else "actual recording"
+            lines.append(f"  first divergence: {label}, {where}: only the {side} has this step")
+    lines.append(f"  {_describe_counts(episode)}")
+    return lines
+
+
+def _steps(count: int | None) -> str:
+    return "1 step" if count == 1 else f"{count} steps"
+
+
+def _describe_counts(episode: EpisodeComparison) -> str:
+    golden_steps, actual_steps = episode.golden_steps, episode.actual_steps
+    first = episode.first
+    # The reset record comes first, so when it differs it is the first divergence.
+    reset_differs = first is not None and first.event == "reset"
+    steps = episode.differing_records - int(reset_differs)
+    text = "reset record differs; " if reset_differs else ""
+    text += f"steps differing: {steps} of {max(golden_steps or 0, actual_steps or 0)}"
+    if first is not None and first.t is not None:
+        text += f" (from t={first.t})"
+    text += f"; episode length {golden_steps} vs {actual_steps} (golden vs actual)"
+    return text
+
+
+def _is_dtypes(difference: Difference) -> bool:
+    return bool(difference.path) and difference.path[0] == "dtypes"
+
+
+def _expand_dtypes(difference: Difference) -> list[Difference]:
+    """Split a difference of ``dtypes`` structures into one per typed value."""
+    if not _is_dtypes(difference) or (
+        isinstance(difference.golden, str) and isinstance(difference.actual, str)
+    ):
+        return [difference]
+    golden = dict(_typed_leaves(difference.golden, ()))
+    actual = dict(_typed_leaves(difference.actual, ()))
+    return [
+        Difference((*difference.path, *path), "value", golden.get(path), actual.get(path))
+        for path in [*golden, *(p for p in actual if p not in golden)]
+        if golden.get(path) != actual.get(path)
+    ] or [difference]
+
+
+def _typed_leaves(
+    mirror: Any, path: tuple[str | int, ...]
+) -> list[tuple[tuple[str | int, ...], str]]:
+    if isinstance(mirror, str):
+        return [(path, mirror)]
+    if isinstance(mirror, dict):
+        return [leaf for key, item in mirror.items() for leaf in _typed_leaves(item, (*path, key))]
+    if isinstance(mirror, list):
+        return [leaf for i, item in enumerate(mirror) for leaf in _typed_leaves(item, (*path, i))]
+    return []
+
+
+def _merge_dtypes(differences: list[Difference]) -> list[Difference]:
+    """Drop a field's value differences when its dtype or shape changed."""
+    changed = [d.path[1:] for d in differences if _is_dtypes(d)]
+    return [
+        d
+        for d in differences
+        if _is_dtypes(d) or not any(d.path[: len(p)] == p and p for p in changed)
+    ]
+
+
+def _field(difference: Difference) -> str:
+    if _is_dtypes(difference):
+        return format_path(difference.path[1:]) or "record"
+    return difference.field or "record"
+
+
+def _other_field(difference: Difference) -> str:
+    return f"{_field(difference)} (numpy type)" if _is_dtypes(difference) else _field(difference)
+
+
+def _describe_difference(difference: Difference, episode: EpisodeComparison | None = None) -> str:
+    golden, actual = difference.golden, difference.actual
+    if _is_dtypes(difference):
+        return describe_change(golden, actual)
+    if difference.path == ("digest",):
+        every = _full_every(episode)
+        kept = f"every {every}th step" if every else "some steps"
+        return (
+            f"this step differs from the golden's; only its digest is stored ({kept} "
+            "is kept in full, with step 1 and the last step), and digests are compared exactly"
+        )
+    if (
+        difference.kind == "type"
+        and isinstance(golden, ArraySummary | list)
+        and (isinstance(actual, ArraySummary | list))
+    ):
+        mixed = _describe_mixed_storage(golden, actual)
+        if mixed is not None:
+            return mixed
+    if difference.kind == "type":
+        return (
+            f"golden {_value(golden)} ({_type(golden)})  "
+            f"actual {_value(actual)} ({_type(actual)}): the type changed"
+        )
+    if difference.kind == "length":
+        return f"golden has {golden} items, actual has {actual}: the shape changed"
+    if difference.kind == "missing":
+        return f"golden {_value(golden)}, missing from the actual recording"
+    if difference.kind == "extra":
+        return f"not in the golden, actual {_value(actual)}"
+
+    if isinstance(golden, ArraySummary) and isinstance(actual, ArraySummary):
+        return _describe_arrays(golden, actual)
+    allowed = difference.allowed
+    if allowed is not None and isinstance(actual, float):
+        delta = abs(actual - golden)
+        return (
+            f"golden {golden!r}  actual {actual!r}  |diff| {delta:.1e} > tol {allowed:.1e} "
+            f"(rtol {difference.rtol:g}, atol {difference.atol:g})"
+        )
+    return f"golden {_value(golden)}  actual {_value(actual)}"
+
+
+def _describe_arrays(golden: ArraySummary, actual: ArraySummary) -> str:
+    changes = []
+    if golden.dtype != actual.dtype:
+        changes.append(f"dtype changed {golden.dtype} -> {actual.dtype}")
+    if golden.shape != actual.shape:
+        changes.append(f"shape changed {golden.shape} -> {actual.shape}")
+    if changes:
+        return "array " + ", ".join(changes)
+    details = []
+    where = _changed_rows(golden, actual)
+    if where:
+        details.append(where)
+    if golden.sum is not None and actual.sum is not None and golden.sum != actual.sum:
+        change = actual.sum - golden.sum
+        details.append(f"sum {_number(golden.sum)} -> {_number(actual.sum)} ({change:+.6g})")
+    for name in ("min", "max"):
+        before, after = getattr(golden, name), getattr(actual, name)
+        if before != after:
+            details.append(f"{name} {_number(before)} -> {_number(after)}")
+    if not details:
+        details.append(f"mean {golden.mean!r} -> {actual.mean!r}")
+    return (
+        f"array {golden.dtype}{list(golden.shape)} (stored as a summary) changed: "
+        + "; ".join(details)
+        + ". Store it in full (max_array_size) to see each element"
+    )
+
+
+def _number(value: float | None) -> str:
+    # Statistics of integer arrays are stored as floats: show 132, not 132.0.
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+        return str(int(value))
+    return repr(value)
+
+
+def _describe_mixed_storage(golden: Any, actual: Any) -> str | None:
+    """An array stored as a summary on one side and in full on the other."""
+    if isinstance(golden, ArraySummary) and isinstance(actual, list):
+        side, summary, full = "golden", golden, summarise_like(golden, actual)
+        pair = (summary, full) if full is not None else None
+    elif isinstance(actual, ArraySummary) and isinstance(golden, list):
+        side, summary, full = "actual recording", actual, summarise_like(actual, golden)
+        pair = (full, summary) if full is not None else None
+    else:
+        return None
+    if pair is None:
+        return None
+    described = _describe_arrays(*pair).removesuffix(
+        ". Store it in full (max_array_size) to see each element"
+    )
+    return f"{described} (the {side} holds a summary only: its elements are not known)"
+
+
+def _changed_rows(golden: ArraySummary, actual: ArraySummary) -> str | None:
+    if not golden.bands or not actual.bands or len(golden.bands) != len(actual.bands):
+        return None
+    changed = [i for i, (g, a) in enumerate(zip(golden.bands, actual.bands, strict=True)) if g != a]
+    if not changed:
+        return None
+    first, _ = golden.band_rows(changed[0])
+    _, last = golden.band_rows(changed[-1])
+    noun = "rows" if len(golden.shape) > 1 else "elements"
+    bands = f"{len(changed)} of {len(golden.bands)} bands"
+    return f"{noun} {first}-{last} of {golden.shape[0]} ({bands})"
+
+
+def _describe_array_delta(delta: ArrayDelta) -> str:
+    share = 100.0 * delta.differing / delta.size
+    index = ", ".join(str(i) for i in delta.first)
+    return (
+        f"{format_path(delta.path) or 'record'}: {delta.differing} of {delta.size} elements "
+        f"differ ({share:.3g}%), largest |diff| {delta.max_abs:.6g}, first at [{index}]"
+    )
+
+
+def _full_every(episode: EpisodeComparison | None) -> int | None:
+    header = (episode.golden_header if episode else None) or {}
+    storage = header.get("storage") or {}
+    every = storage.get("full_every")
+    return every if isinstance(every, int) else None
+
+
+def _header_lines(episode: EpisodeComparison) -> list[str]:
+    """Header differences in words; a space's dtype or shape change comes as one line."""
+    golden, actual = episode.golden_header or {}, episode.actual_header or {}
+    changed: dict[tuple[str | int, ...], str] = {}
+    for difference in episode.header_differences:
+        path = difference.path
+        for depth, segment in enumerate(path):
+            if segment in ("dtype", "shape") and path[0] in _SPACE_FIELDS:
+                key = path[: depth + 1]
+                before, after = _lookup(golden, key), _lookup(actual, key)
+                if isinstance(before, list) and isinstance(after, list):
+                    before, after = tuple(before), tuple(after)
+                text = f"{format_path(key[:-1])}: {segment} changed {before} -> {after}"
+                changed.setdefault(key, text)
+                break
+    # A space whose dtype or shape changed has other bounds: say it once.
+    spaces = {key[:-1] for key in changed}
+    lines = list(changed.values())
+    for difference in episode.header_differences:
+        path = difference.path
+        if any(path[: len(key)] == key for key in changed):
+            continue
+        if any(
+            len(path) > len(space) and path[: len(space)] == space and path[len(space)] in _BOUNDS
+            for space in spaces
+        ):
+            continue
+        lines.append(_describe_header_difference(difference))
+    return lines
+
+
+def _lookup(value: Any, path: tuple[str | int, ...]) -> Any:
+    for segment in path:
+        try:
+            value = value[segment]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return value
+
+
+def _describe_header_difference(difference: Difference) -> str:
+    path = difference.path
+    field = format_path(path)
+    if isinstance(difference.golden, ArraySummary) and isinstance(difference.actual, ArraySummary):
+        return f"{field}: {_describe_arrays(difference.golden, difference.actual)}"
+    return f"{field}: golden {_value(difference.golden)}, actual {_value(difference.actual)}"
+
+
+def _describe_wall_clock(episode: EpisodeComparison) -> list[str]:
+    """A note when the first divergence is a field a wrapper fills with wall-clock time."""
+    if episode.first is None:
+        return []
+    wrappers = set((episode.golden_header or {}).get("wrappers") or ())
+    wrappers |= set((episode.actual_header or {}).get("wrappers") or ())
+    for difference in episode.first.differences:
+        wrapper = _WALL_CLOCK_FIELDS.get(difference.path)
+        if wrapper is None:
+            continue
+        field = format_path(difference.path)
+        if wrapper in wrappers:
+            said = f"{field} is the episode's wall-clock time, added by gymnasium's {wrapper}"
+        else:
+            # Sub-envs of a vector env may be wrapped where the header cannot see.
+            said = f"{field} is where gymnasium's {wrapper} puts the episode's wall-clock time"
+        return [
+            f"  note: {said};",
+            "    it differs on every run and no update makes it match: leave it out with",
+            f'    @pytest.mark.goldens(ignore=["{field}"])',
+        ]
+    return []
+
+
+def _describe_versions(episode: EpisodeComparison) -> list[str]:
+    golden = (episode.golden_header or {}).get("versions") or {}
+    actual = (episode.actual_header or {}).get("versions") or {}
+    golden_platform = (episode.golden_header or {}).get("platform") or {}
+    actual_platform = (episode.actual_header or {}).get("platform") or {}
+    changed = [
+        f"{name} {golden.get(name, '-')} -> {actual.get(name, '-')}"
+        for name in sorted(set(golden) | set(actual))
+        if golden.get(name) != actual.get(name)
+    ]
+    changed += [
+        f"{name} {golden_platform.get(name, '-')} -> {actual_platform.get(name, '-')}"
+        for name in sorted(set(golden_platform) | set(actual_platform))
+        if golden_platform.get(name) != actual_platform.get(name)
+    ]
+    lines = []
+    if changed and golden and actual:
+        lines.append(f"  recorded with other software (golden -> actual): {', '.join(changed)}")
+    golden_mode = (episode.golden_header or {}).get("vectorization_mode")
+    actual_mode = (episode.actual_header or {}).get("vectorization_mode")
+    if golden_mode and actual_mode and golden_mode != actual_mode:
+        lines.append(
+            f"  recorded with another vectorization mode (golden -> actual): {golden_mode} -> "
+            f"{actual_mode}; a vector env of its own may not match sync or async vectorization"
+        )
+    golden_storage = (episode.golden_header or {}).get("storage")
+    actual_storage = (episode.actual_header or {}).get("storage")
+    if golden_storage and actual_storage and golden_storage != actual_storage:
+        settings = [
+            f"{name} {golden_storage.get(name)!r} -> {actual_storage.get(name)!r}"
+            for name in sorted(set(golden_storage) | set(actual_storage))
+            if golden_storage.get(name) != actual_storage.get(name)
+        ]
+        lines.append(
+            f"  recorded with other storage settings (golden -> actual): {', '.join(settings)}"
+        )
+    return lines
+
+
+def _value(value: Any) -> str:
+    text = repr(value)
+    if len(text) > _MAX_VALUE_CHARS:
+        text = text[: _MAX_VALUE_CHARS - 3] + "..."
+    return text
+
+
+def _type(value: Any) -> str:
+    names = {float: "float", int: "int", bool: "bool", str: "str", list: "list", dict: "dict"}
+    return names.get(type(value), type(value).__name__)
+
+
+def _index_list(indices: Sequence[int | str]) -> str:
+    shown = ", ".join(str(i) for i in indices[:10])
+    return shown + (f", ... ({len(indices) - 10} more)" if len(indices) > 10 else "")
+
+
+NONDETERMINISM_FIX: Final = (
+    "draw every random number from self.np_random (seeded by reset(seed=...)), "
+    "reset all state in reset(), keep wall-clock time out of obs and info (or ignore it), "
+    "and do not iterate over sets of strings"
+)
+"""The advice closing every nondeterminism report."""
+
+_CLOCK_WORDS: Final = ("time", "clock", "elapsed", "duration", "fps", "timestamp")
+
+
+def format_nondeterminism(
+    comparison: Comparison,
+    *,
+    first: str = "run 1",
+    second: str = "run 2",
+    notes: Sequence[str] = (),
+    display: Any = str,
+) -> str:
+    """The failure text for two runs that should have matched.
+
+    It is the golden-mismatch report, headed ``nondeterministic: run 1 vs
+    run 2``, with the first run in the golden's place.
+
+    Args:
+        comparison: The comparison of the two runs' recordings.
+        first: The name of the run compared against.
+        second: The name of the run that differs.
+        notes: Lines added under the heading, such as how a run was made.
+        display: Turns a path into the text shown.
+    """
+    text = format_comparison(
+        comparison,
+        title=f"nondeterministic: {first} vs {second}",
+        display=display,
+        fix=NONDETERMINISM_FIX,
+        fix_label="make it deterministic",
+    )
+    head, _, rest = text.partition("\n")
+    added = [f"  {first} is shown as golden, {second} as actual", *notes, *_hints(comparison)]
+    lines = [head, *(f"  {line}" if not line.startswith("  ") else line for line in added)]
+    return "\n".join([*lines, rest] if rest else lines)
+
+
+def _hints(comparison: Comparison) -> list[str]:
+    """What the first divergence suggests, in the words of a reviewer."""
+    differing = comparison.differing
+    first = differing[0].first if differing else None
+    if first is None:
+        return []
+    hints: list[str] = []
+    if first.event == "reset":
+        hints.append(
+            "hint: the runs part at the first observation, so reset(seed=...) does not seed "
+            "everything: look for np.random, random or an RNG made outside reset()"
+        )
+    clocks = [
+        d.field
+        for d in first.differences
+        if any(word in str(part).lower() for part in d.path for word in _CLOCK_WORDS)
+    ]
+    if clocks:
+        hints.append(
+            f"hint: {clocks[0]} looks like a clock: keep wall-clock time out of the recording, "
+            f'or leave it out of the comparison with ignore=["{clocks[0]}"]'
+        )
+    return hints

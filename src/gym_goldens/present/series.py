@@ -1,0 +1,373 @@
+"""Numeric fields of recorded episodes as time series, and where two of them part.
+
+Every numeric leaf of a record (``obs[2]``, ``action``, ``reward``,
+``info.x_velocity``; the mean of an array stored as a summary) becomes a
+:class:`Series` over the steps of an episode, with the reset record at
+``t = 0``. :func:`compare_series` lines up a golden and an actual episode
+leaf by leaf and finds the first step where each leaves its tolerance. The
+plots of :mod:`gym_goldens.present.viz` are drawn from these; this module needs no
+matplotlib.
+
+Example:
+    >>> import gymnasium as gym, tempfile
+    >>> from gym_goldens import RecordTrajectory
+    >>> out = tempfile.mkdtemp()
+    >>> env = RecordTrajectory(gym.make("CartPole-v1"), out)
+    >>> _ = env.reset(seed=0)
+    >>> for t in range(3):
+    ...     _ = env.step(t % 2)
+    >>> env.close()
+    >>> [(s.label, s.t.tolist()) for s in episode_series(out, ["reward"])]
+    [('reward', [1, 2, 3])]
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any, Final
+
+import numpy as np
+
+from gym_goldens.comparison.floats import arrays_allowed, arrays_match
+from gym_goldens.comparison.tolerance import Tolerance
+from gym_goldens.format.codec import ArraySummary
+from gym_goldens.format.fields import (
+    FieldPath,
+    format_path,
+    parse_pattern,
+    pattern_matches,
+)
+from gym_goldens.format.reader import Episode, episode_lines, iter_records, missing_episode
+
+__all__ = [
+    "DEFAULT_FIELDS",
+    "EpisodeSeries",
+    "FieldComparison",
+    "Series",
+    "compare_series",
+    "episode_series",
+    "read_episode_series",
+]
+
+DEFAULT_FIELDS: Final = ("obs", "action", "reward")
+"""The fields plotted when none are chosen."""
+
+# The fields of a record that hold values (what ``fields=None`` chooses).
+_ALL_FIELDS: Final = ("obs", "action", "reward", "terminated", "truncated", "info")
+
+_MEAN: Final = "$mean"
+_ADVANCE_EVERY: Final = 1000
+
+
+@dataclasses.dataclass(frozen=True)
+class Series:
+    """One numeric leaf of the records of an episode, over time.
+
+    Attributes:
+        path: The leaf, such as ``("obs", 2)``; an array stored as a summary
+            gives ``(..., "$mean")``, the mean of its elements.
+        t: The steps that hold the leaf (the reset record is ``t = 0``).
+        values: Its values there, as floats.
+        discrete: Whether every value was an int or a bool.
+    """
+
+    path: FieldPath
+    t: np.ndarray[Any, np.dtype[np.int64]]
+    values: np.ndarray[Any, np.dtype[np.float64]]
+    discrete: bool
+
+    @property
+    def label(self) -> str:
+        """The leaf as text: ``obs[2]``, ``info.x``, ``mean(obs.image)``."""
+        return _label(self.path)
+
+
+@dataclasses.dataclass(frozen=True)
+class FieldComparison:
+    """Golden and actual values of one leaf, on the steps of either.
+
+    Attributes:
+        path: The leaf.
+        t: Every step that holds the leaf on either side.
+        golden: Golden values (NaN where the golden lacks the step).
+        actual: Actual values (NaN where the actual recording lacks it).
+        in_golden: Where the golden holds the step.
+        in_actual: Where the actual recording holds the step.
+        allowed: The largest difference the tolerance allows, per step.
+        first: The first step out of tolerance (or held by one side only),
+            None when the leaf matches throughout.
+        discrete: Whether the values are ints or bools on both sides.
+    """
+
+    path: FieldPath
+    t: np.ndarray[Any, np.dtype[np.int64]]
+    golden: np.ndarray[Any, np.dtype[np.float64]]
+    actual: np.ndarray[Any, np.dtype[np.float64]]
+    in_golden: np.ndarray[Any, np.dtype[np.bool_]]
+    in_actual: np.ndarray[Any, np.dtype[np.bool_]]
+    allowed: np.ndarray[Any, np.dtype[np.float64]]
+    first: int | None
+    discrete: bool
+
+    @property
+    def label(self) -> str:
+        """The leaf as text."""
+        return _label(self.path)
+
+    @property
+    def diverges(self) -> bool:
+        """Whether the leaf leaves its tolerance somewhere."""
+        return self.first is not None
+
+
+def episode_series(
+    recording: str | Path | Episode,
+    fields: Sequence[str] | None = DEFAULT_FIELDS,
+    *,
+    episode: int = 0,
+    advance: Callable[[int], None] | None = None,
+) -> list[Series]:
+    """The numeric leaves of the chosen fields of one episode, over time.
+
+    Args:
+        recording: A recording folder or a recording file, or an
+            :class:`~gym_goldens.format.reader.Episode` already read (then
+            ``episode`` is not used).
+        fields: Field patterns (``"obs"``, ``"obs[2]"``, ``"info.*"``); None
+            for every field.
+        episode: The episode, numbered from 0 in the recording (in the file,
+            when ``recording`` is a file).
+        advance: Called with the number of records read, now and then (for
+            a progress bar).
+
+    Raises:
+        GoldenFormatError: The recording cannot be read or has no such episode.
+        ValueError: A field pattern is malformed.
+
+    Example:
+        >>> import gymnasium as gym, tempfile
+        >>> from gym_goldens import RecordTrajectory
+        >>> out = tempfile.mkdtemp()
+        >>> env = RecordTrajectory(gym.make("CartPole-v1"), out)
+        >>> for seed in (0, 1):
+        ...     _ = env.reset(seed=seed); _ = env.step(0)
+        >>> env.close()
+        >>> [s.label for s in episode_series(out, ["reward"], episode=1)]
+        ['reward']
+    """
+    found = read_episode_series(recording, episode, fields, advance)
+    assert found is not None  # only missing_ok reads give None
+    return found.series
+
+
+@dataclasses.dataclass(frozen=True)
+class EpisodeSeries:
+    """The series of one episode, and where they were read (for a plot's title).
+
+    Attributes:
+        series: Its numeric leaves over time.
+        path: The file that holds it.
+        header: Its header record, if it has one.
+        lines: Its first and last line in the file (None when it was given
+            as an Episode already read).
+    """
+
+    series: list[Series]
+    path: Path
+    header: dict[str, Any] | None
+    lines: tuple[int, int] | None
+
+
+def read_episode_series(
+    recording: str | Path | Episode,
+    episode: int,
+    fields: Sequence[str] | None,
+    advance: Callable[[int], None] | None,
+    *,
+    missing_ok: bool = False,
+) -> EpisodeSeries | None:
+    """Read the series of one episode, with the file and lines they come from.
+
+    Args:
+        recording: As for :func:`episode_series`.
+        episode: The episode, numbered from 0 in the recording (in the file,
+            when ``recording`` is a file).
+        fields: Field patterns; None for every field.
+        advance: Called with the number of records read, now and then.
+        missing_ok: Give None for an episode the recording does not have,
+            instead of raising.
+
+    Raises:
+        GoldenFormatError: The recording cannot be read, or has no such
+            episode (unless ``missing_ok``).
+        ValueError: A field pattern is malformed.
+    """
+    # Patterns first: a typo is reported before a long file is read.
+    selectors = [parse_pattern(field) for field in (fields or _ALL_FIELDS)]
+    if isinstance(recording, Episode):
+        series = _collect(recording.records, selectors, advance)
+        return EpisodeSeries(series, recording.path, recording.header, None)
+    found = episode_lines(recording, episode)
+    if found is None:
+        if missing_ok and episode >= 0:
+            return None
+        raise missing_episode(recording, episode)
+    path, lines = found
+    first = last = 0
+    header: dict[str, Any] | None = None
+
+    def records() -> Iterator[dict[str, Any]]:
+        nonlocal first, last, header
+        for number, record in iter_records(path, lines):
+            first, last = first or number, number
+            if header is None and record["event"] == "header":
+                header = record
+            yield record
+
+    series = _collect(records(), selectors, advance)
+    return EpisodeSeries(series, path, header, (first, last))
+
+
+def _collect(
+    records: Iterable[dict[str, Any]],
+    selectors: Sequence[FieldPath],
+    advance: Callable[[int], None] | None,
+) -> list[Series]:
+    tops = [key for key in _ALL_FIELDS if any(s[0] in (key, "*") for s in selectors)]
+    columns: dict[FieldPath, tuple[list[int], list[float], list[bool]]] = {}
+    count = 0
+    for record in records:
+        count += 1
+        if advance is not None and count % _ADVANCE_EVERY == 0:
+            advance(_ADVANCE_EVERY)
+        event = record["event"]
+        if event == "header":
+            continue
+        t = 0 if event == "reset" else int(record["t"])
+        leaves: list[tuple[FieldPath, float, bool]] = []
+        for key in tops:
+            if key in record:
+                _leaves(record[key], (key,), leaves)
+        for leaf, value, discrete in leaves:
+            column = columns.get(leaf)
+            if column is None:
+                if not any(pattern_matches(s, leaf) for s in selectors):
+                    continue
+                column = columns[leaf] = ([], [], [])
+            column[0].append(t)
+            column[1].append(value)
+            column[2].append(discrete)
+    if advance is not None and count % _ADVANCE_EVERY:
+        advance(count % _ADVANCE_EVERY)
+    return [
+        Series(
+            leaf,
+            np.asarray(ts, dtype=np.int64),
+            np.asarray(values, dtype=np.float64),
+            all(flags),
+        )
+        for leaf, (ts, values, flags) in _ordered(columns, selectors)
+    ]
+
+
+def compare_series(
+    golden: Sequence[Series], actual: Sequence[Series], tolerance: Tolerance | None = None
+) -> list[FieldComparison]:
+    """Line up golden and actual series leaf by leaf and find where they part.
+
+    A step matches as in :func:`gym_goldens.compare`: within
+    ``atol + rtol * |golden|``, NaN matching NaN; ints and bools exactly;
+    ignored fields are left out. A step held by one side only diverges.
+    """
+    tolerance = tolerance or Tolerance()
+    golden_by_path = {series.path: series for series in golden}
+    actual_by_path = {series.path: series for series in actual}
+    found = []
+    for path in dict.fromkeys([*golden_by_path, *actual_by_path]):
+        rtol, atol, ignored = _tolerance_at(tolerance, path)
+        if not ignored:
+            golden_series, actual_series = golden_by_path.get(path), actual_by_path.get(path)
+            found.append(_compare_one(path, golden_series, actual_series, rtol, atol))
+    return found
+
+
+def _compare_one(
+    path: FieldPath, golden: Series | None, actual: Series | None, rtol: float, atol: float
+) -> FieldComparison:
+    golden_t = golden.t if golden is not None else np.empty(0, dtype=np.int64)
+    actual_t = actual.t if actual is not None else np.empty(0, dtype=np.int64)
+    grid = np.union1d(golden_t, actual_t)
+    golden_values = np.full(grid.shape, np.nan)
+    actual_values = np.full(grid.shape, np.nan)
+    in_golden = np.zeros(grid.shape, dtype=bool)
+    in_actual = np.zeros(grid.shape, dtype=bool)
+    if golden is not None:
+        index = np.searchsorted(grid, golden.t)
+        golden_values[index] = golden.values
+        in_golden[index] = True
+    if actual is not None:
+        index = np.searchsorted(grid, actual.t)
+        actual_values[index] = actual.values
+        in_actual[index] = True
+    discrete = (golden is None or golden.discrete) and (actual is None or actual.discrete)
+    if discrete:
+        rtol = atol = 0.0  # ints and bools match exactly
+    # The band drawn around the golden: the largest difference that matches.
+    finite_golden = np.nan_to_num(golden_values, nan=0.0, posinf=0.0, neginf=0.0)
+    allowed = arrays_allowed(finite_golden, rtol, atol)
+    matches = in_golden & in_actual & arrays_match(golden_values, actual_values, rtol, atol)
+    misses = np.flatnonzero(~matches)
+    first = int(grid[misses[0]]) if misses.size else None
+    return FieldComparison(
+        path, grid, golden_values, actual_values, in_golden, in_actual, allowed, first, discrete
+    )
+
+
+def _tolerance_at(tolerance: Tolerance, path: FieldPath) -> tuple[float, float, bool]:
+    node = tolerance.tree()
+    for segment in path:
+        if segment == _MEAN:
+            break
+        node = node.child(segment)
+        if node.ignored:
+            return node.rtol, node.atol, True
+    return node.rtol, node.atol, node.ignored
+
+
+def _leaves(value: Any, path: FieldPath, out: list[tuple[FieldPath, float, bool]]) -> None:
+    kind = type(value)
+    if kind is float:
+        out.append((path, value, False))
+    elif kind is int or kind is bool:
+        try:
+            out.append((path, float(value), True))
+        except OverflowError:  # an int beyond float range has no place on an axis
+            return
+    elif kind is list:
+        for index, item in enumerate(value):
+            _leaves(item, (*path, index), out)
+    elif kind is dict:
+        for key, item in value.items():
+            _leaves(item, (*path, key), out)
+    elif isinstance(value, ArraySummary) and value.mean is not None:
+        out.append(((*path, _MEAN), float(value.mean), False))
+
+
+def _ordered(
+    columns: dict[FieldPath, tuple[list[int], list[float], list[bool]]],
+    selectors: Sequence[FieldPath],
+) -> Iterable[tuple[FieldPath, tuple[list[int], list[float], list[bool]]]]:
+    """Leaves in the order of the selectors that chose them, then as found."""
+
+    def rank(leaf: FieldPath) -> int:
+        return next(i for i, selector in enumerate(selectors) if pattern_matches(selector, leaf))
+
+    return sorted(columns.items(), key=lambda item: rank(item[0]))
+
+
+def _label(path: FieldPath) -> str:
+    if path and path[-1] == _MEAN:
+        return f"mean({format_path(path[:-1])})"
+    return format_path(path)

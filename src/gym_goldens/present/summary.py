@@ -1,0 +1,432 @@
+"""Summaries of recordings as text: what ``gym-goldens show`` prints.
+
+A summary reads the recording file once, line by line, episode by episode, so
+it works on long rollouts without holding them in memory: steps, return and
+how each episode ended, plus the header (env, spaces, software) and the shape
+of the recorded fields. :func:`format_steps` prints a range of steps of one
+episode as a table.
+
+A recording is a folder holding ``trajectory.jsonl`` (every episode, each
+opening with its header line) or that file alone; folders of format 1, a file
+per episode (``episode_00000.jsonl``, ...), read the same way.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any, Final
+
+from gym_goldens.errors import GoldenFormatError
+from gym_goldens.format.codec import ArraySummary, TaggedValue
+from gym_goldens.format.lines import iter_episodes
+from gym_goldens.format.reader import (
+    Lines,
+    episode_lines,
+    iter_records,
+    missing_episode,
+    no_recording_reason,
+    recording_files,
+)
+
+__all__ = [
+    "EpisodeSummary",
+    "RecordingSummary",
+    "format_folder",
+    "format_recording",
+    "format_space",
+    "format_steps",
+    "summarize",
+]
+
+_STEP_FIELDS: Final = ("action", "obs", "reward", "terminated", "truncated", "info")
+_MAX_EPISODE_ROWS: Final = 40
+_MAX_CELL: Final = 48
+_MAX_SHAPE: Final = 100
+_MAX_BOUNDS: Final = 6
+
+Advance = Callable[[int], None]
+
+
+@dataclasses.dataclass(frozen=True)
+class EpisodeSummary:
+    """One episode of a recording, summarised.
+
+    Attributes:
+        index: The episode number (its place in the recording).
+        path: The file that holds it.
+        steps: Step records.
+        total_reward: Sum of the scalar rewards.
+        ending: ``terminated``, ``truncated`` or ``open`` (the recording
+            stopped mid-episode).
+        header: The header record, or None for files without one.
+        first_step: The first step record (for the shape of the fields).
+        reset: The reset record.
+        line: The line of the file where the episode starts.
+    """
+
+    index: int
+    path: Path
+    steps: int
+    total_reward: float
+    ending: str
+    header: dict[str, Any] | None
+    first_step: dict[str, Any] | None
+    reset: dict[str, Any] | None
+    line: int = 1
+
+
+@dataclasses.dataclass(frozen=True)
+class RecordingSummary:
+    """A recording (a recording folder, or its file), summarised."""
+
+    path: Path
+    episodes: tuple[EpisodeSummary, ...]
+
+    @property
+    def steps(self) -> int:
+        """Steps over all episodes."""
+        return sum(episode.steps for episode in self.episodes)
+
+    @property
+    def header(self) -> dict[str, Any] | None:
+        """The first episode's header."""
+        return self.episodes[0].header if self.episodes else None
+
+
+def summarize(path: str | Path, *, advance: Advance | None = None) -> RecordingSummary:
+    """Summarise a recording folder or a recording file.
+
+    Args:
+        path: The folder or file.
+        advance: Called with the number of records read, now and then (for
+            a progress bar).
+
+    Raises:
+        GoldenFormatError: A file cannot be read, or the folder holds no
+            recording file.
+    """
+    files = recording_files(path)
+    if not files:
+        raise GoldenFormatError(path, no_recording_reason(path))
+    return RecordingSummary(
+        Path(path),
+        tuple(
+            _summarize_episode(index, file, lines, advance)
+            for index, (file, lines) in enumerate(iter_episodes(files))
+        ),
+    )
+
+
+def _summarize_episode(
+    index: int, path: Path, lines: Lines, advance: Advance | None
+) -> EpisodeSummary:
+    header = first_step = reset = last = None
+    steps = 0
+    total = 0.0
+    pending = 0
+    first_line = 0
+    for number, record in iter_records(path, lines):
+        first_line = first_line or number
+        event = record["event"]
+        if event == "header":
+            header = record
+        elif event == "reset":
+            reset = record
+        else:
+            steps += 1
+            if first_step is None:
+                first_step = record
+            reward = record.get("reward")
+            if isinstance(reward, (int, float)) and not isinstance(reward, bool):
+                total += reward
+        last = record
+        pending += 1
+        if advance is not None and pending >= 1000:
+            advance(pending)
+            pending = 0
+    if advance is not None and pending:
+        advance(pending)
+    ending = "open"
+    if last is not None and last["event"] == "step":
+        if last.get("terminated"):
+            ending = "terminated"
+        elif last.get("truncated"):
+            ending = "truncated"
+    return EpisodeSummary(
+        index, path, steps, total, ending, header, first_step, reset, first_line or 1
+    )
+
+
+def format_recording(
+    summary: RecordingSummary, *, display: Callable[[Path], str] = str, all_episodes: bool = False
+) -> list[str]:
+    """The text of ``gym-goldens show`` for one recording."""
+    episodes = summary.episodes
+    header = summary.header or {}
+    lines = [
+        f"recording: {display(summary.path)}",
+        f"  episodes: {len(episodes)}, steps: {summary.steps:,}",
+    ]
+    env = header.get("env")
+    if isinstance(env, dict):
+        name = env.get("id") or env.get("class") or "?"
+        kwargs = env.get("kwargs")
+        if kwargs:
+            name += " " + ", ".join(f"{key}={value!r}" for key, value in kwargs.items())
+        lines.append(f"  env: {name}")
+    wrappers = header.get("wrappers")
+    if wrappers:
+        lines.append(f"  wrappers: {' > '.join(str(w) for w in wrappers)}")
+    for key in ("observation_space", "action_space"):
+        if isinstance(header.get(key), dict):
+            lines.append(f"  {key.replace('_', ' ')}: {format_space(header[key])}")
+    versions = header.get("versions")
+    if isinstance(versions, dict) and versions:
+        lines.append(
+            "  recorded with: " + ", ".join(f"{k} {v}" for k, v in sorted(versions.items()))
+        )
+    if not header:
+        lines.append("  (no header: a file in the original format)")
+    step = next((e.first_step for e in episodes if e.first_step is not None), None)
+    reset = next((e.reset for e in episodes if e.reset is not None), None)
+    lines.append("  fields:")
+    for field in _STEP_FIELDS:
+        source = next((r for r in (step, reset) if r is not None and field in r), None)
+        if source is not None:
+            lines.append(f"    {field:<11} {_shape(source[field])}")
+    lines.append("")
+    rows = [["episode", "steps", "return", "ended", "seed"]]
+    shown = episodes if all_episodes else episodes[:_MAX_EPISODE_ROWS]
+    for episode in shown:
+        seed = ((episode.header or {}).get("reset") or {}).get("seed")
+        rows.append(
+            [
+                str(episode.index),
+                f"{episode.steps:,}",
+                _number(episode.total_reward),
+                episode.ending,
+                "-" if seed is None else str(seed),
+            ]
+        )
+    lines += ["  " + line for line in _table(rows, right=(0, 1, 2))]
+    if len(shown) < len(episodes):
+        lines.append(f"  ... {len(episodes) - len(shown)} more episodes (show them all with --all)")
+    return lines
+
+
+def format_folder(
+    root: Path, summaries: Sequence[RecordingSummary], *, display: Callable[[Path], str] = str
+) -> list[str]:
+    """The text of ``gym-goldens show`` for a folder of recordings (a goldens folder)."""
+    episodes = sum(len(s.episodes) for s in summaries)
+    steps = sum(s.steps for s in summaries)
+    lines = [
+        f"goldens folder: {display(root)}",
+        f"  recordings: {len(summaries)}, episodes: {episodes:,}, steps: {steps:,}",
+        "",
+    ]
+    rows = [["recording", "env", "episodes", "steps", "mean return"]]
+    for summary in summaries:
+        env = (summary.header or {}).get("env") or {}
+        returns = [e.total_reward for e in summary.episodes]
+        rows.append(
+            [
+                str(summary.path.relative_to(root)) if summary.path != root else ".",
+                str(env.get("id") or env.get("class") or "?"),
+                str(len(summary.episodes)),
+                f"{summary.steps:,}",
+                _number(sum(returns) / len(returns)) if returns else "-",
+            ]
+        )
+    lines += ["  " + line for line in _table(rows, right=(2, 3, 4))]
+    lines.append("")
+    lines.append("  show one of them with: gym-goldens show <folder>/<recording>")
+    return lines
+
+
+def format_steps(path: str | Path, start: int, stop: int | None, *, episode: int = 0) -> list[str]:
+    """The records of one episode with ``start <= t < stop`` as a table.
+
+    The reset record is ``t = 0``.
+
+    Args:
+        path: A recording folder or a recording file.
+        start: The first step shown.
+        stop: The step after the last one shown; None for the end.
+        episode: The episode, numbered from 0 in the recording (in the file,
+            when ``path`` is a file).
+
+    Raises:
+        GoldenFormatError: The recording cannot be read or has no such episode.
+    """
+    found = episode_lines(path, episode)
+    if found is None:
+        raise missing_episode(path, episode)
+    file, lines = found
+    selected: list[dict[str, Any]] = []
+    first_line = 0
+    for number, record in iter_records(file, lines):
+        first_line = first_line or number
+        if record["event"] == "header":
+            continue
+        t = 0 if record["event"] == "reset" else record["t"]
+        if stop is not None and t >= stop:
+            break
+        if t >= start:
+            selected.append(record)
+    if not selected:
+        end = "the end" if stop is None else str(stop)
+        return [
+            f"no steps with {start} <= t < {end} in episode {episode} of {file} "
+            f"(from line {first_line or 1})"
+        ]
+    with_info = any(record.get("info") for record in selected)
+    rows = [["t", "action", "reward", "term", "trunc", "obs"] + (["info"] if with_info else [])]
+    for record in selected:
+        is_step = record["event"] == "step"
+        row = [
+            str(record["t"]) if is_step else "0 (reset)",
+            _cell(record.get("action")) if is_step else "",
+            _cell(record.get("reward")) if is_step else "",
+            _flag(record.get("terminated")) if is_step else "",
+            _flag(record.get("truncated")) if is_step else "",
+            _cell(record.get("obs")),
+        ]
+        if with_info:
+            row.append(_cell(record.get("info")))
+        rows.append(row)
+    return _table(rows, right=(0, 2))
+
+
+def format_space(description: dict[str, Any]) -> str:
+    """A space description from a header, written like Gymnasium's repr.
+
+    Example:
+        >>> format_space({"type": "Discrete", "n": 3, "start": 1})
+        'Discrete(3, start=1)'
+    """
+    kind = str(description.get("type", "?"))
+    if kind == "Box":
+        shape = tuple(description.get("shape") or ())
+        return (
+            f"Box({description.get('dtype')}, shape {shape}, "
+            f"low {_bounds(description.get('low'))}, high {_bounds(description.get('high'))})"
+        )
+    if kind == "Discrete":
+        start = description.get("start", 0)
+        return f"Discrete({description.get('n')}" + (f", start={start})" if start else ")")
+    if kind == "MultiDiscrete":
+        return f"MultiDiscrete({_bounds(description.get('nvec'))})"
+    if kind == "MultiBinary":
+        return f"MultiBinary({description.get('n')})"
+    if kind == "Dict":
+        spaces = description.get("spaces") or {}
+        return "Dict(" + ", ".join(f"{k}: {format_space(v)}" for k, v in spaces.items()) + ")"
+    if kind in ("Tuple", "OneOf"):
+        spaces = description.get("spaces") or []
+        return f"{kind}(" + ", ".join(format_space(v) for v in spaces) + ")"
+    if kind == "Text":
+        return f"Text({description.get('min_length')}..{description.get('max_length')} chars)"
+    if kind == "Sequence":
+        return f"Sequence({format_space(description.get('feature_space') or {})})"
+    if kind == "Graph":
+        node = format_space(description.get("node_space") or {})
+        edge = description.get("edge_space")
+        return f"Graph(nodes {node}" + (f", edges {format_space(edge)})" if edge else ")")
+    return kind
+
+
+def _bounds(value: Any) -> str:
+    flat = list(_flatten(value))
+    if flat and all(item == flat[0] for item in flat):
+        return _number(flat[0]) if len(flat) > 1 else _cell(value)
+    if len(flat) > _MAX_BOUNDS:
+        return "[" + " ".join(_number(v) for v in flat[:_MAX_BOUNDS]) + " ...]"
+    return "[" + " ".join(_number(v) for v in flat) + "]"
+
+
+def _flatten(value: Any) -> Iterator[Any]:
+    if isinstance(value, list):
+        for item in value:
+            yield from _flatten(item)
+    elif value is not None:
+        yield value
+
+
+def _shape(value: Any) -> str:
+    text = _shape_of(value)
+    return text if len(text) <= _MAX_SHAPE else text[: _MAX_SHAPE - 3] + "..."
+
+
+def _shape_of(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, (int, float, str)):
+        return type(value).__name__
+    if isinstance(value, ArraySummary):
+        return f"{value.dtype} array {value.shape} (stored as a summary)"
+    if isinstance(value, TaggedValue):
+        return value.tag.lstrip("$")
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{key}: {_shape_of(item)}" for key, item in value.items()) + "}"
+    if isinstance(value, list):
+        dims: list[int] = []
+        inner: Any = value
+        while isinstance(inner, list):
+            dims.append(len(inner))
+            if not inner:
+                break
+            kinds = {_shape_of(item) for item in inner}
+            if len(kinds) != 1:
+                return f"list[{len(value)}] of mixed"
+            inner = inner[0]
+        element = _shape_of(inner) if not (isinstance(inner, list) and not inner) else "?"
+        return f"{element}[{', '.join(str(d) for d in dims)}]"
+    return type(value).__name__
+
+
+def _number(value: Any) -> str:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, int):
+        return str(value)
+    return f"{value:.6g}"
+
+
+def _flag(value: Any) -> str:
+    return "yes" if value else "-"
+
+
+def _cell(value: Any) -> str:
+    text = _compact(value)
+    return text if len(text) <= _MAX_CELL else text[: _MAX_CELL - 3] + "..."
+
+
+def _compact(value: Any) -> str:
+    if isinstance(value, list):
+        return "[" + ", ".join(_compact(item) for item in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{key}: {_compact(item)}" for key, item in value.items()) + "}"
+    if isinstance(value, ArraySummary):
+        return f"<{value.dtype} {value.shape} mean {_number(value.mean)}>"
+    if isinstance(value, float):
+        return _number(value)
+    if value is None:
+        return "null"
+    return str(value) if isinstance(value, (int, str)) else repr(value)
+
+
+def _table(rows: Sequence[Sequence[str]], *, right: Sequence[int] = ()) -> list[str]:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = []
+    for row in rows:
+        cells = [
+            cell.rjust(width) if i in right else cell.ljust(width)
+            for i, (cell, width) in enumerate(zip(row, widths, strict=True))
+        ]
+        lines.append("  ".join(cells).rstrip())
+    return lines

@@ -1,0 +1,576 @@
+"""Plots of recordings: time series of each field, golden and actual overlaid.
+
+Every numeric leaf of a record is plotted over the steps of an episode (see
+:mod:`gym_goldens.present.series`, which reads them). An episode is chosen by its
+number in a recording (a folder holding ``trajectory.jsonl``, or that file).
+:func:`plot_comparison` draws golden and actual on one axis per field and
+their difference on an axis of its own below it, and marks the first step
+where the field leaves its tolerance. Infinite and NaN values leave gaps;
+finite values beyond 1e300 (a simulation blowing up) are drawn at +-1e300,
+where matplotlib can still scale an axis.
+
+matplotlib is an optional extra (``pip install "pytest-gym-goldens[viz]"``).
+It is imported on first use, and figures are drawn with the Agg backend
+through :class:`matplotlib.figure.Figure`, never through ``pyplot``: no
+window, no global figure state, safe in a test process.
+
+Example:
+    >>> import gymnasium as gym, tempfile
+    >>> from gym_goldens import RecordTrajectory
+    >>> out = tempfile.mkdtemp()
+    >>> env = RecordTrajectory(gym.make("CartPole-v1"), out)
+    >>> _ = env.reset(seed=0)
+    >>> for t in range(10):
+    ...     _ = env.step(t % 2)
+    >>> env.close()
+    >>> figure = plot_recording(out, fields=["obs[0]", "reward"])
+    >>> [axes.get_title(loc="left") for axes in figure.axes]
+    ['obs[0]', 'reward']
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+import numpy as np
+
+from gym_goldens.comparison.engine import compare
+from gym_goldens.comparison.result import Comparison, EpisodeComparison
+from gym_goldens.comparison.tolerance import Tolerance
+from gym_goldens.errors import GoldenFormatError, GoldensError
+from gym_goldens.present.series import (
+    DEFAULT_FIELDS,
+    EpisodeSeries,
+    FieldComparison,
+    Series,
+    compare_series,
+    episode_series,
+    read_episode_series,
+)
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+# The series a plot is drawn from are also reachable here, where they were first.
+__all__ = [
+    "DEFAULT_FIELDS",
+    "FieldComparison",
+    "NothingToPlotError",
+    "Series",
+    "VizDependencyError",
+    "compare_series",
+    "episode_series",
+    "figure_png",
+    "plot_comparison",
+    "plot_divergence",
+    "plot_recording",
+    "require_matplotlib",
+    "save_figure",
+    "write_divergence_plot",
+]
+
+INSTALL_HINT: Final = 'pip install "pytest-gym-goldens[viz]"'
+
+MARKER_ID: Final = "first-divergence"
+"""The ``gid`` of the lines that mark a field's first divergence."""
+
+_GOLDEN_COLOR: Final = "#1f77b4"
+_ACTUAL_COLOR: Final = "#ff7f0e"
+_DIFF_COLOR: Final = "#6a3d9a"
+_MARKER_COLOR: Final = "#d62728"
+_ONE_SIDED_COLOR: Final = "#d62728"
+_DIFFERENCE: Final = "actual \N{MINUS SIGN} golden"
+_MAX_TITLE_PATH: Final = 90
+_DPI: Final = 100
+# matplotlib's axis and tick arithmetic overflows near the largest float, so
+# finite values beyond this are drawn at it (see _plottable).
+_PLOT_LIMIT: Final = 1e300
+
+
+class VizDependencyError(GoldensError, ImportError):
+    """matplotlib, needed for plots, is not installed."""
+
+
+class NothingToPlotError(GoldensError, ValueError):
+    """The chosen fields hold no numbers to plot."""
+
+
+def require_matplotlib() -> None:
+    """Import matplotlib, or say how to install it.
+
+    Raises:
+        VizDependencyError: matplotlib is not installed.
+    """
+    try:
+        import matplotlib
+    except ImportError:
+        raise VizDependencyError(
+            f"plots need matplotlib, which is not installed; install it with: {INSTALL_HINT}"
+        ) from None
+    del matplotlib
+
+
+def plot_recording(
+    path: str | Path,
+    *,
+    episode: int = 0,
+    fields: Sequence[str] | None = DEFAULT_FIELDS,
+    max_fields: int = 12,
+    advance: Callable[[int], None] | None = None,
+) -> Figure:
+    """Plot the chosen fields of one episode of a recording, one axis per leaf.
+
+    Args:
+        path: A recording folder or a recording file.
+        episode: The episode, numbered from 0 in the recording (in the file,
+            when ``path`` is a file).
+        fields: Field patterns; None for every field.
+        max_fields: Plot at most this many leaves (the first ones).
+        advance: Called with the number of records read, now and then.
+
+    Raises:
+        VizDependencyError: matplotlib is not installed.
+        NothingToPlotError: The fields hold no numbers.
+        GoldenFormatError: The recording cannot be read or lacks the episode.
+    """
+    require_matplotlib()
+    found = read_episode_series(path, episode, fields, advance)
+    assert found is not None  # only missing_ok reads give None
+    series = found.series
+    if not series:
+        raise NothingToPlotError(_nothing_message(found, episode, fields))
+    shown = series[:max_fields]
+    layout = _Layout(head=0.75, right=0.3)
+    axes_list = [layout.add(1.3, gap=0.32) for _ in shown]
+    figure = layout.figure()
+    for axes, item in zip(axes_list, shown, strict=True):
+        _draw_series(axes, item.t, item.values, discrete=item.discrete, color=_GOLDEN_COLOR)
+        axes.set_title(item.label, loc="left", fontsize=10, fontweight="bold")
+        axes.grid(alpha=0.3)
+        _integer_steps(axes)
+    for axes in axes_list[:-1]:
+        axes.tick_params(labelbottom=False)
+    axes_list[-1].set_xlabel("t (step; reset at 0)")
+    title = f"{_name([found], path)}: episode {episode}"
+    if len(shown) < len(series):
+        title += f" (first {len(shown)} of {len(series)} fields; choose with --fields)"
+    layout.title(f"{title}\n{_where(found, str)}")
+    return figure
+
+
+def plot_comparison(
+    golden: str | Path,
+    actual: str | Path,
+    *,
+    episode: int | EpisodeComparison | None = None,
+    fields: Sequence[str] | None = DEFAULT_FIELDS,
+    tolerance: Tolerance | None = None,
+    only_divergent: bool = False,
+    max_fields: int = 8,
+    comparison: Comparison | None = None,
+    display: Callable[[Path], str] = str,
+    advance: Callable[[int], None] | None = None,
+) -> Figure:
+    """Plot golden and actual for one episode, with their difference.
+
+    For each leaf: golden (solid) and actual (dashed) on one axis, actual
+    minus golden on the axis below with the tolerance band, and a red line at
+    the first step out of tolerance. Diverging leaves come first, earliest
+    divergence first.
+
+    Args:
+        golden: The golden recording (folder or recording file).
+        actual: The actual recording, of the same kind.
+        episode: The episode number (in the recording, or in the file when
+            the recordings are files), or an episode of
+            ``comparison.episodes``, which also finds the sub-env of a vector
+            recording; by default the first episode that differs.
+        fields: Field patterns; None for every field.
+        tolerance: The tolerance that decides what diverges.
+        only_divergent: Plot only the leaves that diverge.
+        max_fields: Plot at most this many leaves.
+        comparison: The result of ``compare(golden, actual, tolerance)`` if
+            it is at hand (it picks the episode).
+        display: Turns a path into the text shown in the title.
+        advance: Called with the number of records read, now and then.
+
+    Raises:
+        VizDependencyError: matplotlib is not installed.
+        NothingToPlotError: Nothing to plot in the chosen fields.
+        GoldenFormatError: A recording cannot be read.
+    """
+    require_matplotlib()
+    tolerance = tolerance or (comparison.tolerance if comparison is not None else Tolerance())
+    if episode is None:
+        comparison = comparison or compare(golden, actual, tolerance)
+        episode = comparison.differing[0] if comparison.differing else 0
+    if isinstance(episode, EpisodeComparison):
+        index, label = episode.index, _episode_label(episode)
+        # The file that holds the episode: in a vector recording, a sub-env's.
+        golden_source = _holder(golden, episode.golden_path)
+        actual_source = _holder(actual, episode.actual_path)
+    else:
+        index, label = episode, f"episode {episode}"
+        golden_source, actual_source = Path(golden), Path(actual)
+    golden_read = (
+        read_episode_series(golden_source, index, fields, advance, missing_ok=True)
+        if golden_source is not None
+        else None
+    )
+    actual_read = (
+        read_episode_series(actual_source, index, fields, advance, missing_ok=True)
+        if actual_source is not None
+        else None
+    )
+    if golden_read is None and actual_read is None:
+        raise GoldenFormatError(golden, f"neither recording has {label}")
+    fields_compared = compare_series(
+        golden_read.series if golden_read else [],
+        actual_read.series if actual_read else [],
+        tolerance,
+    )
+    diverging = sorted(
+        (f for f in fields_compared if f.diverges),
+        key=lambda f: f.first if f.first is not None else 0,
+    )
+    rest = [f for f in fields_compared if not f.diverges]
+    chosen = diverging if only_divergent else diverging + rest
+    if not chosen:
+        what = "diverging numeric fields" if only_divergent else "numeric fields"
+        raise NothingToPlotError(f"no {what} to plot in {label}")
+    shown = chosen[:max_fields]
+    # Per field: its values, then their difference just below, then room for
+    # the tick labels and the next field's title.
+    layout = _Layout(head=0.95, right=2.0)
+    pairs = [(layout.add(1.35, gap=0.6), layout.add(0.6, gap=0.2)) for _ in shown]
+    figure = layout.figure()
+    for (top, bottom), item in zip(pairs, shown, strict=True):
+        top.tick_params(labelbottom=False)
+        _draw_field(top, bottom, item)
+    pairs[-1][1].set_xlabel("t (step; reset at 0)", fontsize=8)
+    name = _name([golden_read, actual_read], golden)
+    layout.title(
+        _comparison_title(
+            f"{name}, {label}", golden_read, actual_read, (diverging, shown, chosen), display
+        )
+    )
+    return figure
+
+
+def plot_divergence(
+    comparison: Comparison, *, max_fields: int = 6, display: Callable[[Path], str] = str
+) -> Figure | None:
+    """Plot the diverging fields of the first differing episode of a comparison.
+
+    Returns:
+        The figure, or None when the comparison is equal or no numeric
+        field diverges (a change of a string, say).
+
+    Raises:
+        VizDependencyError: matplotlib is not installed.
+    """
+    if comparison.equal:
+        return None
+    try:
+        return plot_comparison(
+            comparison.golden,
+            comparison.actual,
+            episode=comparison.differing[0],
+            fields=None,
+            only_divergent=True,
+            max_fields=max_fields,
+            comparison=comparison,
+            display=display,
+        )
+    except NothingToPlotError:
+        return None
+
+
+def write_divergence_plot(
+    comparison: Comparison, path: str | Path, *, display: Callable[[Path], str] = str
+) -> Path | None:
+    """Write :func:`plot_divergence` as PNG to ``path``, if there is anything to plot.
+
+    Returns:
+        ``path``, or None when no numeric field diverges.
+
+    Raises:
+        VizDependencyError: matplotlib is not installed.
+    """
+    figure = plot_divergence(comparison, display=display)
+    return None if figure is None else save_figure(figure, path)
+
+
+def save_figure(figure: Figure, path: str | Path) -> Path:
+    """Write a figure as PNG (or any format matplotlib knows by suffix)."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(target, dpi=_DPI)
+    return target
+
+
+def figure_png(figure: Figure) -> bytes:
+    """A figure as PNG bytes."""
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=_DPI)
+    return buffer.getvalue()
+
+
+class _Layout:
+    """A column of axes placed in inches, top to bottom, sharing one x axis.
+
+    Placing axes by hand costs nothing at draw time, where a layout engine
+    would spend as long as the drawing itself on a figure of a dozen axes.
+
+    Args:
+        head: Room above the first axes, for the title.
+        right: Room right of the axes, for legends.
+    """
+
+    _WIDTH: Final = 10.0
+    _LEFT: Final = 1.0
+    _FOOT: Final = 0.55
+
+    def __init__(self, head: float, right: float) -> None:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+
+        self._figure = Figure(figsize=(self._WIDTH, 1.0))
+        FigureCanvasAgg(self._figure)
+        self._head = head
+        self._right = right
+        self._rows: list[tuple[Axes, float, float]] = []
+        self._used = head
+
+    def add(self, height: float, *, gap: float) -> Axes:
+        """Add axes ``height`` inches tall, ``gap`` inches below the previous ones."""
+        self._used += gap if self._rows else 0.0
+        axes = self._figure.add_axes((0.0, 0.0, 1.0, 1.0))
+        if self._rows:
+            axes.sharex(self._rows[0][0])
+        self._rows.append((axes, self._used, height))
+        self._used += height
+        return axes
+
+    def figure(self) -> Figure:
+        """Size the figure to its axes and place them."""
+        total = self._used + self._FOOT
+        self._figure.set_size_inches(self._WIDTH, total)
+        width = (self._WIDTH - self._LEFT - self._right) / self._WIDTH
+        for axes, top, height in self._rows:
+            bottom = total - top - height
+            axes.set_position((self._LEFT / self._WIDTH, bottom / total, width, height / total))
+        return self._figure
+
+    def title(self, text: str) -> None:
+        """The title, centred over the axes, in the room left at the top."""
+        height = self._figure.get_size_inches()[1]
+        left, width = (
+            self._LEFT / self._WIDTH,
+            (self._WIDTH - self._LEFT - self._right) / self._WIDTH,
+        )
+        self._figure.suptitle(text, x=left + width / 2, y=1 - 0.1 / height, va="top", fontsize=11)
+
+
+def _draw_field(top: Axes, bottom: Axes, item: FieldComparison) -> None:
+    golden_t, golden_values = item.t[item.in_golden], item.golden[item.in_golden]
+    actual_t, actual_values = item.t[item.in_actual], item.actual[item.in_actual]
+    _draw_series(
+        top, golden_t, golden_values, discrete=item.discrete, color=_GOLDEN_COLOR, label="golden"
+    )
+    _draw_series(
+        top,
+        actual_t,
+        actual_values,
+        discrete=item.discrete,
+        color=_ACTUAL_COLOR,
+        style="--",
+        label="actual",
+    )
+    top.set_title(item.label, loc="left", fontsize=10, fontweight="bold")
+    with np.errstate(invalid="ignore"):  # inf - inf: NaN, a gap like NaN itself
+        difference = _plottable(item.actual) - _plottable(item.golden)
+    both = item.in_golden & item.in_actual
+    allowed = _plottable(item.allowed)
+    bottom.fill_between(
+        item.t,
+        -allowed,
+        allowed,
+        where=both,
+        color="0.6",
+        alpha=0.35,
+        linewidth=0,
+        label="tolerance",
+    )
+    bottom.axhline(0.0, color="0.5", linewidth=0.6)
+    difference = np.where(both, difference, np.nan)
+    _draw_series(
+        bottom, item.t, difference, discrete=item.discrete, color=_DIFF_COLOR, label=_DIFFERENCE
+    )
+    flat = not np.any(np.nan_to_num(np.where(both, difference, 0.0))) and not np.any(
+        item.allowed[both]
+    )
+    if flat:
+        # Nothing to scale to: keep matplotlib from zooming in on rounding noise.
+        bottom.set_ylim(-1.0, 1.0)
+    bottom.set_ylabel(_DIFFERENCE.replace(" ", "\n", 1), fontsize=8)
+    for axes in (top, bottom):
+        axes.grid(alpha=0.3)
+        axes.tick_params(labelsize=8)
+        _integer_steps(axes)
+        _shade_one_sided(axes, item)
+    if item.first is not None:
+        label = f"first divergence, t={item.first}"
+        for axes in (top, bottom):
+            axes.axvline(
+                item.first,
+                color=_MARKER_COLOR,
+                linestyle=(0, (4, 2)),
+                linewidth=1.4,
+                gid=MARKER_ID,
+                label=label,
+            )
+        top.annotate(
+            f"t={item.first}",
+            xy=(item.first, 1.0),
+            xycoords=("data", "axes fraction"),
+            xytext=(3, -3),
+            textcoords="offset points",
+            va="top",
+            color=_MARKER_COLOR,
+            fontsize=8,
+        )
+        top.set_title(
+            f"out of tolerance from t={item.first}", loc="right", fontsize=8, color=_MARKER_COLOR
+        )
+    top.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8, frameon=False)
+    bottom.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8, frameon=False)
+
+
+def _integer_steps(axes: Axes) -> None:
+    from matplotlib.ticker import MaxNLocator
+
+    axes.xaxis.set_major_locator(MaxNLocator(integer=True))
+
+
+def _draw_series(
+    axes: Axes,
+    t: np.ndarray[Any, Any],
+    values: np.ndarray[Any, Any],
+    *,
+    discrete: bool,
+    color: str,
+    style: str = "-",
+    label: str | None = None,
+) -> None:
+    axes.plot(
+        t,
+        _plottable(values),
+        color=color,
+        linestyle=style,
+        linewidth=1.5,
+        drawstyle="steps-post" if discrete else "default",
+        label=label,
+        marker="." if len(t) <= 1 else None,
+    )
+
+
+def _plottable(values: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """``values`` with finite ones beyond +-_PLOT_LIMIT at the limit; inf and NaN stay gaps."""
+    return np.where(np.isfinite(values), np.clip(values, -_PLOT_LIMIT, _PLOT_LIMIT), values)
+
+
+def _shade_one_sided(axes: Axes, item: FieldComparison) -> None:
+    one_sided = item.in_golden ^ item.in_actual
+    if not one_sided.any():
+        return
+    start = int(item.t[one_sided].min())
+    end = int(item.t[one_sided].max())
+    side = "golden" if item.in_golden[one_sided].all() else "actual"
+    axes.axvspan(
+        start - 0.5,
+        end + 0.5,
+        color=_ONE_SIDED_COLOR,
+        alpha=0.08,
+        linewidth=0,
+        label=f"only in {side}",
+    )
+
+
+def _comparison_title(
+    heading: str,
+    golden: EpisodeSeries | None,
+    actual: EpisodeSeries | None,
+    fields: tuple[Sequence[FieldComparison], Sequence[FieldComparison], Sequence[FieldComparison]],
+    display: Callable[[Path], str],
+) -> str:
+    """The figure title; ``fields`` are the diverging, shown and chosen ones."""
+    diverging, shown, chosen = fields
+    if diverging:
+        head = diverging[0]
+        verdict = f"first divergence at t={head.first} ({head.label}); " + (
+            "1 field diverges" if len(diverging) == 1 else f"{len(diverging)} fields diverge"
+        )
+    else:
+        verdict = "no divergence within tolerance"
+    lines = [f"{heading}: golden vs actual: {verdict}"]
+    if len(shown) < len(chosen):
+        lines[0] += f" (first {len(shown)} of {len(chosen)} fields shown)"
+    for side, found in [("golden", golden), ("actual", actual)]:
+        lines.append(f"{side}: {_where(found, display) if found else '(no such episode)'}")
+    return "\n".join(lines)
+
+
+def _holder(recording: str | Path, file: Path | None) -> Path | None:
+    """The recording in which an episode of a comparison has its number.
+
+    The recording itself when it is a file; else the folder of the file that
+    holds the episode (the recording folder, or a sub-env's folder).
+    """
+    if file is None:
+        return None
+    given = Path(recording)
+    return given if given.is_file() else file.parent
+
+
+def _episode_label(episode: EpisodeComparison) -> str:
+    if episode.env is None:
+        return f"episode {episode.index}"
+    return f"sub-env {episode.env}, episode {episode.index}"
+
+
+def _name(found: Sequence[EpisodeSeries | None], given: str | Path) -> str:
+    """The env's id (from a header), else the name of the recording folder."""
+    for item in found:
+        env = ((item.header if item else None) or {}).get("env")
+        name = env.get("id") or env.get("class") if isinstance(env, dict) else None
+        if name:
+            return str(name)
+    given_path = Path(given)
+    return given_path.name if given_path.is_dir() else given_path.parent.name
+
+
+def _where(found: EpisodeSeries, display: Callable[[Path], str]) -> str:
+    """The file of an episode and its lines there."""
+    where = _short(display(found.path))
+    if found.lines is not None:
+        first, last = found.lines
+        where += f", line {first}" if first == last else f", lines {first}-{last}"
+    return where
+
+
+def _short(path: Path | str) -> str:
+    text = str(path)
+    return text if len(text) <= _MAX_TITLE_PATH else "…" + text[-(_MAX_TITLE_PATH - 1) :]
+
+
+def _nothing_message(found: EpisodeSeries, episode: int, fields: Sequence[str] | None) -> str:
+    chosen = ", ".join(fields) if fields else "any field"
+    return (
+        f"{_where(found, str)}: no numbers to plot in {chosen} (episode {episode}); "
+        "choose numeric fields with --fields (obs, action, reward, info...)"
+    )

@@ -1,0 +1,214 @@
+"""Seeded rollouts: the loop most golden tests need, in one call.
+
+:func:`rollout` seeds the env and its action space, steps it, and resets it
+when an episode ends, so a golden test is three lines::
+
+    def test_cartpole(record_trajectory):
+        env = record_trajectory(gym.make("CartPole-v1"))
+        rollout(env, seed=0, steps=300)
+
+:func:`record_rollout` makes an env by id and records a seeded random rollout
+of it, for ``gym-goldens record``. It resets only before the next step, so no
+episode of its recordings is a bare reset.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+import tempfile
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+
+from gym_goldens.errors import GoldensError
+from gym_goldens.format.files import install_recording
+from gym_goldens.format.reader import recording_files
+from gym_goldens.record.single import RecordTrajectory
+
+__all__ = ["EnvCreationError", "Rollout", "RolloutResult", "record_rollout", "rollout"]
+
+Policy = Callable[[Any], Any]
+"""A policy: takes an observation, returns an action."""
+
+
+@dataclasses.dataclass(frozen=True)
+class RolloutResult:
+    """What a rollout did.
+
+    Attributes:
+        steps: Steps taken.
+        episodes: Episodes started (the first reset and every reset after an
+            episode ended).
+        returns: The summed reward of each episode, the last one possibly
+            unfinished.
+    """
+
+    steps: int
+    episodes: int
+    returns: tuple[float, ...]
+
+
+def rollout(
+    env: gym.Env[Any, Any],
+    *,
+    seed: int,
+    steps: int,
+    policy: Policy | None = None,
+) -> RolloutResult:
+    """Run a seeded rollout of ``steps`` steps.
+
+    The first reset is ``env.reset(seed=seed)``; after an episode ends
+    (terminated or truncated) the env is reset again without a seed, so its
+    random generator carries on as gymnasium intends. Without a policy, the
+    actions are samples of the action space seeded with ``seed``, so the same
+    call always takes the same actions.
+
+    Args:
+        env: The env, typically wrapped by the ``record_trajectory`` fixture.
+        seed: Seeds the first reset and, without a policy, the action space.
+        steps: How many steps to take, across episodes.
+        policy: ``policy(obs) -> action``; None samples the action space.
+
+    Returns:
+        The number of steps and episodes, and the episode returns.
+
+    Raises:
+        TypeError: ``seed`` or ``steps`` is not an int, or ``policy`` is not callable.
+        ValueError: ``steps`` is negative.
+
+    Example:
+        >>> import gymnasium as gym
+        >>> result = rollout(gym.make("CartPole-v1"), seed=0, steps=50)
+        >>> result.steps, result.episodes
+        (50, 4)
+    """
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise TypeError(f"rollout seed must be an int, got {type(seed).__name__} {seed!r}")
+    if isinstance(steps, bool) or not isinstance(steps, int):
+        raise TypeError(f"rollout steps must be an int, got {type(steps).__name__} {steps!r}")
+    if steps < 0:
+        raise ValueError(f"rollout steps must be zero or more, got {steps}")
+    if policy is not None and not callable(policy):
+        raise TypeError(
+            f"rollout policy must be a callable obs -> action, got {type(policy).__name__}"
+        )
+    if policy is None:
+        env.action_space.seed(seed)
+    obs, _ = env.reset(seed=seed)
+    returns: list[float] = [0.0]
+    for _ in range(steps):
+        action = env.action_space.sample() if policy is None else policy(obs)
+        obs, reward, terminated, truncated, _ = env.step(action)
+        returns[-1] += float(reward)
+        if terminated or truncated:
+            obs, _ = env.reset()
+            returns.append(0.0)
+    return RolloutResult(steps=steps, episodes=len(returns), returns=tuple(returns))
+
+
+class EnvCreationError(GoldensError, ValueError):
+    """``gym.make`` could not create the env that was asked for."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Rollout:
+    """What :func:`record_rollout` recorded.
+
+    Attributes:
+        output_dir: The recording folder.
+        episodes: Episodes recorded.
+        steps: Steps taken.
+        status: ``created``, ``updated`` or ``unchanged`` (the folder
+            already held this very recording).
+    """
+
+    output_dir: Path
+    episodes: int
+    steps: int
+    status: str
+
+
+def record_rollout(
+    env_id: str,
+    output_dir: str | Path,
+    *,
+    seed: int,
+    steps: int,
+    env_kwargs: Mapping[str, Any] | None = None,
+    advance: Callable[[int], None] | None = None,
+) -> Rollout:
+    """Record ``steps`` random steps of ``gym.make(env_id, **env_kwargs)``.
+
+    The recording is made in a temporary folder, and its ``trajectory.jsonl``
+    then replaces the one of ``output_dir`` atomically; the episode files of
+    an earlier recording of format 1 are removed.
+
+    Args:
+        env_id: A registered env id, such as ``"CartPole-v1"``.
+        output_dir: The recording folder; created if missing.
+        seed: Seeds the first reset and the action space.
+        steps: Steps to take in all, over as many episodes as it takes.
+        env_kwargs: Keyword arguments of ``gym.make``.
+        advance: Called with 1 after each step (for a progress bar).
+
+    Raises:
+        EnvCreationError: The env cannot be made.
+        ValueError: ``steps`` is negative.
+
+    Example:
+        >>> import tempfile
+        >>> rollout = record_rollout("CartPole-v1", tempfile.mkdtemp(), seed=0, steps=30)
+        >>> rollout.steps, rollout.status
+        (30, 'created')
+    """
+    if steps < 0:
+        raise ValueError(f"steps must be 0 or more, got {steps}")
+    env = _make(env_id, dict(env_kwargs or {}))
+    target = Path(output_dir)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix=".gym-goldens-record-", dir=target.parent))
+    try:
+        recorder: RecordTrajectory[Any, Any] = RecordTrajectory(env, scratch)
+        try:
+            recorder.action_space.seed(seed)
+            recorder.reset(seed=seed)
+            ended = False
+            for _ in range(steps):
+                if ended:  # reset only before a step, so no episode is a bare reset
+                    recorder.reset()
+                _, _, terminated, truncated, _ = recorder.step(recorder.action_space.sample())
+                ended = bool(terminated or truncated)
+                if advance is not None:
+                    advance(1)
+        except gym.error.Error as error:
+            raise EnvCreationError(f"{env_id} failed during the rollout: {error}") from None
+        finally:
+            recorder.close()
+        if not target.exists():
+            # A new folder: one rename puts the whole recording in place.
+            scratch.rename(target)
+            return Rollout(target, recorder.episode_count, steps, "created")
+        # An existing one is updated as goldens are: its file replaced atomically,
+        # unless it holds these very bytes.
+        installed = install_recording(scratch, target, is_current=_same_file_bytes)
+        return Rollout(target, recorder.episode_count, steps, installed.status)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _same_file_bytes(existing: Path, recording: Path) -> bool:
+    files = recording_files(recording)
+    return len(files) == 1 and files[0].read_bytes() == existing.read_bytes()
+
+
+def _make(env_id: str, kwargs: dict[str, Any]) -> Any:
+    try:
+        return gym.make(env_id, **kwargs)
+    except (gym.error.Error, ImportError, TypeError, ValueError) as error:
+        hint = ""
+        if isinstance(error, TypeError) and kwargs:
+            hint = f"; check the --env-kwargs {sorted(kwargs)}"
+        raise EnvCreationError(f"cannot make env {env_id!r}: {error}{hint}") from None

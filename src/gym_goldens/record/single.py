@@ -1,0 +1,162 @@
+"""The recording wrapper of a single env: one trajectory file per recording.
+
+A recording is the folder ``output_dir`` holding ``trajectory.jsonl``: for each
+episode a ``header`` record, a ``reset`` record and one ``step`` record per
+step; see ``docs/FORMAT.md``. What is written when, and how fast, is the
+episode writer's (:mod:`gym_goldens.record.writer`).
+
+Storage options keep goldens of image envs and long rollouts small:
+``max_array_size`` (summaries of large arrays, by field), ``compress``
+(``trajectory.jsonl.gz``, a gzip member per write) and ``full_every`` (only
+every k-th step in full, a digest of the others).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Generic, SupportsFloat, TypeVar
+
+import gymnasium as gym
+
+from gym_goldens.format.codec import DEFAULT_MAX_ARRAY_SIZE, ArraySizeSpec, Encoder
+from gym_goldens.format.header import describe_env
+from gym_goldens.format.layout import trajectory_filename
+from gym_goldens.record.writer import EpisodeWriter, HeaderLines, check_every, storage_header
+
+__all__ = ["RecordTrajectory"]
+
+ObsType = TypeVar("ObsType")
+ActType = TypeVar("ActType")
+
+
+class RecordTrajectory(
+    gym.Wrapper[ObsType, ActType, ObsType, ActType],
+    gym.utils.RecordConstructorArgs,
+    Generic[ObsType, ActType],
+):
+    """Record every reset and step of an env as JSON lines, in one file.
+
+    Args:
+        env: The env to record.
+        output_dir: Folder of the recording (``trajectory.jsonl``); created
+            if missing.
+        max_array_size: Arrays with more elements are stored as a summary
+            (dtype, shape, digest, statistics); None stores every array in full.
+            A mapping from field patterns to sizes sets it by field, such as
+            ``{"obs.image": None}``.
+        flush_every: Also write the buffer whenever it holds this many
+            lines (one per step, plus the header and reset lines at the start
+            of an episode), for durability of long episodes against a crash
+            of the process. None (the default) writes each episode once,
+            at episode end, reset, flush, close and on error.
+        compress: Write ``trajectory.jsonl.gz``.
+        full_every: Keep only step 1, every ``full_every``-th step and the
+            last step of an episode in full, and a digest of the others. A
+            digest is compared exactly, without tolerance.
+
+    Example:
+        >>> import gymnasium as gym, tempfile
+        >>> out = tempfile.mkdtemp()
+        >>> env = RecordTrajectory(gym.make("CartPole-v1"), out)
+        >>> _ = env.reset(seed=0)
+        >>> _ = env.step(0)
+        >>> env.close()
+        >>> sorted(p.name for p in Path(out).iterdir())
+        ['trajectory.jsonl']
+    """
+
+    def __init__(
+        self,
+        env: gym.Env[ObsType, ActType],
+        output_dir: str | os.PathLike[str],
+        *,
+        max_array_size: ArraySizeSpec = DEFAULT_MAX_ARRAY_SIZE,
+        flush_every: int | None = None,
+        compress: bool = False,
+        full_every: int | None = None,
+    ) -> None:
+        if not isinstance(env, gym.Env):
+            raise TypeError(
+                f"RecordTrajectory expects a gymnasium.Env, got {type(env).__name__}; "
+                "wrap the result of gym.make(...), for example "
+                'RecordTrajectory(gym.make("CartPole-v1"), dir)'
+            )
+        check_every("flush_every", flush_every)
+        check_every("full_every", full_every)
+        gym.utils.RecordConstructorArgs.__init__(
+            self,
+            output_dir=str(output_dir),
+            max_array_size=max_array_size,
+            flush_every=flush_every,
+            compress=compress,
+            full_every=full_every,
+        )
+        gym.Wrapper.__init__(self, env)
+        self.output_dir = Path(output_dir)
+        self.output_dir.mkdir(parents=True, exist_ok=True)
+        self.flush_every = flush_every
+        self.compress = compress
+        self.full_every = full_every
+        encoder = Encoder(max_array_size=max_array_size)
+        self._headers = HeaderLines(
+            lambda: describe_env(self.env), storage_header(max_array_size, full_every), encoder
+        )
+        self._writer = EpisodeWriter(
+            self.path,
+            encoder,
+            compress=compress,
+            flush_every=flush_every,
+            full_every=full_every,
+        )
+
+    @property
+    def path(self) -> Path:
+        """The trajectory file (written at the end of the first episode)."""
+        return self.output_dir / trajectory_filename(compress=self.compress)
+
+    @property
+    def episode_count(self) -> int:
+        """Episodes started so far."""
+        return self._writer.episode_count
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[ObsType, dict[str, Any]]:
+        """Reset the env and start a new episode."""
+        writer = self._writer
+        writer.begin(self._headers.line(seed, options))
+        try:
+            obs, info = self.env.reset(seed=seed, options=options)
+        except BaseException:
+            writer.end()
+            raise
+        writer.reset(obs, info)
+        return obs, info
+
+    def step(self, action: ActType) -> tuple[ObsType, SupportsFloat, bool, bool, dict[str, Any]]:
+        """Step the env and record the step."""
+        writer = self._writer
+        if not writer.active:
+            raise gym.error.ResetNeeded(
+                "RecordTrajectory: call reset() before step(); a recording starts at reset"
+            )
+        try:
+            result = self.env.step(action)
+        except BaseException:
+            writer.end()
+            raise
+        obs, reward, terminated, truncated, info = result
+        writer.step(action, obs, reward, bool(terminated), bool(truncated), info)
+        return result
+
+    def flush(self) -> None:
+        """Write what is buffered; recording goes on."""
+        self._writer.write_buffer()
+
+    def close(self) -> None:
+        """Write what is buffered, close the file, then close the env."""
+        try:
+            self._writer.end()
+        finally:
+            super().close()

@@ -1,0 +1,271 @@
+"""Recording a vector env: each sub-env's episodes in a file of its own.
+
+A ``gymnasium.vector.VectorEnv`` steps ``num_envs`` sub-envs in lock-step and
+batches their results. :class:`RecordVectorTrajectory` splits each batch and
+records every sub-env as if it were a single env::
+
+    <output_dir>/env_0/trajectory.jsonl
+    <output_dir>/env_1/trajectory.jsonl
+    ...
+
+so each sub-env's episodes read back and compare one by one. The files are
+those of :class:`~gym_goldens.record.single.RecordTrajectory`, with a ``vector``
+header field (number of sub-envs, the sub-env's index, the autoreset mode) and
+a ``vectorization_mode`` one.
+
+Every autoreset mode of gymnasium 1.x is honoured:
+
+- ``NextStep`` (the default): the step after a sub-env's episode ended
+  ignores its action and returns its reset observation. That is recorded as
+  the reset record of the sub-env's next episode, not as a step.
+- ``SameStep``: the step that ends an episode returns the reset observation
+  at once and the true last observation in ``info["final_obs"]`` and
+  ``info["final_info"]``. The step is recorded with the final observation and
+  info, and the reset observation opens the next episode.
+- ``Disabled``: the caller resets ended sub-envs with
+  ``reset(options={"reset_mask": mask})``; only the masked sub-envs start a
+  new episode.
+
+Vector infos hold a ``_key`` mask beside each key; a sub-env's info keeps the
+keys whose mask is set for it, at every level of nesting.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Final
+
+import gymnasium as gym
+import numpy as np
+from gymnasium.vector.utils import iterate
+
+from gym_goldens.format.codec import DEFAULT_MAX_ARRAY_SIZE, ArraySizeSpec, Encoder
+from gym_goldens.format.header import describe_vector_env
+from gym_goldens.format.layout import sub_env_dirname, trajectory_filename
+from gym_goldens.record.writer import EpisodeWriter, HeaderLines, check_every, storage_header
+
+__all__ = ["RecordVectorTrajectory", "sub_env_info"]
+
+_NEXT_STEP: Final = "NextStep"
+_SAME_STEP: Final = "SameStep"
+_DISABLED: Final = "Disabled"
+_FINAL_KEYS: Final = frozenset({"final_obs", "final_info", "_final_obs", "_final_info"})
+
+
+class RecordVectorTrajectory(gym.vector.VectorWrapper, gym.utils.RecordConstructorArgs):
+    """Record every sub-env of a vector env, one folder and trajectory file each.
+
+    Args:
+        env: The vector env to record, such as ``gym.make_vec("CartPole-v1", 4)``.
+        output_dir: Folder of the recording; ``env_<i>/`` is created per sub-env.
+        max_array_size: As for :class:`~gym_goldens.record.single.RecordTrajectory`.
+        flush_every: As for :class:`~gym_goldens.record.single.RecordTrajectory`.
+        compress: As for :class:`~gym_goldens.record.single.RecordTrajectory`.
+        full_every: As for :class:`~gym_goldens.record.single.RecordTrajectory`.
+
+    Example:
+        >>> import gymnasium as gym, tempfile
+        >>> out = Path(tempfile.mkdtemp())
+        >>> envs = RecordVectorTrajectory(gym.make_vec("CartPole-v1", num_envs=2), out)
+        >>> _ = envs.reset(seed=0)
+        >>> _ = envs.step(np.array([0, 1]))
+        >>> envs.close()
+        >>> sorted(str(p.relative_to(out)) for p in out.rglob("*.jsonl"))
+        ['env_0/trajectory.jsonl', 'env_1/trajectory.jsonl']
+    """
+
+    def __init__(
+        self,
+        env: gym.vector.VectorEnv[Any, Any, Any],
+        output_dir: str | os.PathLike[str],
+        *,
+        max_array_size: ArraySizeSpec = DEFAULT_MAX_ARRAY_SIZE,
+        flush_every: int | None = None,
+        compress: bool = False,
+        full_every: int | None = None,
+    ) -> None:
+        if not isinstance(env, gym.vector.VectorEnv):
+            raise TypeError(
+                f"RecordVectorTrajectory expects a gymnasium.vector.VectorEnv, got "
+                f"{type(env).__name__}; for a single env use RecordTrajectory"
+            )
+        check_every("flush_every", flush_every)
+        check_every("full_every", full_every)
+        gym.utils.RecordConstructorArgs.__init__(
+            self,
+            output_dir=str(output_dir),
+            max_array_size=max_array_size,
+            flush_every=flush_every,
+            compress=compress,
+            full_every=full_every,
+        )
+        gym.vector.VectorWrapper.__init__(self, env)
+        self.output_dir = Path(output_dir)
+        self.output_dir.mkdir(parents=True, exist_ok=True)
+        mode = env.metadata.get("autoreset_mode", _NEXT_STEP)
+        self.autoreset_mode: str = str(getattr(mode, "value", mode))
+        if self.autoreset_mode not in (_NEXT_STEP, _SAME_STEP, _DISABLED):
+            raise ValueError(
+                f"RecordVectorTrajectory: unknown autoreset mode {self.autoreset_mode!r}; "
+                "expected NextStep, SameStep or Disabled (gymnasium.vector.AutoresetMode)"
+            )
+        encoder = Encoder(max_array_size=max_array_size)
+        self._headers = HeaderLines(
+            lambda: describe_vector_env(self.env),
+            storage_header(max_array_size, full_every),
+            encoder,
+        )
+        name = trajectory_filename(compress=compress)
+        self._subs = [
+            EpisodeWriter(
+                self.output_dir / sub_env_dirname(i) / name,
+                encoder,
+                compress=compress,
+                flush_every=flush_every,
+                full_every=full_every,
+            )
+            for i in range(self.num_envs)
+        ]
+        # Sub-envs whose next step is NextStep's autoreset.
+        self._autoreset = np.zeros(self.num_envs, dtype=bool)
+
+    @property
+    def episode_count(self) -> int:
+        """Episodes started so far, over every sub-env."""
+        return sum(sub.episode_count for sub in self._subs)
+
+    @property
+    def paths(self) -> list[Path]:
+        """The trajectory file of each sub-env, in sub-env order."""
+        return [sub.path for sub in self._subs]
+
+    def reset(
+        self, *, seed: int | list[int | None] | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
+        """Reset the vector env; every reset sub-env starts a new episode."""
+        mask = None
+        recorded_options = options
+        if options is not None and "reset_mask" in options:
+            # The vector env pops the mask from options; read it first.
+            mask = np.asarray(options["reset_mask"], dtype=bool)
+            recorded_options = {k: v for k, v in options.items() if k != "reset_mask"}
+        try:
+            obs, infos = self.env.reset(seed=seed, options=options)  # type: ignore[arg-type]
+        except BaseException:
+            self._end_all()
+            raise
+        for i, sub_obs in enumerate(iterate(self.observation_space, _contiguous(obs))):
+            if mask is not None and not mask[i]:
+                continue
+            self._autoreset[i] = False
+            self._start(i, sub_obs, sub_env_info(infos, i), seed=seed, options=recorded_options)
+        return obs, infos
+
+    def step(self, actions: Any) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
+        """Step the vector env and record each sub-env's step (or reset)."""
+        try:
+            result = self.env.step(actions)
+        except BaseException:
+            self._end_all()
+            raise
+        obs, rewards, terminations, truncations, infos = result
+        same_step = self.autoreset_mode == _SAME_STEP
+        sub_actions = iterate(self.action_space, _contiguous(actions))
+        sub_observations = iterate(self.observation_space, _contiguous(obs))
+        for i, (sub_action, sub_obs) in enumerate(zip(sub_actions, sub_observations, strict=False)):
+            sub = self._subs[i]
+            if self._autoreset[i]:
+                # NextStep: this sub-env ignored its action and reset.
+                self._autoreset[i] = False
+                self._start(i, sub_obs, sub_env_info(infos, i), autoreset=True)
+                continue
+            if not sub.active:
+                raise gym.error.ResetNeeded(
+                    f"RecordVectorTrajectory: sub-env {i} was stepped before it was reset"
+                )
+            terminated, truncated = bool(terminations[i]), bool(truncations[i])
+            info = sub_env_info(infos, i)
+            done = terminated or truncated
+            if same_step and done and "final_obs" in info:
+                final_obs = info["final_obs"]
+                final_info = info.get("final_info", {})
+                reset_info = {k: v for k, v in info.items() if k not in _FINAL_KEYS}
+                sub.step(sub_action, final_obs, rewards[i], terminated, truncated, final_info)
+                self._start(i, sub_obs, reset_info, autoreset=True)
+                continue
+            sub.step(sub_action, sub_obs, rewards[i], terminated, truncated, info)
+            if done and self.autoreset_mode == _NEXT_STEP:
+                self._autoreset[i] = True
+        return result
+
+    def flush(self) -> None:
+        """Write what is buffered; recording goes on."""
+        for sub in self._subs:
+            sub.write_buffer()
+
+    def close(self, **kwargs: Any) -> None:
+        """Write what is buffered, close the files, then close the vector env."""
+        try:
+            self._end_all()
+        finally:
+            super().close(**kwargs)
+
+    def _start(
+        self,
+        index: int,
+        obs: Any,
+        info: dict[str, Any],
+        *,
+        seed: Any = None,
+        options: Any = None,
+        autoreset: bool = False,
+    ) -> None:
+        writer = self._subs[index]
+        writer.begin(self._headers.line(seed, options, autoreset=autoreset, index=index))
+        writer.reset(obs, info)
+
+    def _end_all(self) -> None:
+        errors = []
+        for sub in self._subs:
+            try:
+                sub.end()
+            except Exception as exc:  # close the others, then raise the first
+                errors.append(exc)
+        if errors:
+            raise errors[0]
+
+
+def _contiguous(batch: Any) -> Any:
+    # Rows of a Fortran-ordered batch (CartPoleVectorEnv's) would each need a copy to encode.
+    if type(batch) is np.ndarray and not batch.flags.c_contiguous:
+        return np.ascontiguousarray(batch)
+    return batch
+
+
+def sub_env_info(infos: Mapping[str, Any], index: int) -> dict[str, Any]:
+    """The info of sub-env ``index``, out of a vector env's batched info.
+
+    A key is kept when its ``_key`` mask is set for the sub-env (or it has no
+    mask); nested dicts are split the same way.
+
+    Example:
+        >>> infos = {"x": np.array([1.0, 2.0]), "_x": np.array([False, True])}
+        >>> sub_env_info(infos, 0), sub_env_info(infos, 1)
+        ({}, {'x': np.float64(2.0)})
+    """
+    info: dict[str, Any] = {}
+    for key, value in infos.items():
+        if isinstance(key, str) and key.startswith("_") and key[1:] in infos:
+            continue
+        mask = infos.get(f"_{key}") if isinstance(key, str) else None
+        if mask is not None and not mask[index]:
+            continue
+        if isinstance(value, Mapping):
+            info[key] = sub_env_info(value, index)
+        elif isinstance(value, (np.ndarray, list, tuple)) and len(value) > index:
+            info[key] = value[index]
+        else:
+            info[key] = value  # not batched: the same for every sub-env
+    return info

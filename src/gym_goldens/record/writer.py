@@ -1,0 +1,465 @@
+"""The one episode writer: the lines of a recording, buffered per episode.
+
+:class:`EpisodeWriter` writes the trajectory file of one env, or of one
+sub-env of a vector env: each episode's header line (built by
+:class:`HeaderLines`), its reset record and a step record per step. Both
+recorders (:class:`~gym_goldens.record.single.RecordTrajectory` and
+:class:`~gym_goldens.record.vector.RecordVectorTrajectory`) hand it what the
+env returned; it encodes, buffers and writes.
+
+Flush policy: lines are buffered in memory during an episode and appended to
+the file with one write when the episode ends (terminated or truncated), on
+the next reset, on ``flush()`` and ``close()``, and when the env raises. A
+completed episode is therefore handed to the operating system before the
+next one starts: if the process then dies (even by a segfault or SIGKILL),
+every completed episode is on disk and only the episode in progress is lost.
+``flush_every=N`` also writes the buffer every N lines (steps), for per-step
+durability of long episodes at the cost of a write every N steps; after a
+crash the last episode then ends early, and the reader reports it as
+incomplete (see :attr:`gym_goldens.format.reader.Episode.complete`). The file
+stays open between episodes: an append costs a few microseconds where
+creating a file per episode costs tens to hundreds.
+
+The step loop does as little as it can: one dict, one ``orjson.dumps`` (the
+careful encoder only when that line may be lossy) and a list append; the
+header, which does not change between episodes, is encoded once, and the
+numpy types of a step are worked out in full only when a cheap signature of
+them changes (:class:`StepTypes`).
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Final
+
+import numpy as np
+import orjson
+
+from gym_goldens.format import dtypes
+
+# The codec's own dumps options: the step loop inlines Encoder.encode.
+from gym_goldens.format.codec import _DUMPS_OPTIONS, ArraySizeSpec, Encoder, _large_obs
+from gym_goldens.format.header import FORMAT_NAME, FORMAT_VERSION
+
+__all__ = [
+    "EpisodeWriter",
+    "HeaderLines",
+    "StepTypes",
+    "TrajectoryFile",
+    "check_every",
+    "digest_record",
+    "step_key",
+    "storage_header",
+]
+
+_DIGEST_BYTES: Final = 8
+_GZIP_LEVEL: Final = 6
+_DUMPS: Final = orjson.dumps
+_NDARRAY: Final = np.ndarray
+_MAX_CACHED: Final = 64
+_MAX_CACHED_HEADERS: Final = 256
+# Types whose numpy type, if any, their type alone gives: Python values (none)
+# and numpy numbers (their dtype). Strings and bytes of numpy carry a length.
+_SIMPLE_TYPES: Final = frozenset(
+    {float, int, bool, str, bytes, type(None)}
+    | {kind for kind in np.sctypeDict.values() if issubclass(kind, (np.number, np.bool_))}
+)
+_ALL_PLAIN: Final = frozenset({float, int, bool, str, bytes, type(None)}).issuperset
+_NEW_FILE: Final = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0)
+_APPEND: Final = os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_CLOEXEC", 0)
+
+
+def digest_record(t: int, line: bytes) -> bytes:
+    """The record that stands for step ``t`` when only its digest is kept."""
+    digest = hashlib.blake2b(line, digest_size=_DIGEST_BYTES).hexdigest()
+    return b'{"digest":"%s","event":"step","t":%d}' % (digest.encode("ascii"), t)
+
+
+def check_every(name: str, value: int | None) -> None:
+    """Refuse a ``flush_every`` or ``full_every`` that is not None or a positive int."""
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+        raise ValueError(f"{name} must be None or a positive int, got {value!r}")
+
+
+def storage_header(max_array_size: ArraySizeSpec, full_every: int | None) -> dict[str, Any]:
+    """The ``storage`` header field: how arrays and steps were kept."""
+    return {"max_array_size": max_array_size, "full_every": full_every}
+
+
+def step_key(action: Any, obs: Any, reward: Any) -> tuple[Any, ...]:
+    """A cheap key of the types of a step: types, and dtype and shape of arrays."""
+    action_key: Any = type(action)
+    if action_key is _NDARRAY:
+        action_key = (action.dtype, action.shape)
+    obs_key: Any = type(obs)
+    if obs_key is _NDARRAY:
+        obs_key = (obs.dtype, obs.shape)
+    return (action_key, obs_key, type(reward))
+
+
+class StepTypes:
+    """The numpy types of the steps of one recording, worked out only when they may change.
+
+    Walking every value of a step for its numpy type costs more than encoding
+    a small step, so a recorder walks them (:meth:`walk`) only when the cheap
+    :func:`step_key` of a step differs from :attr:`key` or when :meth:`known`
+    cannot vouch for the info dict. The key stands for the types when each
+    of action, obs and reward is a plain array, a Python value or a numpy
+    number, and the info dict holds Python values only (which have no numpy
+    type); otherwise :attr:`key` is None and every step is walked.
+
+    Attributes:
+        key: The key that stands for the last walked types, or None.
+        field: The ``dtypes`` record field of those types (None when nothing
+            has a numpy type).
+    """
+
+    __slots__ = ("_types", "field", "key")
+
+    def __init__(self) -> None:
+        self.key: tuple[Any, ...] | None = None
+        self.field: Any = None
+        self._types: Any = None
+
+    def known(self, key: tuple[Any, ...], info: Any) -> bool:
+        """Whether the types of a step with this key and info are those last walked."""
+        return (
+            key == self.key
+            and type(info) is dict
+            and (not info or _ALL_PLAIN(map(type, info.values())))
+        )
+
+    def walk(self, action: Any, obs: Any, reward: Any, info: Any, key: tuple[Any, ...]) -> bool:
+        """Work out the types of a step in full; whether they changed since the last walk."""
+        types = (
+            dtypes.signature(action),
+            dtypes.signature(obs),
+            dtypes.signature(reward),
+            dtypes.signature(info),
+        )
+        changed: bool = types != self._types
+        if changed:
+            self._types = types
+            fields = zip(("action", "obs", "reward", "info"), types, strict=True)
+            typed = {name: found for name, found in fields if found is not None}
+            self.field = dtypes.to_json(typed) if typed else None
+        simple = type(info) is dict and types[3] is None
+        simple = simple and all(type(part) is tuple or part in _SIMPLE_TYPES for part in key)
+        self.key = key if simple else None
+        return changed
+
+
+class TrajectoryFile:
+    """The file of one recording, written in pieces.
+
+    The first write creates the file (replacing an older one); later writes
+    append to it, also after :meth:`close`. Writes are os-level calls,
+    unbuffered: a file object costs more than the write itself, and what was
+    written has reached the operating system. A compressed file gets one
+    complete gzip member per write (with a fixed timestamp, so the same lines
+    give the same bytes), so that what was written reads back even if the
+    process dies before the next write.
+
+    Args:
+        path: The trajectory file.
+        compress: Whether it is gzip-compressed (``.jsonl.gz``).
+    """
+
+    __slots__ = ("_compress", "_fd", "_started", "path")
+
+    def __init__(self, path: str, *, compress: bool) -> None:
+        self.path = path
+        self._compress = compress
+        self._fd: int | None = None
+        self._started = False
+
+    @property
+    def is_open(self) -> bool:
+        """Whether a handle on the file is open."""
+        return self._fd is not None
+
+    def write(self, lines: list[bytes]) -> None:
+        """Append ``lines`` (without newlines), each ending in a newline.
+
+        The list is used up: the caller hands over its buffer.
+        """
+        lines.append(b"")  # the last newline, without copying the joined lines again
+        data = b"\n".join(lines)
+        if self._compress:
+            data = gzip.compress(data, compresslevel=_GZIP_LEVEL, mtime=0)
+        if self._fd is None:
+            self._fd = os.open(self.path, _APPEND if self._started else _NEW_FILE, 0o666)
+            self._started = True
+        written = os.write(self._fd, data)
+        if written < len(data):
+            # A short write (a signal, a nearly full disk): the rest goes after it.
+            view = memoryview(data)[written:]
+            while view:
+                view = view[os.write(self._fd, view) :]
+
+    def close(self) -> None:
+        """Close the handle; a later write appends."""
+        if self._fd is not None:
+            fd, self._fd = self._fd, None
+            os.close(fd)
+
+
+class HeaderLines:
+    """The header lines of a recording's episodes, encoded once for each kind of reset.
+
+    Every field but ``reset`` (and a vector sub-env's ``index``) is the same
+    at every episode: they are encoded once, and a header line is one
+    ``orjson.dumps`` of already encoded parts, which gives the bytes the
+    careful encoder would. Headers of ``reset()`` and ``reset(seed=n)`` are
+    kept whole.
+
+    Args:
+        describe: Gives the fields that do not change between episodes
+            (:func:`~gym_goldens.format.header.describe_env` or
+            :func:`~gym_goldens.format.header.describe_vector_env`); called
+            at the first episode, when the env's spaces are final.
+        storage: The ``storage`` field.
+        encoder: The recording's encoder.
+    """
+
+    __slots__ = ("_cache", "_describe", "_encode", "_fields", "_storage", "_vector")
+
+    def __init__(
+        self, describe: Callable[[], dict[str, Any]], storage: dict[str, Any], encoder: Encoder
+    ) -> None:
+        self._describe = describe
+        self._storage = storage
+        self._encode = encoder.encode
+        self._fields: dict[str, Any] | None = None
+        self._vector: dict[str, Any] | None = None
+        self._cache: dict[tuple[int | None, Any, bool], bytes] = {}
+
+    def line(
+        self, seed: Any, options: Any, *, autoreset: bool = False, index: int | None = None
+    ) -> bytes:
+        """The header line of an episode reset with ``seed`` and ``options``.
+
+        Args:
+            seed: The reset's seed.
+            options: The reset's options.
+            autoreset: Whether a vector env reset the sub-env by itself.
+            index: The sub-env's index, for a sub-env of a vector env.
+        """
+        key = (index, seed, autoreset)
+        cacheable = options is None and (seed is None or type(seed) is int)
+        if cacheable and key in self._cache:
+            return self._cache[key]
+        encode = self._encode
+        if self._fields is None:
+            description = self._describe()
+            self._vector = description.get("vector")
+            self._fields = {
+                "event": "header",
+                "format": FORMAT_NAME,
+                "version": FORMAT_VERSION,
+                "storage": orjson.Fragment(encode(self._storage)),
+                **{
+                    name: orjson.Fragment(encode(value))
+                    for name, value in description.items()
+                    if name != "vector"
+                },
+            }
+        reset: dict[str, Any] = {"seed": seed, "options": options}
+        if autoreset:
+            reset["autoreset"] = True
+        fields = {**self._fields, "reset": orjson.Fragment(encode(reset))}
+        if self._vector is not None:
+            fields["vector"] = orjson.Fragment(encode({**self._vector, "index": index}))
+        # Every value is a string or already encoded, so one dumps gives the
+        # same bytes as the careful path, without walking the header again.
+        line = _DUMPS(fields, option=_DUMPS_OPTIONS)
+        if cacheable and len(self._cache) < _MAX_CACHED_HEADERS:
+            self._cache[key] = line
+        return line
+
+
+class EpisodeWriter:
+    """The trajectory file of one env (or sub-env), written episode by episode.
+
+    Args:
+        path: The trajectory file; its folder is made at the first episode.
+        encoder: Encodes the records (``max_array_size`` and the careful path).
+        compress: Whether the file is gzip-compressed.
+        flush_every: Also write the buffer whenever it holds this many lines.
+        full_every: Keep only step 1, every ``full_every``-th step and the last
+            step of an episode in full, and a digest of the others.
+    """
+
+    __slots__ = (
+        "_careful",
+        "_encoder",
+        "_fast_limit",
+        "_file",
+        "_flush_limit",
+        "_folder_made",
+        "_lines",
+        "_obs_large",
+        "_reset_dtypes",
+        "_smallest_array",
+        "_step_types",
+        "_t",
+        "active",
+        "episode_count",
+        "full_every",
+        "path",
+    )
+
+    def __init__(
+        self,
+        path: Path,
+        encoder: Encoder,
+        *,
+        compress: bool,
+        flush_every: int | None,
+        full_every: int | None,
+    ) -> None:
+        self.path = path
+        self.full_every = full_every
+        self.episode_count = 0
+        # Whether an episode is in progress (begun, not ended by end()).
+        self.active = False
+        self._file = TrajectoryFile(str(path), compress=compress)
+        self._folder_made = False
+        self._encoder = encoder
+        self._careful = encoder.encode_careful
+        self._fast_limit = encoder.fast_limit
+        # The smallest array that may be summarised (see Encoder.encode).
+        limit = encoder.fast_limit
+        self._smallest_array = limit / 2 if limit != float("inf") else limit
+        self._flush_limit = flush_every if flush_every is not None else float("inf")
+        self._lines: list[bytes] = []
+        self._t = 0
+        # They outlive an episode: step 1 of the next one writes the field again.
+        self._step_types = StepTypes()
+        self._obs_large = False
+        self._reset_dtypes: dict[Any, Any] = {}
+
+    def begin(self, header: bytes) -> None:
+        """Start an episode with its header line; an unfinished one is written as it is."""
+        if self._lines:
+            self.write_buffer()
+        if not self._folder_made:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._folder_made = True
+        self.active = True
+        self.episode_count += 1
+        self._t = 0
+        self._lines = [header]
+
+    def reset(self, obs: Any, info: Any) -> None:
+        """Record the reset that begins the episode."""
+        record = {"event": "reset", "episode": self.episode_count - 1, "obs": obs, "info": info}
+        reset_dtypes = self._reset_types(obs, info)
+        if reset_dtypes is not None:
+            record["dtypes"] = reset_dtypes
+        self._lines.append(self._encoder.encode(record))
+
+    def _reset_types(self, obs: Any, info: Any) -> Any:
+        """The dtypes field of a reset record (None for none), kept by type of obs."""
+        key: Any = type(obs)
+        if key is _NDARRAY:
+            key = (obs.dtype, obs.shape)
+        cacheable = (type(key) is tuple or key in _SIMPLE_TYPES) and (
+            type(info) is dict and _ALL_PLAIN(map(type, info.values()))
+        )
+        if cacheable and key in self._reset_dtypes:
+            return self._reset_dtypes[key]
+        types = dtypes.signature({"obs": obs, "info": info})
+        found = None if types is None else dtypes.to_json(types)
+        if cacheable and len(self._reset_dtypes) < _MAX_CACHED:
+            self._reset_dtypes[key] = found
+        return found
+
+    # Positional, as gymnasium's step returns them: keywords cost time at every step.
+    def step(  # noqa: PLR0917
+        self, action: Any, obs: Any, reward: Any, terminated: bool, truncated: bool, info: Any
+    ) -> None:
+        """Record one step; an episode that ends is written."""
+        self._t = t = self._t + 1
+        record = {
+            "event": "step",
+            "t": t,
+            "action": action,
+            "obs": obs,
+            "reward": reward,
+            "terminated": terminated,
+            "truncated": truncated,
+            "info": info,
+        }
+        # The numpy types are written when they change (in practice on step 1),
+        # walked in full only when a cheap key of them changes (see StepTypes).
+        # step_key and StepTypes.known, inlined: this runs at every step.
+        action_key: Any = type(action)
+        if action_key is _NDARRAY:
+            action_key = (action.dtype, action.shape)
+        obs_key: Any = type(obs)
+        if obs_key is _NDARRAY:
+            obs_key = (obs.dtype, obs.shape)
+        key = (action_key, obs_key, type(reward))
+        step_types = self._step_types
+        if (
+            key != step_types.key
+            or type(info) is not dict
+            or (info and not _ALL_PLAIN(map(type, info.values())))
+        ):
+            changed = step_types.walk(action, obs, reward, info, key)
+            if (changed or t == 1) and step_types.field is not None:
+                record["dtypes"] = step_types.field
+            self._obs_large = _large_obs(obs, self._smallest_array)
+        elif t == 1 and step_types.field is not None:
+            # The same types as the last step of the previous episode.
+            record["dtypes"] = step_types.field
+        # Encoder.encode, inlined: this runs at every step of every recording.
+        if self._obs_large:
+            # An image would be written in full only to be summarised.
+            line = self._careful(record)
+        else:
+            try:
+                line = _DUMPS(record, option=_DUMPS_OPTIONS)
+            except orjson.JSONEncodeError:
+                line = self._careful(record)
+            else:
+                # partition(), not find() or "in": its one-argument call costs
+                # least on short bytes. Any "$" (not only '"$') is a false alarm
+                # at worst: the careful path gives the same bytes.
+                if (
+                    line.partition(b"null")[1]
+                    or line.partition(b"$")[1]
+                    or len(line) > self._fast_limit
+                ):
+                    line = self._careful(record)
+        done = terminated or truncated
+        if self.full_every is not None and t % self.full_every and t != 1 and not done:
+            line = digest_record(t, line)
+        lines = self._lines
+        lines.append(line)
+        if done or len(lines) >= self._flush_limit:
+            self.write_buffer()
+
+    @property
+    def buffered(self) -> int:
+        """The lines that wait in memory, not yet handed to the operating system."""
+        return len(self._lines)
+
+    def write_buffer(self) -> None:
+        """Write what is buffered; recording goes on."""
+        if self._lines:
+            lines, self._lines = self._lines, []
+            self._file.write(lines)
+
+    def end(self) -> None:
+        """Write what is buffered and close the file; the next episode needs a begin."""
+        self.active = False
+        try:
+            self.write_buffer()
+        finally:
+            self._file.close()

@@ -1,0 +1,66 @@
+"""Header descriptions of spaces and vector envs."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from gym_goldens.format.header import INFORMATIONAL_FIELDS, describe_space, describe_vector_env
+
+
+def test_every_space_is_described() -> None:
+    space = spaces.Dict(
+        {
+            "box": spaces.Box(-1.0, 1.0, (2,), dtype=np.float32),
+            "discrete": spaces.Discrete(3, start=-1),
+            "multi_discrete": spaces.MultiDiscrete([2, 3]),
+            "multi_binary": spaces.MultiBinary(4),
+            "text": spaces.Text(5, min_length=1, charset="ba"),
+            "tuple": spaces.Tuple((spaces.Discrete(2),)),
+            "sequence": spaces.Sequence(spaces.Discrete(2), stack=True),
+            "graph": spaces.Graph(spaces.Box(0, 1, (1,)), None),
+            "one_of": spaces.OneOf((spaces.Discrete(2), spaces.Discrete(3))),
+        }
+    )
+    described = describe_space(space)["spaces"]
+    assert {key: item["type"] for key, item in described.items()} == {
+        "box": "Box",
+        "discrete": "Discrete",
+        "multi_discrete": "MultiDiscrete",
+        "multi_binary": "MultiBinary",
+        "text": "Text",
+        "tuple": "Tuple",
+        "sequence": "Sequence",
+        "graph": "Graph",
+        "one_of": "OneOf",
+    }
+    assert described["discrete"]["start"] == -1
+    assert described["text"]["charset"] == "ab"
+    assert described["sequence"]["stack"] is True
+    assert "edge_space" not in described["graph"]
+    assert described["one_of"]["spaces"][1]["n"] == 3
+
+
+def test_uniform_image_bounds_are_one_number() -> None:
+    image = describe_space(spaces.Box(0, 255, (210, 160, 3), dtype=np.uint8))
+    assert (image["low"], image["high"]) == (0, 255)
+    small = describe_space(spaces.Box(-2.0, 2.0, (1,), dtype=np.float32))
+    assert small["low"].tolist() == [-2.0]  # as format 1.0 wrote it
+
+
+def test_vector_env_description() -> None:
+    envs = gym.make_vec(
+        "CartPole-v1",
+        num_envs=3,
+        vectorization_mode="sync",
+        vector_kwargs={"autoreset_mode": gym.vector.AutoresetMode.SAME_STEP},
+    )
+    described = describe_vector_env(envs)
+    assert described["vector"] == {"num_envs": 3, "autoreset_mode": "SameStep"}
+    assert described["vectorization_mode"] == "sync"
+    assert described["observation_space"]["shape"] == [4]
+    assert described["env"]["id"] == "CartPole-v1"
+    assert "vectorization_mode" in INFORMATIONAL_FIELDS
+    assert "vector" not in INFORMATIONAL_FIELDS
+    envs.close()

@@ -1,0 +1,169 @@
+"""Golden paths from awkward test ids: safe, unique, stable, inside the goldens dir."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+
+import pytest
+
+from gym_goldens.errors import UnsafeGoldenPathError
+from gym_goldens.format.files import ensure_inside
+from gym_goldens.format.layout import (
+    golden_dir_for,
+    golden_file_dir,
+    golden_test_dir,
+    safe_segment,
+)
+
+AWKWARD_IDS = [
+    "plain",
+    "a/b",
+    "a\\b",
+    "..",
+    ".",
+    "../../etc/passwd",
+    "..\\..\\windows",
+    "c:",
+    "C:\\Users",
+    "a:b",
+    "with space",
+    " leading and trailing ",
+    "trailing.",
+    "MountainCar-v0",
+    "über-straße",
+    "日本語",
+    "emoji-🤖",
+    "tab\there",
+    "new\nline",
+    "nul\x00byte",
+    "bell\x07",
+    "del\x7f",
+    "%",
+    "%2F",
+    "a%2Fb",
+    "",
+    "con",
+    "CON.txt",
+    "nul",
+    "com1",
+    "lpt9",
+    "x" * 300,
+    "x" * 299 + "y",
+    "é" * 200,
+    "~",
+    "*?<>|\"'",
+]
+
+# Characters no file system or archive format has trouble with.
+_PORTABLE = re.compile(r"^[A-Za-z0-9_\-.\[\]=+,@%~]+$")
+
+
+@pytest.mark.parametrize("text", AWKWARD_IDS, ids=repr)
+def test_segment_is_a_safe_name(text: str) -> None:
+    segment = safe_segment(text)
+    assert _PORTABLE.match(segment), segment
+    assert segment not in {".", ".."}
+    assert not segment.startswith(".")
+    assert not segment.endswith((".", " "))
+    assert len(segment.encode("utf-8")) <= 120
+    assert segment.split(".")[0].lower() not in {"con", "prn", "aux", "nul", "com1", "lpt9"}
+
+
+def test_segments_are_unique() -> None:
+    segments = [safe_segment(text) for text in AWKWARD_IDS]
+    assert len(set(segments)) == len(AWKWARD_IDS)
+
+
+def test_segments_are_stable() -> None:
+    # Pinned: goldens committed by one version are found by the next.
+    assert safe_segment("test_x[Mountain/Car v0]") == "test_x[Mountain%2FCar%20v0]"
+    assert safe_segment("..") == "%2E%2E"
+    assert safe_segment("a\\b") == "a%5Cb"
+    assert safe_segment("c:") == "c%3A"
+    assert safe_segment("über") == "%C3%BCber"
+    assert safe_segment("tab\there") == "tab%09here"
+    assert safe_segment("") == "%"
+    assert safe_segment("con") == "%con"
+    digest = hashlib.sha256(b"x" * 300).hexdigest()[:10]
+    assert safe_segment("x" * 300) == "x" * 109 + "~" + digest
+
+
+def test_long_names_keep_a_readable_prefix_and_a_hash_suffix() -> None:
+    first, second = safe_segment("x" * 300), safe_segment("x" * 299 + "y")
+    assert first != second
+    assert first.startswith("x" * 100)
+    assert re.fullmatch(r"x+~[0-9a-f]{10}", first)
+    # A short name never contains "~", so it cannot meet a cut one.
+    assert "~" not in safe_segment("x" * 50)
+    assert safe_segment("~") == "%7E"
+
+
+def test_distinct_parametrize_ids_get_distinct_folders() -> None:
+    root = Path("goldens")
+    folders = {
+        golden_dir_for(root, f"tests/test_envs.py::test_x[{text}]", "CartPole-v1")
+        for text in AWKWARD_IDS
+    }
+    names = {golden_dir_for(root, "tests/test_envs.py::test_x", text) for text in AWKWARD_IDS}
+    assert len(folders) == len(names) == len(AWKWARD_IDS)
+
+
+@pytest.mark.parametrize("text", AWKWARD_IDS, ids=repr)
+def test_golden_folder_stays_inside_the_goldens_dir(tmp_path: Path, text: str) -> None:
+    root = tmp_path / "goldens"
+    root.mkdir()
+    for nodeid, name in [
+        (f"tests/test_envs.py::test_x[{text}]", "CartPole-v1"),
+        (f"tests/test_envs.py::TestA::test_x[{text}]", text),
+        (f"tests/{text or 'x'}/test_envs.py::test_x", text),
+    ]:
+        golden = golden_dir_for(root, nodeid, name)
+        assert ensure_inside(root, golden).is_relative_to(root.resolve())
+        assert golden.relative_to(root).parts  # never the root itself
+        golden.mkdir(parents=True)  # a real file system takes the name
+
+
+def test_node_id_parts_become_folders() -> None:
+    root = Path("goldens")
+    golden = golden_dir_for(root, "tests/envs/test_a.py::TestCart::test_x[a-1]", "CartPole-v1")
+    assert golden == Path("goldens/tests/envs/test_a/TestCart/test_x[a-1]/CartPole-v1")
+    assert golden_file_dir(root, "tests/envs/test_a.py::TestCart::test_x") == Path(
+        "goldens/tests/envs/test_a"
+    )
+    assert golden_test_dir(root, "tests/test_a.py::test_x") == Path("goldens/tests/test_a/test_x")
+
+
+def test_separators_inside_a_parametrize_id_do_not_split_it() -> None:
+    root = Path("goldens")
+    # "a::::b" and "a::b" used to lose the empty part and share a folder.
+    one = golden_test_dir(root, "t.py::test_x[a::b]")
+    two = golden_test_dir(root, "t.py::test_x[a::::b]")
+    three = golden_test_dir(root, "t.py::test_x[a/b]")
+    assert len({one, two, three}) == 3
+    assert one == Path("goldens/t/test_x[a%3A%3Ab]")
+    assert three == Path("goldens/t/test_x[a%2Fb]")
+
+
+def test_a_class_and_a_parametrize_id_do_not_meet() -> None:
+    root = Path("goldens")
+    assert golden_test_dir(root, "t.py::C::test[x]") != golden_test_dir(root, "t.py::test[C::x]")
+
+
+def test_a_symlink_out_of_the_goldens_dir_is_refused(tmp_path: Path) -> None:
+    root = tmp_path / "goldens"
+    outside = tmp_path / "outside"
+    root.mkdir()
+    outside.mkdir()
+    (root / "tests").symlink_to(outside, target_is_directory=True)
+    with pytest.raises(UnsafeGoldenPathError, match="outside the goldens dir"):
+        ensure_inside(root, golden_dir_for(root, "tests/test_a.py::test_x", "CartPole-v1"))
+
+
+def test_a_symlink_inside_the_goldens_dir_is_allowed(tmp_path: Path) -> None:
+    root = tmp_path / "goldens"
+    (root / "real").mkdir(parents=True)
+    (root / "tests").symlink_to(root / "real", target_is_directory=True)
+    resolved = ensure_inside(root, root / "tests" / "x")
+    assert resolved == (root / "real" / "x").resolve()

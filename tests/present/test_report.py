@@ -1,0 +1,243 @@
+"""Tests of the failure text and the summary (``gym_goldens.present.report``)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import orjson
+
+from gym_goldens import GoldenFormatError, RecordTrajectory, Tolerance, compare
+from gym_goldens.plugin.session import SummaryReport
+from gym_goldens.present.report import (
+    format_comparison,
+    format_missing,
+    format_unreadable,
+    update_command,
+)
+
+
+class ScaleObs(gym.ObservationWrapper[Any, Any, Any]):
+    """Multiplies observations by ``factor`` in float64."""
+
+    def __init__(self, env: gym.Env[Any, Any], factor: float) -> None:
+        super().__init__(env)
+        self.factor = factor
+
+    def observation(self, observation: Any) -> Any:
+        return np.asarray(observation, dtype=np.float64) * self.factor
+
+
+def _record(
+    path: Path,
+    *,
+    steps: int = 40,
+    resets: int = 1,
+    gravity: float | None = None,
+    factor: float = 1.0,
+) -> Path:
+    env = RecordTrajectory(ScaleObs(gym.make("CartPole-v1"), factor), path)
+    if gravity is not None:
+        env.unwrapped.gravity = gravity  # type: ignore[attr-defined]
+    for episode in range(resets):
+        env.reset(seed=episode)
+        for t in range(steps):
+            _, _, terminated, truncated, _ = env.step((t // 3) % 2)
+            if terminated or truncated:
+                break
+    env.close()
+    return path
+
+
+def test_mismatch_message_has_the_issue_shape(tmp_path: Path) -> None:
+    golden = _record(tmp_path / "golden", steps=20, resets=2)
+    actual = _record(tmp_path / "actual", steps=20, resets=2, gravity=9.81)
+    text = format_comparison(compare(golden, actual), nodeid="tests/test_envs.py::test_cartpole")
+    lines = text.splitlines()
+    assert lines[0] == f"golden mismatch: {golden / 'trajectory.jsonl'}:3"
+    assert lines[1] == "  first divergence: episode 0, step t=1, obs[1]"
+    assert re.fullmatch(
+        r"    golden (\S+)  actual (\S+)  \|diff\| \S+ > tol \S+ \(rtol 1e-06, atol 1e-12\)",
+        lines[2],
+    ), lines[2]
+    assert re.fullmatch(
+        r"    obs: 2 of 4 elements differ \(50%\), largest \|diff\| \S+, first at \[1\]", lines[3]
+    ), lines[3]
+    assert lines[4] == "    also differ there: obs[3]"
+    assert re.fullmatch(
+        r"  steps differing: (\d+) of 20 \(from t=1\); "
+        r"episode length 20 vs 20 \(golden vs actual\)",
+        lines[5],
+    ), lines[5]
+    assert lines[6] == "  episodes differing: 2 of 2 (episodes 0, 1)"
+    assert lines[7] == f"  actual recording: {actual}"
+    assert lines[8] == '  update with: pytest --update-goldens "tests/test_envs.py::test_cartpole"'
+    assert len(lines) == 9
+
+
+def test_golden_and_actual_values_and_diff_are_the_real_ones(tmp_path: Path) -> None:
+    golden = _record(tmp_path / "golden", steps=5)
+    actual = _record(tmp_path / "actual", steps=5, gravity=9.81)
+    comparison = compare(golden, actual)
+    first = comparison.differing[0].first
+    assert first is not None
+    head = first.differences[0]
+    text = format_comparison(comparison)
+    assert (
+        f"golden {head.golden!r}  actual {head.actual!r}  "
+        f"|diff| {abs(head.actual - head.golden):.1e}" in text
+    )
+    assert f"> tol {1e-12 + 1e-6 * abs(head.golden):.1e}" in text
+
+
+def test_reset_difference_is_said_separately_from_steps(tmp_path: Path) -> None:
+    golden = _record(tmp_path / "golden", steps=10)
+    actual = _record(tmp_path / "actual", steps=10, factor=1 + 1e-9)
+    text = format_comparison(compare(golden, actual, Tolerance(rtol=0.0, atol=0.0)))
+    assert "  first divergence: episode 0, reset, obs[0]\n" in text
+    assert "  reset record differs; steps differing: 10 of 10; episode length 10 vs 10" in text
+    assert "episodes differing" not in text
+
+
+def test_length_difference_counts_the_missing_steps(tmp_path: Path) -> None:
+    golden = _record(tmp_path / "golden", steps=12)
+    actual = _record(tmp_path / "actual", steps=9)
+    text = format_comparison(compare(golden, actual))
+    assert "  first divergence: episode 0, step t=10: only the golden has this step\n" in text
+    assert (
+        "  steps differing: 3 of 12 (from t=10); episode length 12 vs 9 (golden vs actual)" in text
+    )
+    reverse = format_comparison(compare(actual, golden))
+    assert "step t=10: only the actual recording has this step" in reverse
+    assert "episode length 9 vs 12" in reverse
+
+
+def test_missing_and_extra_episodes_are_named(tmp_path: Path) -> None:
+    golden = _record(tmp_path / "golden", steps=4, resets=3)
+    actual = _record(tmp_path / "actual", steps=4, resets=1)
+    text = format_comparison(compare(golden, actual))
+    assert text.startswith(f"golden mismatch: {golden / 'trajectory.jsonl'}\n")
+    assert (
+        "  episode 1 is missing from the actual recording (the golden episode has 4 steps)" in text
+    )
+    assert "  episodes differing: 2 of 3 (episodes 1, 2)" in text
+    assert "episode 1 is not in the golden (the actual episode has 4 steps)" in format_comparison(
+        compare(actual, golden)
+    )
+
+
+def _rewrite_record(path: Path, line: int, change: Any) -> None:
+    lines = path.read_bytes().splitlines()
+    record = orjson.loads(lines[line])
+    change(record)
+    lines[line] = orjson.dumps(record)
+    path.write_bytes(b"\n".join(lines) + b"\n")
+
+
+def test_type_header_and_version_differences_are_described(tmp_path: Path) -> None:
+    golden = _record(tmp_path / "golden", steps=3)
+    actual = _record(tmp_path / "actual", steps=3)
+    episode = actual / "trajectory.jsonl"
+    _rewrite_record(episode, 2, lambda r: r.update(reward=1))
+    _rewrite_record(episode, 0, lambda r: r["observation_space"].update(shape=[5]))
+    _rewrite_record(episode, 0, lambda r: r["versions"].update(numpy="0.0.1"))
+    text = format_comparison(compare(golden, actual))
+    assert "  header differs: observation_space: shape changed (4,) -> (5,)" in text
+    assert "  first divergence: episode 0, step t=1, reward\n" in text
+    assert "    golden 1.0 (float)  actual 1 (int): the type changed" in text
+    assert re.search(
+        r"recorded with other software \(golden -> actual\): numpy \S+ -> 0\.0\.1", text
+    )
+
+
+class ImageEnv(gym.Env[np.ndarray, int]):
+    """An 8x8 image observation whose pixel (0, 0) is ``pixel``."""
+
+    observation_space = gym.spaces.Box(0, 255, shape=(8, 8), dtype=np.uint8)
+    action_space = gym.spaces.Discrete(2)
+
+    def __init__(self, pixel: int) -> None:
+        self.image = np.zeros((8, 8), dtype=np.uint8)
+        self.image[0, 0] = pixel
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        super().reset(seed=seed)
+        return self.image.copy(), {}
+
+    def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        return self.image.copy(), 0.0, True, False, {}
+
+
+def test_array_summaries_say_what_changed(tmp_path: Path) -> None:
+    def record(path: Path, pixel: int) -> Path:
+        env = RecordTrajectory(ImageEnv(pixel), path, max_array_size=16)
+        env.reset(seed=0)
+        env.step(0)
+        env.close()
+        return path
+
+    text = format_comparison(compare(record(tmp_path / "g", 0), record(tmp_path / "a", 1)))
+    assert "  first divergence: episode 0, reset, obs\n" in text
+    assert re.search(
+        r"    array uint8\[8, 8\] \(stored as a summary\) changed: "
+        r"rows 0-0 of 8 .*sum 0 -> 1 \(\+1\)",
+        text,
+    )
+
+
+def test_missing_and_unreadable_messages_name_path_and_fix(tmp_path: Path) -> None:
+    missing = format_missing(
+        tmp_path / "goldens" / "env", tmp_path / "actual", nodeid="t.py::test_x"
+    )
+    assert missing.splitlines() == [
+        f"golden missing: {tmp_path / 'goldens' / 'env'}",
+        "  no golden has been recorded for this trajectory yet",
+        f"  actual recording: {tmp_path / 'actual'}",
+        '  create it with: pytest --update-goldens "t.py::test_x"',
+    ]
+    error = GoldenFormatError(tmp_path / "trajectory.jsonl", "invalid JSON (x)", line=3)
+    unreadable = format_unreadable(error, nodeid="t.py::test_x")
+    assert unreadable.splitlines() == [
+        f"golden unreadable: {tmp_path / 'trajectory.jsonl'}:3: invalid JSON (x)",
+        "  the golden file was left as it is",
+        '  regenerate it with: pytest --update-goldens "t.py::test_x"',
+    ]
+
+
+def test_update_command_quotes_the_node_id() -> None:
+    assert update_command(None) == "pytest --update-goldens"
+    assert (
+        update_command('t.py::test_x[say "hi"]')
+        == 'pytest --update-goldens "t.py::test_x[say \\"hi\\"]"'
+    )
+
+
+def test_summary_is_empty_when_nothing_happened() -> None:
+    assert SummaryReport().lines == []
+
+
+def test_summary_counts_and_lists_written_goldens() -> None:
+    report = SummaryReport()
+    report.add("created", "goldens/t/test_b/env")
+    report.add("created", "goldens/t/test_a/env")
+    report.add("updated", "goldens/t/test_c/env")
+    report.add("unchanged", "goldens/t/test_d/env")
+    assert report.lines == [
+        "goldens: 2 created, 1 updated, 1 unchanged",
+        "  created: goldens/t/test_a/env",
+        "  created: goldens/t/test_b/env",
+        "  updated: goldens/t/test_c/env",
+    ]
+    checked = SummaryReport()
+    checked.add("passed", "g1")
+    checked.add("failed", "g2")
+    checked.add("missing", "g3")
+    assert checked.lines == [
+        "goldens: 1 matched, 1 mismatched, 1 missing",
+        "  record the missing goldens with: pytest --update-goldens",
+    ]

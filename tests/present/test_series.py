@@ -1,0 +1,149 @@
+"""Numeric leaves of episodes as time series, and where golden and actual part."""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+from gym_goldens import RecordTrajectory, Tolerance
+from gym_goldens.errors import GoldensError
+from gym_goldens.format.reader import read_recording
+from gym_goldens.present.series import compare_series, episode_series
+from tests.support.recordings import perturb, record_cartpole, record_extremes, record_gauge
+
+
+@pytest.fixture(scope="module")
+def golden(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return record_cartpole(tmp_path_factory.mktemp("golden") / "CartPole-v1")
+
+
+@pytest.fixture(scope="module")
+def actual(golden: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return perturb(
+        golden, tmp_path_factory.mktemp("actual") / "CartPole-v1", index=2, from_t=17, delta=0.01
+    )
+
+
+def test_episode_series_holds_the_recorded_values(golden: Path) -> None:
+    episode = read_recording(golden)[0]
+    series = {s.label: s for s in episode_series(golden)}
+    assert list(series) == ["obs[0]", "obs[1]", "obs[2]", "obs[3]", "action", "reward"]
+    steps = episode.steps
+    reset = episode.records[0]
+    assert series["obs[1]"].t.tolist() == list(range(len(steps) + 1))
+    assert series["obs[1]"].values.tolist() == [reset["obs"][1]] + [s["obs"][1] for s in steps]
+    assert series["action"].t.tolist() == [s["t"] for s in steps]
+    assert series["action"].values.tolist() == [float(s["action"]) for s in steps]
+    assert series["action"].discrete
+    assert not series["obs[1]"].discrete
+
+
+def test_episode_series_reads_the_episode_asked_for(golden: Path) -> None:
+    first, second = read_recording(golden)
+    assert (len(first.steps), len(second.steps)) == (60, 10)
+    for source in (golden, golden / "trajectory.jsonl", second):
+        (action,) = episode_series(source, ["action"], episode=1)
+        assert action.t.tolist() == list(range(1, 11))
+        assert action.values.tolist() == [float(s["action"]) for s in second.steps]
+    with pytest.raises(GoldensError, match="there is no episode 2; this recording has episodes 0"):
+        episode_series(golden, episode=2)
+
+
+def test_an_episode_already_read_gives_the_same_series(golden: Path) -> None:
+    from_file = episode_series(golden, None)
+    from_episode = episode_series(read_recording(golden)[0], None)
+    assert [s.label for s in from_file] == [s.label for s in from_episode]
+    for a, b in zip(from_file, from_episode, strict=True):
+        assert np.array_equal(a.t, b.t)
+        assert np.array_equal(a.values, b.values, equal_nan=True)
+
+
+def test_episode_series_selects_fields_by_pattern(golden: Path) -> None:
+    labels = [s.label for s in episode_series(golden, ["reward", "obs[3]", "terminated"])]
+    assert labels == ["reward", "obs[3]", "terminated"]
+    with pytest.raises(ValueError, match="not a record field"):
+        episode_series(golden, ["observation"])
+
+
+def test_compare_series_finds_the_first_step_out_of_tolerance(golden: Path, actual: Path) -> None:
+    fields = {f.label: f for f in compare_series(episode_series(golden), episode_series(actual))}
+    assert fields["obs[2]"].first == 17
+    assert [label for label, f in fields.items() if f.diverges] == ["obs[2]"]
+    difference = fields["obs[2]"].actual - fields["obs[2]"].golden
+    assert np.allclose(difference[fields["obs[2]"].t >= 17], 0.01)
+    assert np.all(difference[fields["obs[2]"].t < 17] == 0)
+    # The next episode of the file was left alone.
+    later = compare_series(episode_series(golden, episode=1), episode_series(actual, episode=1))
+    assert not any(f.diverges for f in later)
+
+
+def test_compare_series_honours_tolerance_and_ignore(golden: Path, actual: Path) -> None:
+    golden_series = episode_series(golden)
+    actual_series = episode_series(actual)
+    loose = compare_series(golden_series, actual_series, Tolerance.build(atol={"obs[2]": 0.02}))
+    assert not any(f.diverges for f in loose)
+    ignored = compare_series(golden_series, actual_series, Tolerance.build(ignore=["obs"]))
+    assert [f.label for f in ignored] == ["action", "reward"]
+
+
+def test_a_step_held_by_one_side_diverges(golden: Path, tmp_path: Path) -> None:
+    shorter = tmp_path / "shorter"
+    shorter.mkdir()
+    lines = (golden / "trajectory.jsonl").read_bytes().splitlines()
+    second = read_recording(golden)[1].line - 1  # the index of episode 1's header line
+    # Episode 0 loses its last five steps; episode 1 follows it in the file as before.
+    kept = lines[: second - 5] + lines[second:]
+    (shorter / "trajectory.jsonl").write_bytes(b"\n".join(kept) + b"\n")
+    last_common = second - 5 - 2  # header and reset lines are not steps
+    fields = compare_series(episode_series(golden), episode_series(shorter))
+    assert {f.first for f in fields} == {last_common + 1}
+    later = compare_series(episode_series(golden, episode=1), episode_series(shorter, episode=1))
+    assert not any(f.diverges for f in later)
+
+
+def test_arrays_stored_as_summaries_give_their_mean(tmp_path: Path) -> None:
+    env = RecordTrajectory(gym.make("CartPole-v1"), tmp_path / "rec", max_array_size=2)
+    env.reset(seed=0)
+    env.step(1)
+    env.close()
+    (series,) = episode_series(tmp_path / "rec", ["obs"])
+    episode = read_recording(tmp_path / "rec")[0]
+    assert series.label == "mean(obs)"
+    assert series.values.tolist() == [episode.records[0]["obs"].mean, episode.steps[0]["obs"].mean]
+
+
+def test_nested_fields_become_one_series_per_number(tmp_path: Path) -> None:
+    path = record_gauge(tmp_path / "g")
+    series = {s.label: s for s in episode_series(path, ["obs", "info"])}
+    assert list(series) == ["obs.mode", "obs.pos[0]", "obs.pos[1]", "info.energy"]
+    assert series["obs.mode"].discrete
+    assert series["obs.mode"].values.tolist() == [t % 3 for t in range(9)]
+    assert np.isnan(series["info.energy"].values[3])
+
+
+def test_nan_matches_nan_and_a_drift_is_found(tmp_path: Path) -> None:
+    golden = record_gauge(tmp_path / "g")
+    same = record_gauge(tmp_path / "s")
+    drifted = record_gauge(tmp_path / "d", drift=1e-3)
+    fields = ["obs", "info"]
+    assert not any(
+        f.diverges
+        for f in compare_series(episode_series(golden, fields), episode_series(same, fields))
+    )
+    found = compare_series(episode_series(golden, fields), episode_series(drifted, fields))
+    assert [(f.label, f.first) for f in found if f.diverges] == [("info.energy", 6)]
+
+
+def test_values_whose_difference_overflows_diverge_without_a_warning(tmp_path: Path) -> None:
+    golden = episode_series(record_extremes(tmp_path / "g", sign=1.0), ["obs"])
+    actual = episode_series(record_extremes(tmp_path / "a", sign=-1.0), ["obs"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # as under pytest -W error
+        found = compare_series(golden, actual)
+        same = compare_series(golden, golden)
+    assert [(f.label, f.first) for f in found] == [("obs[0]", 0), ("obs[1]", 0)]
+    assert not any(f.diverges for f in same)

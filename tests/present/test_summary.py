@@ -1,0 +1,219 @@
+"""Summaries of recordings, spaces and step tables.
+
+A recording is a folder holding ``trajectory.jsonl`` (every episode, each
+opening with its header); folders of format 1, a file per episode, still read.
+"""
+
+from __future__ import annotations
+
+import gzip
+import shutil
+from pathlib import Path
+
+import gymnasium as gym
+import pytest
+from gymnasium import spaces
+
+from gym_goldens import RecordTrajectory
+from gym_goldens.errors import GoldenFormatError
+from gym_goldens.format.header import describe_space
+from gym_goldens.format.reader import (
+    count_episode_records,
+    count_records,
+    episode_lines,
+    find_recordings,
+    read_recording,
+)
+from gym_goldens.present.summary import format_space, format_steps, summarize
+from tests.support.legacy import write_format_1
+
+
+@pytest.fixture(scope="module")
+def recording(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("rec") / "Blackjack-v1"
+    env = RecordTrajectory(gym.make("Blackjack-v1", sab=True), out)
+    env.action_space.seed(4)
+    env.reset(seed=4)
+    for _ in range(30):
+        _, _, terminated, truncated, _ = env.step(env.action_space.sample())
+        if terminated or truncated:
+            env.reset()
+    env.close()
+    return out
+
+
+def test_the_recording_is_one_file_of_several_episodes(recording: Path) -> None:
+    assert [p.name for p in recording.iterdir()] == ["trajectory.jsonl"]
+    assert len(read_recording(recording)) > 2
+
+
+def test_summary_counts_steps_and_returns(recording: Path) -> None:
+    summary = summarize(recording)
+    episodes = list(read_recording(recording))
+    assert [e.index for e in summary.episodes] == list(range(len(episodes)))
+    assert [e.steps for e in summary.episodes] == [len(e.steps) for e in episodes]
+    assert [e.total_reward for e in summary.episodes] == [e.total_reward for e in episodes]
+    assert summary.steps == 30
+    assert [e.ending for e in summary.episodes[:-1]] == ["terminated"] * (len(episodes) - 1)
+    assert summary.header is not None
+    assert summary.header["env"]["id"] == "Blackjack-v1"
+    # Each episode opens with its own header, at the line the reader finds it.
+    assert [e.line for e in summary.episodes] == [e.line for e in episodes]
+    seeds = [(e.header or {})["reset"]["seed"] for e in summary.episodes]
+    assert seeds == [4] + [None] * (len(episodes) - 1)
+    assert all(e.path == recording / "trajectory.jsonl" for e in summary.episodes)
+
+
+def test_a_trajectory_file_summarises_as_its_folder(recording: Path) -> None:
+    folder, file = summarize(recording), summarize(recording / "trajectory.jsonl")
+    assert file.path == recording / "trajectory.jsonl"
+    assert file.episodes == folder.episodes
+
+
+def test_a_folder_of_format_1_summarises_the_same(recording: Path, tmp_path: Path) -> None:
+    old = write_format_1(recording, tmp_path / "old")
+    summary = summarize(old)
+    files = sorted(old.iterdir())
+    assert len(files) == len(read_recording(recording)) > 2
+    assert [e.path for e in summary.episodes] == files
+    assert [e.line for e in summary.episodes] == [1] * len(files)
+    new = summarize(recording).episodes
+    assert [(e.steps, e.total_reward, e.ending) for e in summary.episodes] == [
+        (e.steps, e.total_reward, e.ending) for e in new
+    ]
+
+
+def test_summary_reports_progress_in_records(recording: Path) -> None:
+    counted: list[int] = []
+    summarize(recording, advance=counted.append)
+    lines = count_records([recording / "trajectory.jsonl"])
+    assert sum(counted) == lines
+    assert lines == 30 + 2 * len(read_recording(recording))  # steps, plus a header and a reset each
+
+
+def test_records_are_counted_per_episode(recording: Path, tmp_path: Path) -> None:
+    counts = count_episode_records([recording / "trajectory.jsonl"])
+    assert counts == [1 + len(e.records) for e in read_recording(recording)]
+    old = write_format_1(recording, tmp_path / "old")
+    assert count_episode_records(sorted(old.iterdir())) == counts
+
+
+def test_a_gzipped_trajectory_file_is_read(recording: Path, tmp_path: Path) -> None:
+    zipped = tmp_path / "zipped"
+    zipped.mkdir()
+    plain = recording / "trajectory.jsonl"
+    (zipped / "trajectory.jsonl.gz").write_bytes(gzip.compress(plain.read_bytes()))
+    assert summarize(zipped).steps == 30
+    assert len(summarize(zipped).episodes) == len(summarize(recording).episodes)
+    assert count_records([zipped / "trajectory.jsonl.gz"]) == count_records([plain])
+
+
+def test_find_recordings_walks_a_goldens_tree(recording: Path, tmp_path: Path) -> None:
+    for name in ("a/x", "b/c/y"):
+        shutil.copytree(recording, tmp_path / name)
+    write_format_1(recording, tmp_path / "a" / "old")
+    zipped = tmp_path / "z"
+    zipped.mkdir()
+    (zipped / "trajectory.jsonl.gz").write_bytes(
+        gzip.compress((recording / "trajectory.jsonl").read_bytes())
+    )
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "trajectory.txt").write_text("not a recording")
+    assert find_recordings(tmp_path) == [
+        tmp_path / "a/old",
+        tmp_path / "a/x",
+        tmp_path / "b/c/y",
+        tmp_path / "z",
+    ]
+    with pytest.raises(GoldenFormatError, match="expected a folder of recordings"):
+        find_recordings(tmp_path / "a/x/trajectory.jsonl")
+
+
+def test_a_folder_of_both_layouts_is_refused(recording: Path, tmp_path: Path) -> None:
+    both = tmp_path / "goldens" / "both"
+    shutil.copytree(recording, both)
+    shutil.copy(recording / "trajectory.jsonl", both / "episode_00000.jsonl")
+    with pytest.raises(GoldenFormatError, match=r"holds both trajectory\.jsonl and episode files"):
+        find_recordings(tmp_path / "goldens")
+    with pytest.raises(GoldenFormatError, match="keep one"):
+        summarize(both)
+
+
+def test_an_empty_folder_is_no_recording(tmp_path: Path) -> None:
+    with pytest.raises(GoldenFormatError, match=r"no recording file \(trajectory.jsonl\)"):
+        summarize(tmp_path)
+    (tmp_path / "env_0").mkdir()
+    with pytest.raises(GoldenFormatError, match="give one of its sub-env folders"):
+        summarize(tmp_path)
+
+
+def test_episodes_are_found_by_number_in_the_file(recording: Path) -> None:
+    episodes = list(read_recording(recording))
+    for source in (recording, recording / "trajectory.jsonl"):
+        found = episode_lines(source, 2)
+        assert found is not None
+        path, lines = found
+        numbers = [number for number, _ in lines]
+        assert path == recording / "trajectory.jsonl"
+        assert numbers[0] == episodes[2].line
+        assert len(numbers) == 1 + len(episodes[2].records)
+    assert episode_lines(recording, len(episodes)) is None
+    assert episode_lines(recording, -1) is None
+
+
+@pytest.mark.parametrize(
+    ("space", "text"),
+    [
+        (spaces.Discrete(4), "Discrete(4)"),
+        (spaces.Discrete(3, start=-1), "Discrete(3, start=-1)"),
+        (spaces.Box(-1.0, 1.0, (2, 3)), "Box(float32, shape (2, 3), low -1, high 1)"),
+        (spaces.Box(0, 255, (2,), dtype="uint8"), "Box(uint8, shape (2,), low 0, high 255)"),
+        (spaces.MultiDiscrete([3, 2]), "MultiDiscrete([3 2])"),
+        (spaces.MultiBinary(5), "MultiBinary(5)"),
+        (
+            spaces.Dict({"pos": spaces.Discrete(2), "goal": spaces.MultiBinary(2)}),
+            "Dict(goal: MultiBinary(2), pos: Discrete(2))",
+        ),
+        (spaces.Tuple((spaces.Discrete(2), spaces.Discrete(3))), "Tuple(Discrete(2), Discrete(3))"),
+        (spaces.Text(8, min_length=1), "Text(1..8 chars)"),
+        (spaces.Sequence(spaces.Discrete(2)), "Sequence(Discrete(2))"),
+    ],
+)
+def test_spaces_read_like_gymnasium_writes_them(space: gym.Space[object], text: str) -> None:
+    from gym_goldens.format.codec import Encoder, decode_line
+
+    # As stored in a header and read back.
+    description = decode_line(Encoder().encode(describe_space(space)))
+    assert format_space(description) == text
+
+
+def test_box_bounds_are_cut_short() -> None:
+    low = [float(i) for i in range(10)]
+    text = format_space({"type": "Box", "dtype": "float64", "shape": [10], "low": low, "high": low})
+    assert "low [0 1 2 3 4 5 ...]" in text
+
+
+def test_format_steps_shows_the_range_asked_for(recording: Path) -> None:
+    episode = read_recording(recording)[1]
+    lines = format_steps(recording, 1, None, episode=1)
+    assert len(lines) == 1 + len(episode.steps)
+    assert [line.split()[0] for line in lines[1:]] == [str(s["t"]) for s in episode.steps]
+    first_action = str(episode.steps[0]["action"])
+    assert first_action in lines[1]
+    # The same episode, addressed in the file.
+    assert format_steps(recording / "trajectory.jsonl", 1, None, episode=1) == lines
+    assert format_steps(recording, 0, 1)[1].lstrip().startswith("0 (reset)")
+    file = recording / "trajectory.jsonl"
+    assert format_steps(recording, 50, 60, episode=1) == [
+        f"no steps with 50 <= t < 60 in episode 1 of {file} (from line {episode.line})"
+    ]
+
+
+def test_format_steps_of_a_missing_episode_names_those_there_are(recording: Path) -> None:
+    count = len(read_recording(recording))
+    with pytest.raises(
+        GoldenFormatError,
+        match=rf"there is no episode {count}; this recording has episodes 0 to "
+        rf"{count - 1}",
+    ):
+        format_steps(recording, 0, None, episode=count)

@@ -1,0 +1,288 @@
+"""The recorder's fast paths write what the careful encoder writes, and its flush policy."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium import spaces
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from gym_goldens.format import dtypes
+from gym_goldens.format.codec import DEFAULT_MAX_ARRAY_SIZE, Encoder
+from gym_goldens.format.header import FORMAT_NAME, FORMAT_VERSION, describe_env
+from gym_goldens.format.lines import iter_episodes, iter_lines
+from gym_goldens.format.reader import read_recording
+from gym_goldens.record.single import RecordTrajectory
+from gym_goldens.record.writer import storage_header
+from tests.support.envs import ScriptedEnv
+
+
+class _Recorded(gym.Wrapper[Any, Any, Any, Any]):
+    """Keeps what the env returned, to build the expected records."""
+
+    def __init__(self, env: gym.Env[Any, Any]) -> None:
+        super().__init__(env)
+        self.steps: list[tuple[Any, tuple[Any, ...]]] = []
+
+    def step(self, action: Any) -> Any:
+        result = self.env.step(action)
+        self.steps.append((action, result))
+        return result
+
+
+@pytest.mark.parametrize("env_id", ["CartPole-v1", "FrozenLake-v1", "Pendulum-v1", "Blackjack-v1"])
+def test_recorded_lines_are_the_careful_encoding(tmp_path: Path, env_id: str) -> None:
+    inner = _Recorded(gym.make(env_id))
+    env = RecordTrajectory(inner, tmp_path)
+    env.action_space.seed(1)
+    obs, info = env.reset(seed=3)
+    while not inner.steps or not (inner.steps[-1][1][2] or inner.steps[-1][1][3]):
+        env.step(env.action_space.sample())
+    env.close()
+
+    encoder = Encoder()
+    header = {
+        "event": "header",
+        "format": FORMAT_NAME,
+        "version": FORMAT_VERSION,
+        "reset": {"seed": 3, "options": None},
+        "storage": storage_header(DEFAULT_MAX_ARRAY_SIZE, None),
+        **describe_env(inner),
+    }
+    reset = {"event": "reset", "episode": 0, "obs": obs, "info": info}
+    reset_types = dtypes.signature({"obs": obs, "info": info})
+    if reset_types is not None:
+        reset["dtypes"] = dtypes.to_json(reset_types)
+    expected = [encoder.encode_careful(header), encoder.encode_careful(reset)]
+    expected += _careful_steps(encoder, inner.steps)
+    assert [raw for _, raw in iter_lines(tmp_path / "trajectory.jsonl")] == expected
+
+
+def _careful_steps(encoder: Encoder, steps: list[tuple[Any, tuple[Any, ...]]]) -> list[bytes]:
+    """The step lines as the careful encoder writes them, with a full walk of the types."""
+    lines = []
+    previous = None
+    for t, (action, (obs, reward, terminated, truncated, info)) in enumerate(steps, 1):
+        record = {
+            "event": "step",
+            "t": t,
+            "action": action,
+            "obs": obs,
+            "reward": reward,
+            "terminated": bool(terminated),
+            "truncated": bool(truncated),
+            "info": info,
+        }
+        types = {
+            "action": dtypes.signature(action),
+            "obs": dtypes.signature(obs),
+            "reward": dtypes.signature(reward),
+            "info": dtypes.signature(info),
+        }
+        if types != previous:
+            previous = types
+            typed = {key: found for key, found in types.items() if found is not None}
+            if typed:
+                record["dtypes"] = dtypes.to_json(typed)
+        lines.append(encoder.encode_careful(record))
+    return lines
+
+
+def test_the_header_follows_the_seed_of_each_reset(tmp_path: Path) -> None:
+    env = RecordTrajectory(gym.make("CartPole-v1"), tmp_path)
+    for seed in [5, None, 5, 6]:
+        env.reset(seed=seed)
+    env.reset(seed=7, options={"low": -0.1})
+    env.close()
+    headers = [episode.header for episode in read_recording(tmp_path)]
+    resets = [header["reset"] for header in headers if header is not None]
+    assert resets == [
+        {"seed": 5, "options": None},
+        {"seed": None, "options": None},
+        {"seed": 5, "options": None},
+        {"seed": 6, "options": None},
+        {"seed": 7, "options": {"low": -0.1}},
+    ]
+
+
+_FLOATS = st.floats(allow_nan=True, allow_infinity=True)
+_INFO = st.dictionaries(
+    st.sampled_from(["x", "$cost", "name", "1"]),
+    st.one_of(_FLOATS, st.none(), st.integers(-(2**70), 2**70), st.text(max_size=3)),
+    max_size=3,
+)
+_ARRAYS = hnp.arrays(
+    st.sampled_from([np.float32, np.float64, np.int64, np.uint8, np.bool_]),
+    hnp.array_shapes(max_dims=2, max_side=4),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(obs=_ARRAYS, reward=st.one_of(_FLOATS, st.integers(-3, 3)), info=_INFO)
+def test_fast_and_careful_encodings_agree(
+    obs: np.ndarray[Any, Any], reward: Any, info: dict[str, Any]
+) -> None:
+    encoder = Encoder(max_array_size=8)
+    record = {"event": "step", "t": 1, "obs": obs, "reward": reward, "info": info}
+    assert encoder.encode(record) == encoder.encode_careful(record)
+
+
+def _run(tmp_path: Path, body: str) -> None:
+    script = textwrap.dedent(
+        """
+        import os, sys
+        import gymnasium as gym
+        from gym_goldens import RecordTrajectory
+        out = sys.argv[1]
+        """
+    ) + textwrap.dedent(body)
+    subprocess.run([sys.executable, "-c", script, str(tmp_path)], check=False)
+
+
+@pytest.mark.parametrize("compress", [False, True], ids=["plain", "gzip"])
+def test_completed_episodes_survive_a_crash_of_the_process(tmp_path: Path, compress: bool) -> None:
+    # os._exit: no close(), no atexit, no finally - like a segfault or SIGKILL.
+    # Compressed: each episode is a complete gzip member, so it reads back too.
+    _run(
+        tmp_path,
+        f"""
+        env = RecordTrajectory(gym.make("CartPole-v1"), out, compress={compress})
+        env.reset(seed=0)
+        episodes = 0
+        while True:
+            _, _, terminated, truncated, _ = env.step(0)
+            if terminated or truncated:
+                episodes += 1
+                if episodes == 2:
+                    env.reset()
+                    env.step(0)
+                    os._exit(1)
+                env.reset()
+        """,
+    )
+    recording = read_recording(tmp_path)
+    assert [episode.complete for episode in recording] == [True, True]
+
+
+def test_flush_every_keeps_the_steps_of_a_crashed_episode(tmp_path: Path) -> None:
+    _run(
+        tmp_path,
+        """
+        env = RecordTrajectory(gym.make("Pendulum-v1"), out, flush_every=10)
+        env.reset(seed=0)
+        for _ in range(57):
+            env.step(env.action_space.sample())
+        os._exit(1)
+        """,
+    )
+    (episode,) = read_recording(tmp_path)
+    assert not episode.complete
+    # At most the last flush_every - 1 lines were still buffered.
+    assert 57 - 10 < len(episode.steps) < 57
+    assert [step["t"] for step in episode.steps] == list(range(1, len(episode.steps) + 1))
+
+
+def test_an_episode_is_on_disk_when_it_ends(tmp_path: Path) -> None:
+    env = RecordTrajectory(gym.make("FrozenLake-v1", is_slippery=False), tmp_path)
+    env.reset(seed=0)
+    for action in [1, 1, 2, 1, 2, 2]:  # down, down, right, down, right, right: the goal
+        _, _, terminated, _, _ = env.step(action)
+        if terminated:
+            break
+    assert terminated
+    (episode,) = read_recording(tmp_path)  # before close()
+    assert episode.complete
+    env.close()
+
+
+_OBS = st.sampled_from(
+    [
+        np.zeros(2, np.float32),
+        np.ones(2, np.float64),
+        np.zeros(3, np.float32),
+        np.zeros((1, 2), np.float32),
+        [0.5, 1.0],
+        {"a": np.zeros(2, np.float32)},
+        3,
+    ]
+)
+_REWARDS = st.sampled_from([0.0, 1, np.float32(0.5), np.float64(1.5), True])
+_INFOS = st.sampled_from(
+    [{}, {"p": 1.0}, {"p": 1.0, "q": "x"}, {"p": np.float32(1.0)}, {"n": [np.int8(1)]}]
+)
+_ACTIONS = st.sampled_from([0, np.int64(1), np.array([0.5], np.float32), np.str_("go")])
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    episodes=st.lists(
+        st.lists(st.tuples(_ACTIONS, _OBS, _REWARDS, _INFOS), min_size=1, max_size=6),
+        min_size=1,
+        max_size=3,
+    ),
+    first=st.tuples(_OBS, _INFOS),
+)
+def test_types_that_change_between_steps_and_episodes_are_written_as_walked(
+    tmp_path_factory: pytest.TempPathFactory,
+    episodes: list[list[tuple[Any, Any, Any, dict[str, Any]]]],
+    first: tuple[Any, dict[str, Any]],
+) -> None:
+    # The recorder skips the walk of the types while a cheap key of them stays
+    # the same, also across episodes; the lines must be those of a full walk.
+    folder = tmp_path_factory.mktemp("types")
+    encoder = Encoder()
+    expected: list[list[bytes]] = []
+    envs = []
+    for steps in episodes:
+        observations = [first[0], *(obs for _, obs, _, _ in steps)]
+        infos = [first[1], *(info for _, _, _, info in steps)]
+        rewards = [reward for _, _, reward, _ in steps]
+        envs.append(ScriptedEnv(spaces.Discrete(2), observations, rewards=rewards, infos=infos))
+        reset = {"event": "reset", "episode": len(expected), "obs": first[0], "info": first[1]}
+        reset_types = dtypes.signature({"obs": first[0], "info": first[1]})
+        if reset_types is not None:
+            reset["dtypes"] = dtypes.to_json(reset_types)
+        results = [
+            (action, (obs, reward, False, t == len(steps), info))
+            for t, (action, obs, reward, info) in enumerate(steps, 1)
+        ]
+        expected.append([encoder.encode_careful(reset), *_careful_steps(encoder, results)])
+    env = RecordTrajectory(_Switching(envs), folder)
+    for steps in episodes:
+        env.reset(seed=0)
+        for action, *_ in steps:
+            env.step(action)
+    env.close()
+    on_disk = [
+        [raw for _, raw in episode_lines]
+        for _, episode_lines in iter_episodes([folder / "trajectory.jsonl"])
+    ]
+    assert [written[1:] for written in on_disk] == expected
+
+
+class _Switching(gym.Env[Any, Any]):
+    """Each reset moves on to the next scripted env: a new script per episode."""
+
+    def __init__(self, envs: list[ScriptedEnv]) -> None:
+        self.envs = envs
+        self.current = -1
+        self.observation_space = envs[0].observation_space
+        self.action_space = envs[0].action_space
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
+        self.current += 1
+        return self.envs[self.current].reset(seed=seed)
+
+    def step(self, action: Any) -> tuple[Any, Any, bool, bool, dict[str, Any]]:
+        return self.envs[self.current].step(action)
