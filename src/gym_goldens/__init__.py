@@ -1,7 +1,59 @@
 """pytest-gym-goldens: golden-trajectory regression tests for Gymnasium envs.
 
-The public API loads lazily, so that the pytest plugin costs nothing at
-start-up for suites that do not use it.
+The public API is :data:`__all__`; it loads lazily, so that the pytest plugin
+costs nothing at start-up for suites that do not use it.
+
+The package, layer by layer from the bottom; each layer uses only those below
+it (data flows env -> record -> format -> file, file -> format -> comparison
+-> present -> plugin and cli):
+
+- ``errors``: the exceptions, all derived from :class:`GoldensError`.
+- ``format/``: the file format.
+    - ``layout``: every file and folder name, and golden paths from test ids.
+    - ``fields``: field paths and field patterns (``obs[2]``, ``info.*.time``).
+    - ``codec``: values to JSON lines and back; array summaries.
+    - ``dtypes``: the numpy types of recorded values (the ``dtypes`` field).
+    - ``header``: the header record: env, spaces, versions, platform.
+    - ``lines``: the lines of a recording file, split into episodes.
+    - ``reader``: records, episodes and recordings read back.
+    - ``files``: atomic writes, recordings installed, the one path check.
+- ``record/``: recording envs.
+    - ``writer``: the one episode writer: buffer, step line, flush, header.
+    - ``single``: :class:`RecordTrajectory`, the wrapper of one env.
+    - ``vector``: :class:`RecordVectorTrajectory`, one file per sub-env.
+    - ``replay``: :class:`ReplayActions`, a golden's actions and seeds replayed.
+    - ``rollouts``: :func:`rollout` and ``gym-goldens record``'s rollouts.
+- ``comparison/``: a recording against its golden.
+    - ``floats``: the one float rule, for scalars and arrays.
+    - ``tolerance``: :class:`Tolerance` and its tree of fields.
+    - ``walk``: whether two parsed records match.
+    - ``compiled``: the same check compiled for one line layout (speed).
+    - ``arrays``: statistics of differing arrays; summaries against arrays.
+    - ``explain``: which fields differ and how (DeepDiff).
+    - ``result``: :class:`Comparison`, :class:`Difference`, :class:`Divergence`.
+    - ``engine``: :func:`compare`, streaming, episode by episode.
+- ``present/``: what a user reads and sees.
+    - ``report``: failure messages: mismatch, missing, nondeterministic.
+    - ``summary``: ``gym-goldens show``.
+    - ``series``: numeric fields over time, golden against actual.
+    - ``viz``: plots (matplotlib, optional).
+    - ``html``: self-contained HTML pages of mismatches.
+    - ``progress``: a progress bar on a terminal.
+- ``audit/``: checks of envs themselves.
+    - ``determinism``: :func:`assert_deterministic`.
+- ``plugin/``: the pytest plugin's parts.
+    - ``settings``: options and ini values, resolved once.
+    - ``session``: what a session did with goldens; the summary.
+    - ``check``: one test's recordings compared or written.
+    - ``outcome``: a test's checks run, their outcome put on its report.
+    - ``store``: goldens written under ``--update-goldens``.
+    - ``variants``: one golden per platform or library version.
+    - ``repeats``: ``--goldens-determinism``: a test run again.
+    - ``stale``: goldens no test used; pruned.
+    - ``artifacts``: failing recordings copied for CI.
+    - ``htmlreport``: ``--goldens-report``.
+- ``pytest_plugin``: the entry point: hooks and the fixture, wiring only.
+- ``cli``: the ``gym-goldens`` command.
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ from gym_goldens.format.header import FORMAT_NAME, FORMAT_VERSION, describe_env
 from gym_goldens.format.lines import iter_episodes, iter_lines
 from gym_goldens.format.reader import read_recording
 from gym_goldens.record.single import RecordTrajectory
-from gym_goldens.record.writer import storage_header
+from gym_goldens.record.writer import Storage
 from tests.support.envs import ScriptedEnv
 
 
@@ -55,7 +55,7 @@ def test_recorded_lines_are_the_careful_encoding(tmp_path: Path, env_id: str) ->
         "format": FORMAT_NAME,
         "version": FORMAT_VERSION,
         "reset": {"seed": 3, "options": None},
-        "storage": storage_header(DEFAULT_MAX_ARRAY_SIZE, None),
+        "storage": Storage(DEFAULT_MAX_ARRAY_SIZE).header,
         **describe_env(inner),
     }
     reset = {"event": "reset", "episode": 0, "obs": obs, "info": info}

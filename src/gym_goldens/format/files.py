@@ -39,7 +39,6 @@ __all__ = [
     "ensure_inside",
     "install_recording",
     "named_recording_files",
-    "remove_recording_files",
 ]
 
 InstallStatus = Literal["created", "updated", "unchanged"]
@@ -355,13 +354,3 @@ def _remove_leftovers(folder: Path) -> None:
     for entry in folder.iterdir():
         if is_leftover_file_name(entry.name) and not entry.is_dir():
             entry.unlink(missing_ok=True)
-
-
-def remove_recording_files(folder: Path) -> None:
-    """Remove the recording files of either layout and the leftovers of a folder."""
-    for entry in folder.iterdir():
-        name = entry.name
-        if (is_recording_file_name(name) or is_leftover_file_name(name)) and (
-            entry.is_symlink() or not entry.is_dir()
-        ):
-            entry.unlink()

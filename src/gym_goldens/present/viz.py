@@ -16,13 +16,10 @@ window, no global figure state, safe in a test process.
 
 Example:
     >>> import gymnasium as gym, tempfile
-    >>> from gym_goldens import RecordTrajectory
+    >>> from gym_goldens import RecordTrajectory, rollout
     >>> out = tempfile.mkdtemp()
-    >>> env = RecordTrajectory(gym.make("CartPole-v1"), out)
-    >>> _ = env.reset(seed=0)
-    >>> for t in range(10):
-    ...     _ = env.step(t % 2)
-    >>> env.close()
+    >>> env = RecordTrajectory(gym.make("Pendulum-v1"), out)
+    >>> _ = rollout(env, seed=0, steps=10); env.close()
     >>> figure = plot_recording(out, fields=["obs[0]", "reward"])
     >>> [axes.get_title(loc="left") for axes in figure.axes]
     ['obs[0]', 'reward']

@@ -13,16 +13,17 @@ every k-th step in full, a digest of the others).
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from pathlib import Path
 from typing import Any, Generic, SupportsFloat, TypeVar
 
 import gymnasium as gym
 
-from gym_goldens.format.codec import DEFAULT_MAX_ARRAY_SIZE, ArraySizeSpec, Encoder
+from gym_goldens.format.codec import DEFAULT_MAX_ARRAY_SIZE, ArraySizeSpec
 from gym_goldens.format.header import describe_env
 from gym_goldens.format.layout import trajectory_filename
-from gym_goldens.record.writer import EpisodeWriter, HeaderLines, check_every, storage_header
+from gym_goldens.record.writer import HeaderLines, Storage
 
 __all__ = ["RecordTrajectory"]
 
@@ -82,15 +83,9 @@ class RecordTrajectory(
                 "wrap the result of gym.make(...), for example "
                 'RecordTrajectory(gym.make("CartPole-v1"), dir)'
             )
-        check_every("flush_every", flush_every)
-        check_every("full_every", full_every)
+        storage = Storage(max_array_size, flush_every, compress, full_every)
         gym.utils.RecordConstructorArgs.__init__(
-            self,
-            output_dir=str(output_dir),
-            max_array_size=max_array_size,
-            flush_every=flush_every,
-            compress=compress,
-            full_every=full_every,
+            self, output_dir=str(output_dir), **dataclasses.asdict(storage)
         )
         gym.Wrapper.__init__(self, env)
         self.output_dir = Path(output_dir)
@@ -98,17 +93,9 @@ class RecordTrajectory(
         self.flush_every = flush_every
         self.compress = compress
         self.full_every = full_every
-        encoder = Encoder(max_array_size=max_array_size)
-        self._headers = HeaderLines(
-            lambda: describe_env(self.env), storage_header(max_array_size, full_every), encoder
-        )
-        self._writer = EpisodeWriter(
-            self.path,
-            encoder,
-            compress=compress,
-            flush_every=flush_every,
-            full_every=full_every,
-        )
+        encoder = storage.encoder()
+        self._headers = HeaderLines(lambda: describe_env(self.env), storage.header, encoder)
+        self._writer = storage.writer(self.path, encoder)
 
     @property
     def path(self) -> Path:

@@ -32,6 +32,7 @@ keys whose mask is set for it, at every level of nesting.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -41,10 +42,10 @@ import gymnasium as gym
 import numpy as np
 from gymnasium.vector.utils import iterate
 
-from gym_goldens.format.codec import DEFAULT_MAX_ARRAY_SIZE, ArraySizeSpec, Encoder
+from gym_goldens.format.codec import DEFAULT_MAX_ARRAY_SIZE, ArraySizeSpec
 from gym_goldens.format.header import describe_vector_env
 from gym_goldens.format.layout import sub_env_dirname, trajectory_filename
-from gym_goldens.record.writer import EpisodeWriter, HeaderLines, check_every, storage_header
+from gym_goldens.record.writer import HeaderLines, Storage
 
 __all__ = ["RecordVectorTrajectory", "sub_env_info"]
 
@@ -91,15 +92,9 @@ class RecordVectorTrajectory(gym.vector.VectorWrapper, gym.utils.RecordConstruct
                 f"RecordVectorTrajectory expects a gymnasium.vector.VectorEnv, got "
                 f"{type(env).__name__}; for a single env use RecordTrajectory"
             )
-        check_every("flush_every", flush_every)
-        check_every("full_every", full_every)
+        storage = Storage(max_array_size, flush_every, compress, full_every)
         gym.utils.RecordConstructorArgs.__init__(
-            self,
-            output_dir=str(output_dir),
-            max_array_size=max_array_size,
-            flush_every=flush_every,
-            compress=compress,
-            full_every=full_every,
+            self, output_dir=str(output_dir), **dataclasses.asdict(storage)
         )
         gym.vector.VectorWrapper.__init__(self, env)
         self.output_dir = Path(output_dir)
@@ -111,21 +106,11 @@ class RecordVectorTrajectory(gym.vector.VectorWrapper, gym.utils.RecordConstruct
                 f"RecordVectorTrajectory: unknown autoreset mode {self.autoreset_mode!r}; "
                 "expected NextStep, SameStep or Disabled (gymnasium.vector.AutoresetMode)"
             )
-        encoder = Encoder(max_array_size=max_array_size)
-        self._headers = HeaderLines(
-            lambda: describe_vector_env(self.env),
-            storage_header(max_array_size, full_every),
-            encoder,
-        )
+        encoder = storage.encoder()
+        self._headers = HeaderLines(lambda: describe_vector_env(self.env), storage.header, encoder)
         name = trajectory_filename(compress=compress)
         self._subs = [
-            EpisodeWriter(
-                self.output_dir / sub_env_dirname(i) / name,
-                encoder,
-                compress=compress,
-                flush_every=flush_every,
-                full_every=full_every,
-            )
+            storage.writer(self.output_dir / sub_env_dirname(i) / name, encoder)
             for i in range(self.num_envs)
         ]
         # Sub-envs whose next step is NextStep's autoreset.

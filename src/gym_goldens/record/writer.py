@@ -29,6 +29,7 @@ them changes (:class:`StepTypes`).
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import hashlib
 import os
@@ -42,18 +43,22 @@ import orjson
 from gym_goldens.format import dtypes
 
 # The codec's own dumps options: the step loop inlines Encoder.encode.
-from gym_goldens.format.codec import _DUMPS_OPTIONS, ArraySizeSpec, Encoder, _large_obs
+from gym_goldens.format.codec import (
+    _DUMPS_OPTIONS,
+    DEFAULT_MAX_ARRAY_SIZE,
+    ArraySizeSpec,
+    Encoder,
+    _large_obs,
+)
 from gym_goldens.format.header import FORMAT_NAME, FORMAT_VERSION
 
 __all__ = [
     "EpisodeWriter",
     "HeaderLines",
     "StepTypes",
+    "Storage",
     "TrajectoryFile",
-    "check_every",
     "digest_record",
-    "step_key",
-    "storage_header",
 ]
 
 _DIGEST_BYTES: Final = 8
@@ -79,38 +84,70 @@ def digest_record(t: int, line: bytes) -> bytes:
     return b'{"digest":"%s","event":"step","t":%d}' % (digest.encode("ascii"), t)
 
 
-def check_every(name: str, value: int | None) -> None:
-    """Refuse a ``flush_every`` or ``full_every`` that is not None or a positive int."""
-    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-        raise ValueError(f"{name} must be None or a positive int, got {value!r}")
+@dataclasses.dataclass(frozen=True)
+class Storage:
+    """How a recording keeps its steps: the storage options of both recorders, checked.
 
+    Attributes:
+        max_array_size: Arrays with more elements are stored as a summary;
+            None keeps every array in full; a mapping from field patterns to
+            sizes sets it by field.
+        flush_every: Also write the buffer whenever it holds this many lines.
+        compress: Write ``trajectory.jsonl.gz``.
+        full_every: Keep only step 1, every ``full_every``-th step and the
+            last step of an episode in full, and a digest of the others.
 
-def storage_header(max_array_size: ArraySizeSpec, full_every: int | None) -> dict[str, Any]:
-    """The ``storage`` header field: how arrays and steps were kept."""
-    return {"max_array_size": max_array_size, "full_every": full_every}
+    Raises:
+        ValueError: ``flush_every`` or ``full_every`` is not None or a
+            positive int, or ``max_array_size`` is not a valid size.
+        TypeError: ``max_array_size`` is of another type.
+    """
 
+    max_array_size: ArraySizeSpec = DEFAULT_MAX_ARRAY_SIZE
+    flush_every: int | None = None
+    compress: bool = False
+    full_every: int | None = None
 
-def step_key(action: Any, obs: Any, reward: Any) -> tuple[Any, ...]:
-    """A cheap key of the types of a step: types, and dtype and shape of arrays."""
-    action_key: Any = type(action)
-    if action_key is _NDARRAY:
-        action_key = (action.dtype, action.shape)
-    obs_key: Any = type(obs)
-    if obs_key is _NDARRAY:
-        obs_key = (obs.dtype, obs.shape)
-    return (action_key, obs_key, type(reward))
+    def __post_init__(self) -> None:
+        for name in ("flush_every", "full_every"):
+            value = getattr(self, name)
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, int) or value < 1
+            ):
+                raise ValueError(f"{name} must be None or a positive int, got {value!r}")
+        Encoder(max_array_size=self.max_array_size)  # refuses a bad size now, not at a step
+
+    @property
+    def header(self) -> dict[str, Any]:
+        """The ``storage`` header field: how arrays and steps were kept."""
+        return {"max_array_size": self.max_array_size, "full_every": self.full_every}
+
+    def encoder(self) -> Encoder:
+        """A new encoder of this storage's arrays."""
+        return Encoder(max_array_size=self.max_array_size)
+
+    def writer(self, path: Path, encoder: Encoder) -> EpisodeWriter:
+        """The episode writer of the trajectory file ``path``."""
+        return EpisodeWriter(
+            path,
+            encoder,
+            compress=self.compress,
+            flush_every=self.flush_every,
+            full_every=self.full_every,
+        )
 
 
 class StepTypes:
     """The numpy types of the steps of one recording, worked out only when they may change.
 
     Walking every value of a step for its numpy type costs more than encoding
-    a small step, so a recorder walks them (:meth:`walk`) only when the cheap
-    :func:`step_key` of a step differs from :attr:`key` or when :meth:`known`
-    cannot vouch for the info dict. The key stands for the types when each
-    of action, obs and reward is a plain array, a Python value or a numpy
-    number, and the info dict holds Python values only (which have no numpy
-    type); otherwise :attr:`key` is None and every step is walked.
+    a small step, so the writer walks them (:meth:`walk`) only when a cheap
+    key of a step (the types of action, obs and reward, and the dtype and
+    shape of array ones) differs from :attr:`key`, or when the info dict may
+    hold numpy values. The key stands for the types when each of action, obs
+    and reward is a plain array, a Python value or a numpy number, and the
+    info dict holds Python values only (which have no numpy type); otherwise
+    :attr:`key` is None and every step is walked.
 
     Attributes:
         key: The key that stands for the last walked types, or None.
@@ -124,14 +161,6 @@ class StepTypes:
         self.key: tuple[Any, ...] | None = None
         self.field: Any = None
         self._types: Any = None
-
-    def known(self, key: tuple[Any, ...], info: Any) -> bool:
-        """Whether the types of a step with this key and info are those last walked."""
-        return (
-            key == self.key
-            and type(info) is dict
-            and (not info or _ALL_PLAIN(map(type, info.values())))
-        )
 
     def walk(self, action: Any, obs: Any, reward: Any, info: Any, key: tuple[Any, ...]) -> bool:
         """Work out the types of a step in full; whether they changed since the last walk."""
@@ -222,7 +251,7 @@ class HeaderLines:
             (:func:`~gym_goldens.format.header.describe_env` or
             :func:`~gym_goldens.format.header.describe_vector_env`); called
             at the first episode, when the env's spaces are final.
-        storage: The ``storage`` field.
+        storage: The ``storage`` field (:attr:`Storage.header`).
         encoder: The recording's encoder.
     """
 
@@ -397,7 +426,7 @@ class EpisodeWriter:
         }
         # The numpy types are written when they change (in practice on step 1),
         # walked in full only when a cheap key of them changes (see StepTypes).
-        # step_key and StepTypes.known, inlined: this runs at every step.
+        # The key of StepTypes, worked out inline: this runs at every step.
         action_key: Any = type(action)
         if action_key is _NDARRAY:
             action_key = (action.dtype, action.shape)
