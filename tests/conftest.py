@@ -2,7 +2,35 @@
 
 from __future__ import annotations
 
+import os
+import tempfile
+from collections.abc import Iterator
+
 import pytest
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _temporary_files_in_pytest_folders(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[None]:
+    """Keep what the code under test writes to the system temp folder in pytest's own folders.
+
+    ``assert_deterministic`` keeps the recordings of a failed check, and
+    ``gym-goldens record`` and the benchmarks' helpers write scratch folders
+    there: a run of the suite leaves nothing behind outside the folders
+    pytest rotates away. Subprocesses get the folder through ``TMPDIR``.
+    """
+    folder = str(tmp_path_factory.mktemp("tmp"))
+    saved_tempdir, saved_environ = tempfile.tempdir, os.environ.get("TMPDIR")
+    tempfile.tempdir = os.environ["TMPDIR"] = folder
+    try:
+        yield
+    finally:
+        tempfile.tempdir = saved_tempdir
+        if saved_environ is None:
+            os.environ.pop("TMPDIR", None)
+        else:
+            os.environ["TMPDIR"] = saved_environ
 
 
 @pytest.fixture(autouse=True)

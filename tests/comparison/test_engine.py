@@ -7,52 +7,21 @@ import math
 from pathlib import Path
 from typing import Any
 
-import gymnasium as gym
-import numpy as np
 import orjson
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gym_goldens import GoldenFormatError, RecordTrajectory, Tolerance, compare, read_recording
+from gym_goldens import GoldenFormatError, Tolerance, compare, read_recording
 from gym_goldens.comparison.explain import explain
 from gym_goldens.comparison.result import Difference
 from gym_goldens.comparison.walk import values_match
 from gym_goldens.format.fields import format_path
+from tests.support.envs import record_scaled_cartpole
 
 
-class ScaleObs(gym.ObservationWrapper[Any, Any, Any]):
-    """Multiplies observations by ``factor`` in float64."""
-
-    def __init__(self, env: gym.Env[Any, Any], factor: float) -> None:
-        super().__init__(env)
-        self.factor = factor
-        self.observation_space = gym.spaces.Box(-np.inf, np.inf, shape=(4,), dtype=np.float64)
-
-    def observation(self, observation: Any) -> Any:
-        return np.asarray(observation, dtype=np.float64) * self.factor
-
-
-def _record(
-    path: Path,
-    *,
-    steps: int = 30,
-    factor: float = 1.0,
-    gravity: float | None = None,
-    resets: int = 1,
-) -> Path:
-    """Record CartPole with a fixed policy: ``resets`` episodes of up to ``steps`` steps."""
-    env = RecordTrajectory(ScaleObs(gym.make("CartPole-v1"), factor), path)
-    if gravity is not None:
-        env.unwrapped.gravity = gravity  # type: ignore[attr-defined]
-    for episode in range(resets):
-        env.reset(seed=episode)
-        for t in range(steps):
-            _, _, terminated, truncated, _ = env.step(t % 2)
-            if terminated or truncated:
-                break
-    env.close()
-    return path
+def _record(path: Path, **kwargs: Any) -> Path:
+    return Path(record_scaled_cartpole(path, **kwargs))
 
 
 def _node(tolerance: Tolerance | None = None) -> Any:

@@ -366,3 +366,43 @@ def test_a_longer_golden_episode_counts_every_extra_step(tmp_path: Path) -> None
     assert episode.differing_records == 3
     assert episode.first is not None
     assert (episode.first.t, episode.first.golden_line, episode.first.actual_line) == (3, 5, None)
+
+
+_NUMBERS = st.one_of(
+    st.lists(st.floats(allow_nan=True, allow_infinity=True, width=64), min_size=16, max_size=40),
+    st.lists(st.integers(-5, 5), min_size=16, max_size=40),
+    st.lists(st.lists(st.floats(-3, 3), min_size=2, max_size=2), min_size=16, max_size=20),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(golden=_NUMBERS, data=st.data(), tolerance=st.sampled_from(TOLERANCES))
+def test_long_arrays_are_explained_as_element_by_element(
+    golden: list[Any], data: st.DataObject, tolerance: Tolerance
+) -> None:
+    # Long lists of numbers are compared as numpy arrays, not by DeepDiff's
+    # walk of every element: the same differences either way.
+    actual = data.draw(_changed(golden))
+    root = tolerance.tree()
+    record_golden, record_actual = {"obs": golden}, {"obs": actual}
+    as_arrays = explain(record_golden, record_actual, root)
+    by_element = explain(record_golden, record_actual, root, _arrays=False)
+    assert repr(as_arrays) == repr(by_element)
+    assert values_match(record_golden, record_actual, root) == (not as_arrays)
+
+
+def test_an_infinity_against_a_number_is_counted_once_and_first(tmp_path: Path) -> None:
+    # The first lines and the array statistics apply one rule: obs[0] (inf
+    # against 0) and obs[1] (1 against 2) differ, obs[2] matches.
+    header = _header(0, {"type": "Box", "shape": [3]}, FORMAT_VERSION)
+    golden = [header, {"event": "reset", "episode": 0, "obs": [math.inf, 1.0, 3.0], "info": {}}]
+    actual = [header, {"event": "reset", "episode": 0, "obs": [0.0, 2.0, 3.0], "info": {}}]
+    comparison = compare(_write(tmp_path / "g", [golden]), _write(tmp_path / "a", [actual]))
+    (episode,) = comparison.episodes
+    assert episode.first is not None
+    assert [d.field for d in episode.first.differences] == ["obs[0]", "obs[1]"]
+    (delta,) = episode.first.arrays
+    assert (delta.differing, delta.first, delta.max_abs) == (2, (0,), math.inf)
+    assert "obs: 2 of 3 elements differ (66.7%), largest |diff| inf, first at [0]" in (
+        format_comparison(comparison)
+    )

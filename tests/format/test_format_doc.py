@@ -1,4 +1,4 @@
-"""docs/FORMAT.md stays true: its example is a file this version writes."""
+"""docs/format.md stays true: its example is a file this version writes."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from gym_goldens import RecordTrajectory, compare, read_recording
 from gym_goldens.format.header import FORMAT_VERSION
 from tests.support.envs import TAXI
 
-FORMAT_MD = Path(__file__).parents[2] / "docs" / "FORMAT.md"
+FORMAT_MD = Path(__file__).parents[2] / "docs" / "format.md"
 
 
 def example_lines() -> str:

@@ -13,53 +13,8 @@ import pytest
 # pytester runs sessions in this process and afterwards drops the modules they
 # imported; numpy refuses to be imported twice, and hypothesis's plugin takes
 # seconds to import. Importing them here keeps them loaded across sessions.
-
-# The issue's example test, with a knob to perturb the dynamics.
-CARTPOLE_TEST = """
-import gymnasium as gym
-
-GRAVITY = {gravity!r}
-
-def test_cartpole(record_trajectory):
-    env = record_trajectory(gym.make("CartPole-v1"))
-    if GRAVITY is not None:
-        env.unwrapped.gravity = GRAVITY
-    env.action_space.seed(0)
-    obs, info = env.reset(seed=0)
-    for _ in range(300):
-        obs, reward, terminated, truncated, info = env.step(env.action_space.sample())
-        if terminated or truncated:
-            obs, info = env.reset()
-"""
-
-# CartPole whose observations are scaled by FACTOR, in float64 so that a
-# relative change of 1e-9 survives (float32 would round it away).
-SCALED_TEST = """
-import gymnasium as gym
-import numpy as np
-import pytest
-
-FACTOR = {factor!r}
-
-class ScaleObs(gym.ObservationWrapper):
-    def __init__(self, env, factor):
-        super().__init__(env)
-        self.factor = factor
-        self.observation_space = gym.spaces.Box(-np.inf, np.inf, shape=(4,), dtype=np.float64)
-
-    def observation(self, observation):
-        return np.asarray(observation, dtype=np.float64) * self.factor
-
-{marker}
-def test_scaled(record_trajectory):
-    env = record_trajectory(ScaleObs(gym.make("CartPole-v1"), FACTOR){kwargs})
-    env.action_space.seed(0)
-    env.reset(seed=0)
-    for _ in range(50):
-        _, _, terminated, truncated, _ = env.step(env.action_space.sample())
-        if terminated or truncated:
-            env.reset()
-"""
+import gym_goldens.plugin.outcome  # noqa: F401
+from tests.support.suites import CARTPOLE_TEST, SCALED_TEST
 
 
 @pytest.fixture

@@ -7,19 +7,9 @@ from pathlib import Path
 
 import pytest
 
-CARTPOLE_TEST = """
-import gymnasium as gym
+from tests.support.suites import CONTROLLED_CARTPOLE_TEST
 
-GRAVITY = {gravity}
-
-def test_cartpole(record_trajectory):
-    env = gym.make("CartPole-v1")
-    env.unwrapped.gravity = GRAVITY
-    env = record_trajectory(env)
-    obs, _ = env.reset(seed=0)
-    for _ in range(40):
-        obs, *_ = env.step(int(obs[2] + 0.5 * obs[3] > 0))
-"""
+CARTPOLE_TEST = CONTROLLED_CARTPOLE_TEST.replace("{steps}", "40")
 
 PHASE_TEST = """
 import gymnasium as gym

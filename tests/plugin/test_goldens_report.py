@@ -9,20 +9,13 @@ from pathlib import Path
 
 import pytest
 
-SUITE = """
-import gymnasium as gym
+from tests.support.suites import CONTROLLED_CARTPOLE_TEST
+
+SUITE = (
+    CONTROLLED_CARTPOLE_TEST.replace("{steps}", "30")
+    + """
 import numpy as np
 import pytest
-
-GRAVITY = {gravity}
-
-def test_cartpole(record_trajectory):
-    env = gym.make("CartPole-v1")
-    env.unwrapped.gravity = GRAVITY
-    env = record_trajectory(env)
-    obs, _ = env.reset(seed=0)
-    for _ in range(30):
-        obs, *_ = env.step(int(obs[2] + 0.5 * obs[3] > 0))
 
 @pytest.mark.parametrize("label", ["<b>&co"])
 def test_pendulum(record_trajectory, label):
@@ -38,6 +31,7 @@ def test_lake(record_trajectory):
     env.reset(seed=0)
     env.step(1)
 """
+)
 
 NEW_TEST = """
 import gymnasium as gym

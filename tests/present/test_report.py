@@ -18,38 +18,13 @@ from gym_goldens.present.report import (
     format_unreadable,
     update_command,
 )
+from tests.support.envs import record_scaled_cartpole
 
 
-class ScaleObs(gym.ObservationWrapper[Any, Any, Any]):
-    """Multiplies observations by ``factor`` in float64."""
-
-    def __init__(self, env: gym.Env[Any, Any], factor: float) -> None:
-        super().__init__(env)
-        self.factor = factor
-
-    def observation(self, observation: Any) -> Any:
-        return np.asarray(observation, dtype=np.float64) * self.factor
-
-
-def _record(
-    path: Path,
-    *,
-    steps: int = 40,
-    resets: int = 1,
-    gravity: float | None = None,
-    factor: float = 1.0,
-) -> Path:
-    env = RecordTrajectory(ScaleObs(gym.make("CartPole-v1"), factor), path)
-    if gravity is not None:
-        env.unwrapped.gravity = gravity  # type: ignore[attr-defined]
-    for episode in range(resets):
-        env.reset(seed=episode)
-        for t in range(steps):
-            _, _, terminated, truncated, _ = env.step((t // 3) % 2)
-            if terminated or truncated:
-                break
-    env.close()
-    return path
+def _record(path: Path, **kwargs: Any) -> Path:
+    """The scaled CartPole of the report tests: 40 steps, the action changing every 3rd."""
+    kwargs.setdefault("steps", 40)
+    return Path(record_scaled_cartpole(path, action=lambda t: (t // 3) % 2, **kwargs))
 
 
 def test_mismatch_message_has_the_issue_shape(tmp_path: Path) -> None:

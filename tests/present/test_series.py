@@ -12,20 +12,9 @@ import pytest
 from gym_goldens import RecordTrajectory, Tolerance
 from gym_goldens.errors import GoldensError
 from gym_goldens.format.reader import read_recording
-from gym_goldens.present.series import compare_series, episode_series
-from tests.support.recordings import perturb, record_cartpole, record_extremes, record_gauge
-
-
-@pytest.fixture(scope="module")
-def golden(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return record_cartpole(tmp_path_factory.mktemp("golden") / "CartPole-v1")
-
-
-@pytest.fixture(scope="module")
-def actual(golden: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return perturb(
-        golden, tmp_path_factory.mktemp("actual") / "CartPole-v1", index=2, from_t=17, delta=0.01
-    )
+from gym_goldens.present.series import compare_series, episode_series, read_episode_series
+from tests.support.envs import ImageEnv
+from tests.support.recordings import record_extremes, record_gauge
 
 
 def test_episode_series_holds_the_recorded_values(golden: Path) -> None:
@@ -147,3 +136,64 @@ def test_values_whose_difference_overflows_diverge_without_a_warning(tmp_path: P
         same = compare_series(golden, golden)
     assert [(f.label, f.first) for f in found] == [("obs[0]", 0), ("obs[1]", 0)]
     assert not any(f.diverges for f in same)
+
+
+def _pendulum(path: Path, steps: int, *, torque: float = 0.0, from_t: int = 0) -> Path:
+    """One long Pendulum episode (no time limit), the torque changed from step ``from_t``."""
+    env = RecordTrajectory(gym.make("Pendulum-v1", max_episode_steps=steps + 1), path)
+    env.reset(seed=0)
+    for t in range(1, steps + 1):
+        env.step(np.array([torque if t >= from_t else 0.0], dtype=np.float32))
+    env.close()
+    return path
+
+
+def test_a_long_episode_keeps_every_kth_step_and_every_step_around_a_divergence(
+    tmp_path: Path,
+) -> None:
+    golden = _pendulum(tmp_path / "golden", 5_000)
+    actual = _pendulum(tmp_path / "actual", 5_000, torque=1.0, from_t=3_333)
+    keep = (3_300, 3_400)
+    read = [
+        read_episode_series(path, 0, ["obs[0]"], None, max_points=500, keep=keep)
+        for path in (golden, actual)
+    ]
+    (golden_series,), (actual_series,) = (found.series for found in read if found)
+    assert golden_series.stride == actual_series.stride == 16  # 5,001 steps in about 500
+    assert len(golden_series.t) <= 500 + 101
+    assert set(range(3_300, 3_401)) <= set(golden_series.t.tolist())
+    assert set(golden_series.t.tolist()) - set(range(3_300, 3_401)) <= set(range(0, 5_001, 16))
+    # The first divergence is exact: every step around it was kept.
+    (field,) = compare_series([golden_series], [actual_series])
+    assert field.first == 3_333  # the observation after the first step with a torque
+
+
+def test_series_of_episodes_kept_at_different_strides_compare_at_the_larger_one(
+    tmp_path: Path,
+) -> None:
+    short = _pendulum(tmp_path / "short", 900)
+    long = _pendulum(tmp_path / "long", 3_000)
+    (short_series,) = episode_series(short, ["reward"], max_points=1_000)
+    (long_series,) = episode_series(long, ["reward"], max_points=1_000)
+    assert (short_series.stride, long_series.stride) == (1, 4)
+    (field,) = compare_series([short_series], [long_series])
+    assert set(field.t.tolist()) <= set(range(0, 3_001, 4))
+    assert field.first == 904  # the first step the short episode lacks, at stride 4
+
+
+def test_a_large_array_is_one_series_of_its_mean_unless_its_elements_are_named(
+    tmp_path: Path,
+) -> None:
+    env = RecordTrajectory(ImageEnv(shape=(10, 10, 3)), tmp_path / "frames", max_array_size=None)
+    env.reset(seed=0)
+    for _ in range(3):
+        env.step(0)
+    env.close()
+    frames = read_recording(tmp_path / "frames")[0]
+    means = [float(np.mean(record["obs"])) for record in frames.records]
+    (mean,) = episode_series(tmp_path / "frames", ["obs"])
+    assert mean.label == "mean(obs)"
+    assert mean.values.tolist() == pytest.approx(means)
+    (pixel,) = episode_series(tmp_path / "frames", ["obs[3][4][2]"])
+    assert pixel.label == "obs[3][4][2]"
+    assert pixel.values.tolist() == [record["obs"][3][4][2] for record in frames.records]

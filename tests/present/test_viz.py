@@ -30,21 +30,9 @@ from gym_goldens.present.viz import (
     save_figure,
 )
 from tests.support.legacy import write_format_1
-from tests.support.recordings import perturb, record_cartpole, record_extremes, record_gauge
+from tests.support.recordings import perturb, record_extremes, record_gauge
 
 MARKER_RGB = (0xD6, 0x27, 0x28)
-
-
-@pytest.fixture(scope="module")
-def golden(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return record_cartpole(tmp_path_factory.mktemp("golden") / "CartPole-v1")
-
-
-@pytest.fixture(scope="module")
-def actual(golden: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return perturb(
-        golden, tmp_path_factory.mktemp("actual") / "CartPole-v1", index=2, from_t=17, delta=0.01
-    )
 
 
 def test_comparison_figure_marks_the_first_divergence(golden: Path, actual: Path) -> None:

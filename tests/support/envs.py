@@ -128,6 +128,50 @@ class MultiObjectiveEnv(gym.Env[np.ndarray, int]):
         return np.array([self.position], dtype=np.float32), reward, done, False, {}
 
 
+class ScaleObs(gym.ObservationWrapper[Any, Any, Any]):
+    """Multiplies CartPole's observations by ``factor``, in float64.
+
+    In float64 a relative change of 1e-9 survives, where float32 would round
+    it away: a knob for changes just inside or outside a tolerance.
+    """
+
+    def __init__(self, env: gym.Env[Any, Any], factor: float) -> None:
+        super().__init__(env)
+        self.factor = factor
+        self.observation_space = gym.spaces.Box(-np.inf, np.inf, shape=(4,), dtype=np.float64)
+
+    def observation(self, observation: Any) -> Any:
+        return np.asarray(observation, dtype=np.float64) * self.factor
+
+
+def record_scaled_cartpole(
+    path: Any,
+    *,
+    steps: int = 30,
+    resets: int = 1,
+    factor: float = 1.0,
+    gravity: float | None = None,
+    action: Any = lambda t: t % 2,
+) -> Any:
+    """Record CartPole (observations times ``factor``): ``resets`` episodes of up to ``steps``.
+
+    Episode ``i`` is reset with seed ``i``; ``action(t)`` gives the action of step ``t``.
+    """
+    from gym_goldens import RecordTrajectory
+
+    env = RecordTrajectory(ScaleObs(gym.make("CartPole-v1"), factor), path)
+    if gravity is not None:
+        env.unwrapped.gravity = gravity  # type: ignore[attr-defined]
+    for episode in range(resets):
+        env.reset(seed=episode)
+        for t in range(steps):
+            _, _, terminated, truncated, _ = env.step(action(t))
+            if terminated or truncated:
+                break
+    env.close()
+    return path
+
+
 def run(env: gym.Env[Any, Any], actions: Sequence[Any], *, seed: int = 0) -> None:
     """Reset ``env`` with ``seed``, take ``actions`` (resetting after each end), close it."""
     env.reset(seed=seed)

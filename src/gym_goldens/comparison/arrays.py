@@ -20,7 +20,7 @@ from gym_goldens.comparison.tolerance import ToleranceNode
 from gym_goldens.format.codec import ArraySummary
 from gym_goldens.format.fields import FieldPath
 
-__all__ = ["ArrayDelta", "array_deltas", "summarise_like", "summary_matches"]
+__all__ = ["ArrayDelta", "array_deltas", "numeric_pair", "summarise_like", "summary_matches"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -95,6 +95,40 @@ def summary_matches(golden: Any, actual: Any) -> bool:
     if isinstance(actual, ArraySummary) and isinstance(golden, list):
         return summarise_like(actual, golden) == actual
     return False
+
+
+def numeric_pair(
+    golden: list[Any], actual: list[Any]
+) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]] | None:
+    """Two lists as numeric arrays of one shape, when their elements are all of one type.
+
+    Every element of both must be a float, or every one an int (not a bool):
+    then comparing the arrays element by element is comparing the values, a
+    change of type included. None otherwise (ragged lists, mixed types).
+    """
+    try:
+        golden_array, actual_array = np.asarray(golden), np.asarray(actual)
+    except (ValueError, TypeError, OverflowError):
+        return None
+    kind = golden_array.dtype.kind
+    if (
+        golden_array.shape != actual_array.shape
+        or golden_array.ndim == 0
+        or kind not in "if"
+        or actual_array.dtype.kind != kind
+    ):
+        return None
+    wanted = float if kind == "f" else int
+    if not (_all_of_type(golden, wanted) and _all_of_type(actual, wanted)):
+        return None
+    return golden_array, actual_array
+
+
+def _all_of_type(value: list[Any], wanted: type) -> bool:
+    # np.asarray has already checked the nesting: a list holds lists or leaves only.
+    if value and type(value[0]) is list:
+        return all(_all_of_type(item, wanted) for item in value)
+    return all(type(item) is wanted for item in value)
 
 
 def _locate(

@@ -25,11 +25,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from deepdiff import DeepDiff
-from deepdiff.operator import BaseOperator
+import numpy as np
 
-from gym_goldens.comparison.arrays import summary_matches
-from gym_goldens.comparison.floats import floats_match
+from gym_goldens.comparison.arrays import numeric_pair, summary_matches
+from gym_goldens.comparison.floats import arrays_match, floats_match
 from gym_goldens.comparison.result import Difference
 from gym_goldens.comparison.tolerance import Tolerance, ToleranceNode
 from gym_goldens.format.header import INFORMATIONAL_FIELDS
@@ -40,6 +39,9 @@ MAX_DIFFERENCES: Final = 20
 """At most this many differences are listed for one record."""
 
 _LENGTH: Final = "gym_goldens_length"
+# Lists at least this long under one tolerance are compared as numpy arrays,
+# element by element: DeepDiff would visit every element of an image.
+_ARRAY_LENGTH: Final = 16
 _EXACT: Final = Tolerance(rtol=0.0, atol=0.0)
 _NOT_COMPARED: Final = INFORMATIONAL_FIELDS | {"event", "format", "version"}
 _KINDS: Final = {
@@ -51,7 +53,7 @@ _KINDS: Final = {
 }
 
 
-class ToleranceOperator(BaseOperator):
+class ToleranceOperator:
     """A DeepDiff operator that compares values as the comparison does.
 
     It is consulted at every level DeepDiff visits. Ignored fields and floats
@@ -60,18 +62,30 @@ class ToleranceOperator(BaseOperator):
     length are reported here; dicts and lists of the same length are left to
     DeepDiff to walk, and so are changes of type.
 
+    A long list of numbers under one tolerance (an observation, an image
+    kept in full) is compared here at once, as numpy arrays under the same
+    float rule; its differing elements are kept in :attr:`array_differences`.
+
     Args:
         root: The root of the tolerance tree (``Tolerance.tree()``).
+        arrays: Whether long lists of numbers are compared as arrays.
+        limit: At most this many differing elements are kept per array.
     """
 
-    def __init__(self, root: ToleranceNode) -> None:
-        super().__init__()
+    def __init__(
+        self, root: ToleranceNode, *, arrays: bool = True, limit: int = MAX_DIFFERENCES
+    ) -> None:
         self.root = root
+        self.arrays = arrays
+        self.limit = limit
+        self.array_differences: list[Difference] = []
 
     def match(self, level: Any) -> bool:
+        """Every level DeepDiff visits is this operator's (DeepDiff's operator protocol)."""
         return True
 
     def give_up_diffing(self, level: Any, diff_instance: Any) -> bool:
+        """Compare the values of ``level``; True when DeepDiff need not look inside them."""
         node = self.node(level.path(output_format="list"))
         if node.ignored:
             return True
@@ -83,16 +97,41 @@ class ToleranceOperator(BaseOperator):
         if kind is dict:
             return False
         if kind is list:
-            if len(golden) == len(actual):
-                return False
-            diff_instance.custom_report_result(_LENGTH, level)
-            return True
+            if len(golden) != len(actual):
+                diff_instance.custom_report_result(_LENGTH, level)
+                return True
+            if self.arrays and node.leaf and len(golden) >= _ARRAY_LENGTH:
+                return self._compare_arrays(golden, actual, level, node)
+            return False
         if kind is float:
             matches = floats_match(golden, actual, node.rtol, node.atol)
         else:
             matches = bool(golden == actual)
         if not matches:
             diff_instance.custom_report_result("values_changed", level)
+        return True
+
+    def _compare_arrays(
+        self, golden: list[Any], actual: list[Any], level: Any, node: ToleranceNode
+    ) -> bool:
+        """Compare two lists of numbers as arrays; False to leave them to DeepDiff."""
+        pair = numeric_pair(golden, actual)
+        if pair is None:
+            return False
+        golden_array, actual_array = pair
+        is_float = golden_array.dtype.kind == "f"
+        if is_float:
+            far = ~arrays_match(golden_array, actual_array, node.rtol, node.atol)
+        else:
+            far = golden_array != actual_array
+        path = tuple(level.path(output_format="list"))
+        for index in np.argwhere(far)[: self.limit]:
+            at = tuple(int(i) for i in index)
+            golden_value, actual_value = golden_array[at].item(), actual_array[at].item()
+            tolerance = (node.rtol, node.atol) if is_float else (None, None)
+            self.array_differences.append(
+                Difference((*path, *at), "value", golden_value, actual_value, *tolerance)
+            )
         return True
 
     def node(self, path: list[Any]) -> ToleranceNode:
@@ -104,7 +143,12 @@ class ToleranceOperator(BaseOperator):
 
 
 def explain(
-    golden: Any, actual: Any, root: ToleranceNode, *, limit: int = MAX_DIFFERENCES
+    golden: Any,
+    actual: Any,
+    root: ToleranceNode,
+    *,
+    limit: int = MAX_DIFFERENCES,
+    _arrays: bool = True,
 ) -> list[Difference]:
     """The differences between two parsed records, in record order.
 
@@ -119,7 +163,11 @@ def explain(
     Returns:
         The differences; empty when the records match within tolerance.
     """
-    operator = ToleranceOperator(root)
+    # Imported here, not with the module: DeepDiff takes a tenth of a second
+    # and a few MiB to import, and only a mismatch needs it.
+    from deepdiff import DeepDiff
+
+    operator = ToleranceOperator(root, arrays=_arrays, limit=limit)
     tree = DeepDiff(
         golden,
         actual,
@@ -145,6 +193,7 @@ def explain(
             if node.ignored:  # an added or removed key DeepDiff did not ask about
                 continue
             found.append((_order(golden, actual, path), _difference(kind, path, level, node)))
+    found += [(_order(golden, actual, d.path), d) for d in operator.array_differences]
     found.sort(key=lambda item: item[0])
     return [difference for _, difference in found[:limit]]
 

@@ -43,6 +43,9 @@ from gym_goldens.format.reader import Episode, episode_lines, iter_records, miss
 
 __all__ = [
     "DEFAULT_FIELDS",
+    "MAX_ARRAY_ELEMENTS",
+    "MAX_POINTS",
+    "SERIES_FIELDS",
     "EpisodeSeries",
     "FieldComparison",
     "Series",
@@ -54,11 +57,16 @@ __all__ = [
 DEFAULT_FIELDS: Final = ("obs", "action", "reward")
 """The fields plotted when none are chosen."""
 
-# The fields of a record that hold values (what ``fields=None`` chooses).
-_ALL_FIELDS: Final = ("obs", "action", "reward", "terminated", "truncated", "info")
+SERIES_FIELDS: Final = ("obs", "action", "reward", "terminated", "truncated", "info")
+"""The fields of a record that hold values (what ``fields=None`` chooses)."""
+_ALL_FIELDS: Final = SERIES_FIELDS
 
 _MEAN: Final = "$mean"
 _ADVANCE_EVERY: Final = 1000
+MAX_POINTS: Final = 10_000
+"""Series hold at most about this many steps: longer episodes keep every k-th step."""
+MAX_ARRAY_ELEMENTS: Final = 64
+"""Larger arrays are one series, their mean, unless a field pattern names their elements."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -66,17 +74,21 @@ class Series:
     """One numeric leaf of the records of an episode, over time.
 
     Attributes:
-        path: The leaf, such as ``("obs", 2)``; an array stored as a summary
-            gives ``(..., "$mean")``, the mean of its elements.
+        path: The leaf, such as ``("obs", 2)``; an array stored as a summary,
+            or one of more than :data:`MAX_ARRAY_ELEMENTS` elements, gives
+            ``(..., "$mean")``, the mean of its elements.
         t: The steps that hold the leaf (the reset record is ``t = 0``).
         values: Its values there, as floats.
         discrete: Whether every value was an int or a bool.
+        stride: Every how many steps a step was kept: 1 for all of them;
+            more in an episode too long to keep whole (see :data:`MAX_POINTS`).
     """
 
     path: FieldPath
     t: np.ndarray[Any, np.dtype[np.int64]]
     values: np.ndarray[Any, np.dtype[np.float64]]
     discrete: bool
+    stride: int = 1
 
     @property
     def label(self) -> str:
@@ -128,6 +140,7 @@ def episode_series(
     *,
     episode: int = 0,
     advance: Callable[[int], None] | None = None,
+    max_points: int = MAX_POINTS,
 ) -> list[Series]:
     """The numeric leaves of the chosen fields of one episode, over time.
 
@@ -141,6 +154,8 @@ def episode_series(
             when ``recording`` is a file).
         advance: Called with the number of records read, now and then (for
             a progress bar).
+        max_points: Keep at most about this many steps of each series; a
+            longer episode keeps every k-th step (:attr:`Series.stride`).
 
     Raises:
         GoldenFormatError: The recording cannot be read or has no such episode.
@@ -157,7 +172,7 @@ def episode_series(
         >>> [s.label for s in episode_series(out, ["reward"], episode=1)]
         ['reward']
     """
-    found = read_episode_series(recording, episode, fields, advance)
+    found = read_episode_series(recording, episode, fields, advance, max_points=max_points)
     assert found is not None  # only missing_ok reads give None
     return found.series
 
@@ -187,6 +202,8 @@ def read_episode_series(
     advance: Callable[[int], None] | None,
     *,
     missing_ok: bool = False,
+    max_points: int = MAX_POINTS,
+    keep: tuple[int, int] | None = None,
 ) -> EpisodeSeries | None:
     """Read the series of one episode, with the file and lines they come from.
 
@@ -198,6 +215,10 @@ def read_episode_series(
         advance: Called with the number of records read, now and then.
         missing_ok: Give None for an episode the recording does not have,
             instead of raising.
+        max_points: Keep at most about this many steps of each series; a
+            longer episode keeps every k-th step (:attr:`Series.stride`).
+        keep: The first and last step kept whatever the stride (around a
+            divergence, say).
 
     Raises:
         GoldenFormatError: The recording cannot be read, or has no such
@@ -207,7 +228,7 @@ def read_episode_series(
     # Patterns first: a typo is reported before a long file is read.
     selectors = [parse_pattern(field) for field in (fields or _ALL_FIELDS)]
     if isinstance(recording, Episode):
-        series = _collect(recording.records, selectors, advance)
+        series = _collect(recording.records, selectors, advance, max_points=max_points, keep=keep)
         return EpisodeSeries(series, recording.path, recording.header, None)
     found = episode_lines(recording, episode)
     if found is None:
@@ -226,7 +247,7 @@ def read_episode_series(
                 header = record
             yield record
 
-    series = _collect(records(), selectors, advance)
+    series = _collect(records(), selectors, advance, max_points=max_points, keep=keep)
     return EpisodeSeries(series, path, header, (first, last))
 
 
@@ -234,10 +255,22 @@ def _collect(
     records: Iterable[dict[str, Any]],
     selectors: Sequence[FieldPath],
     advance: Callable[[int], None] | None,
+    *,
+    max_points: int = MAX_POINTS,
+    keep: tuple[int, int] | None = None,
 ) -> list[Series]:
+    """The series of the leaves that ``selectors`` choose in ``records``.
+
+    Memory stays bounded however long the episode: when a series would hold
+    more than ``max_points`` steps, only every other step kept so far stays
+    (the stride doubles), and later records are read only at the stride;
+    the steps of ``keep`` (first and last ``t``) are always kept.
+    """
     tops = [key for key in _ALL_FIELDS if any(s[0] in (key, "*") for s in selectors)]
     columns: dict[FieldPath, tuple[list[int], list[float], list[bool]]] = {}
-    count = 0
+    low, high = keep if keep is not None else (1, 0)
+    stride = 1
+    count = kept = 0
     for record in records:
         count += 1
         if advance is not None and count % _ADVANCE_EVERY == 0:
@@ -246,10 +279,12 @@ def _collect(
         if event == "header":
             continue
         t = 0 if event == "reset" else int(record["t"])
+        if t % stride and not low <= t <= high:
+            continue
         leaves: list[tuple[FieldPath, float, bool]] = []
         for key in tops:
             if key in record:
-                _leaves(record[key], (key,), leaves)
+                _leaves(record[key], (key,), leaves, selectors)
         for leaf, value, discrete in leaves:
             column = columns.get(leaf)
             if column is None:
@@ -259,6 +294,10 @@ def _collect(
             column[0].append(t)
             column[1].append(value)
             column[2].append(discrete)
+        kept += 1
+        if kept > max_points:
+            stride *= 2
+            kept = _thin(columns, stride, low, high)
     if advance is not None and count % _ADVANCE_EVERY:
         advance(count % _ADVANCE_EVERY)
     return [
@@ -267,9 +306,27 @@ def _collect(
             np.asarray(ts, dtype=np.int64),
             np.asarray(values, dtype=np.float64),
             all(flags),
+            stride,
         )
         for leaf, (ts, values, flags) in _ordered(columns, selectors)
     ]
+
+
+def _thin(
+    columns: dict[FieldPath, tuple[list[int], list[float], list[bool]]],
+    stride: int,
+    low: int,
+    high: int,
+) -> int:
+    """Keep the steps at ``stride`` (and those from ``low`` to ``high``); the most left."""
+    most = 0
+    for ts, values, flags in columns.values():
+        chosen = [i for i, t in enumerate(ts) if not t % stride or low <= t <= high]
+        ts[:] = [ts[i] for i in chosen]
+        values[:] = [values[i] for i in chosen]
+        flags[:] = [flags[i] for i in chosen]
+        most = max(most, len(ts))
+    return most
 
 
 def compare_series(
@@ -280,10 +337,13 @@ def compare_series(
     A step matches as in :func:`gym_goldens.compare`: within
     ``atol + rtol * |golden|``, NaN matching NaN; ints and bools exactly;
     ignored fields are left out. A step held by one side only diverges.
+    Series kept at different strides (episodes of other lengths) are
+    compared at the larger one.
     """
     tolerance = tolerance or Tolerance()
-    golden_by_path = {series.path: series for series in golden}
-    actual_by_path = {series.path: series for series in actual}
+    stride = max((series.stride for series in [*golden, *actual]), default=1)
+    golden_by_path = {series.path: _at_stride(series, stride) for series in golden}
+    actual_by_path = {series.path: _at_stride(series, stride) for series in actual}
     found = []
     for path in dict.fromkeys([*golden_by_path, *actual_by_path]):
         rtol, atol, ignored = _tolerance_at(tolerance, path)
@@ -291,6 +351,16 @@ def compare_series(
             golden_series, actual_series = golden_by_path.get(path), actual_by_path.get(path)
             found.append(_compare_one(path, golden_series, actual_series, rtol, atol))
     return found
+
+
+def _at_stride(series: Series, stride: int) -> Series:
+    """The series with only its steps at ``stride`` (and those it kept around a divergence)."""
+    if series.stride == stride:
+        return series
+    kept = series.t % stride == 0
+    # The steps a series keeps whatever its stride are kept here too.
+    kept |= np.isin(series.t, series.t[series.t % series.stride != 0])
+    return dataclasses.replace(series, t=series.t[kept], values=series.values[kept], stride=stride)
 
 
 def _compare_one(
@@ -336,7 +406,12 @@ def _tolerance_at(tolerance: Tolerance, path: FieldPath) -> tuple[float, float, 
     return node.rtol, node.atol, node.ignored
 
 
-def _leaves(value: Any, path: FieldPath, out: list[tuple[FieldPath, float, bool]]) -> None:
+def _leaves(
+    value: Any,
+    path: FieldPath,
+    out: list[tuple[FieldPath, float, bool]],
+    selectors: Sequence[FieldPath],
+) -> None:
     kind = type(value)
     if kind is float:
         out.append((path, value, False))
@@ -346,13 +421,57 @@ def _leaves(value: Any, path: FieldPath, out: list[tuple[FieldPath, float, bool]
         except OverflowError:  # an int beyond float range has no place on an axis
             return
     elif kind is list:
-        for index, item in enumerate(value):
-            _leaves(item, (*path, index), out)
+        named = _named_inside(path, selectors)
+        if named is None and _size(value) > MAX_ARRAY_ELEMENTS:
+            mean = _mean(value)
+            if mean is not None:
+                # An image kept in full: one series, not one per pixel.
+                out.append(((*path, _MEAN), mean, False))
+                return
+        indices = range(len(value)) if named is None else [i for i in named if i < len(value)]
+        for index in indices:
+            _leaves(value[index], (*path, index), out, selectors)
     elif kind is dict:
         for key, item in value.items():
-            _leaves(item, (*path, key), out)
+            _leaves(item, (*path, key), out, selectors)
     elif isinstance(value, ArraySummary) and value.mean is not None:
         out.append(((*path, _MEAN), float(value.mean), False))
+
+
+def _named_inside(path: FieldPath, selectors: Sequence[FieldPath]) -> list[int] | None:
+    """The indices of a list at ``path`` that patterns name one by one; None for all of them."""
+    depth = len(path)
+    named: set[int] = set()
+    for selector in selectors:
+        if len(selector) <= depth or not pattern_matches(selector[:depth], path):
+            if pattern_matches(selector, path):
+                return None  # the pattern chooses the whole list
+            continue
+        segment = selector[depth]
+        if not isinstance(segment, int):
+            return None  # obs[*] or a key: every item
+        named.add(segment)
+    return sorted(named) if named else None
+
+
+def _size(value: list[Any]) -> int:
+    """The number of leaves of nested lists, counted along the first item of each level."""
+    size = 1
+    while type(value) is list:
+        size *= len(value)
+        if not value:
+            break
+        value = value[0]
+    return size
+
+
+def _mean(value: list[Any]) -> float | None:
+    try:
+        array = np.asarray(value, dtype=np.float64)
+    except (ValueError, TypeError, OverflowError):
+        return None  # not an array of numbers
+    with np.errstate(invalid="ignore", over="ignore"):
+        return float(array.mean()) if array.size else None
 
 
 def _ordered(

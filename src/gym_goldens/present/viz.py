@@ -38,8 +38,10 @@ from gym_goldens.comparison.engine import compare
 from gym_goldens.comparison.result import Comparison, EpisodeComparison
 from gym_goldens.comparison.tolerance import Tolerance
 from gym_goldens.errors import GoldenFormatError, GoldensError
+from gym_goldens.format.fields import format_path
 from gym_goldens.present.series import (
     DEFAULT_FIELDS,
+    SERIES_FIELDS,
     EpisodeSeries,
     FieldComparison,
     Series,
@@ -86,6 +88,8 @@ _DPI: Final = 100
 # matplotlib's axis and tick arithmetic overflows near the largest float, so
 # finite values beyond this are drawn at it (see _plottable).
 _PLOT_LIMIT: Final = 1e300
+# The steps kept on each side of a first divergence in a long episode.
+_KEPT_AROUND: Final = 100
 
 
 class VizDependencyError(GoldensError, ImportError):
@@ -205,23 +209,24 @@ def plot_comparison(
     if episode is None:
         comparison = comparison or compare(golden, actual, tolerance)
         episode = comparison.differing[0] if comparison.differing else 0
+    keep = None
     if isinstance(episode, EpisodeComparison):
         index, label = episode.index, _episode_label(episode)
         # The file that holds the episode: in a vector recording, a sub-env's.
         golden_source = _holder(golden, episode.golden_path)
         actual_source = _holder(actual, episode.actual_path)
+        if episode.first is not None:
+            # Every step around the first divergence, whatever is thinned out elsewhere.
+            t = episode.first.t or 0
+            keep = (max(t - _KEPT_AROUND, 0), t + _KEPT_AROUND)
     else:
         index, label = episode, f"episode {episode}"
         golden_source, actual_source = Path(golden), Path(actual)
-    golden_read = (
-        read_episode_series(golden_source, index, fields, advance, missing_ok=True)
-        if golden_source is not None
+    golden_read, actual_read = (
+        read_episode_series(source, index, fields, advance, missing_ok=True, keep=keep)
+        if source is not None
         else None
-    )
-    actual_read = (
-        read_episode_series(actual_source, index, fields, advance, missing_ok=True)
-        if actual_source is not None
-        else None
+        for source in (golden_source, actual_source)
     )
     if golden_read is None and actual_read is None:
         raise GoldenFormatError(golden, f"neither recording has {label}")
@@ -272,12 +277,13 @@ def plot_divergence(
     """
     if comparison.equal:
         return None
+    episode = comparison.differing[0]
     try:
         return plot_comparison(
             comparison.golden,
             comparison.actual,
-            episode=comparison.differing[0],
-            fields=None,
+            episode=episode,
+            fields=_divergent_fields(episode, max_fields),
             only_divergent=True,
             max_fields=max_fields,
             comparison=comparison,
@@ -285,6 +291,23 @@ def plot_divergence(
         )
     except NothingToPlotError:
         return None
+
+
+def _divergent_fields(episode: EpisodeComparison, limit: int) -> list[str] | None:
+    """The fields that differ at an episode's first divergence; None when none is named.
+
+    Only they are read: the other leaves of a long record (an image kept in
+    full) would cost time and memory for panels that are not drawn.
+    """
+    first = episode.first
+    if first is None or not first.differences:
+        return None
+    fields: list[str] = []
+    for difference in first.differences:
+        path = difference.path[1:] if difference.path[:1] == ("dtypes",) else difference.path
+        if path and path[0] in SERIES_FIELDS:
+            fields.append(format_path(path))
+    return list(dict.fromkeys(fields))[:limit] or None
 
 
 def write_divergence_plot(
@@ -517,6 +540,9 @@ def _comparison_title(
     lines = [f"{heading}: golden vs actual: {verdict}"]
     if len(shown) < len(chosen):
         lines[0] += f" (first {len(shown)} of {len(chosen)} fields shown)"
+    stride = max((s.stride for found in (golden, actual) if found for s in found.series), default=1)
+    if stride > 1:
+        lines[0] += f" (every {stride}th step drawn, every step around the first divergence)"
     for side, found in [("golden", golden), ("actual", actual)]:
         lines.append(f"{side}: {_where(found, display) if found else '(no such episode)'}")
     return "\n".join(lines)
