@@ -167,3 +167,51 @@ def test_a_symlink_inside_the_goldens_dir_is_allowed(tmp_path: Path) -> None:
     (root / "tests").symlink_to(root / "real", target_is_directory=True)
     resolved = ensure_inside(root, root / "tests" / "x")
     assert resolved == (root / "real" / "x").resolve()
+
+
+ROOT = Path("goldens")
+
+
+def test_golden_dir_follows_the_node_id() -> None:
+    assert golden_dir_for(ROOT, "tests/test_envs.py::test_cartpole", "CartPole-v1") == Path(
+        "goldens/tests/test_envs/test_cartpole/CartPole-v1"
+    )
+    assert golden_dir_for(ROOT, "test_a.py::TestCart::test_x[0-fast]", "Env") == Path(
+        "goldens/test_a/TestCart/test_x[0-fast]/Env"
+    )
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ("t.py::TestA::test_x", "t.py::TestB::test_x"),
+        ("t.py::test_x[Mountain/Car v0]", "t.py::test_x[MountainCar v0]"),
+        ("t.py::test_x[a/b]", "t.py::test_x[a%2Fb]"),
+        ("t.py::test_x[a b]", "t.py::test_x[a_b]"),
+        ("t.py::TestA::test_x", "t.py::TestA__test_x"),
+        ("a/t.py::test_x", "a_t.py::test_x"),
+        ("t.py::test_x[..]", "t.py::test_x[%2E%2E]"),
+    ],
+)
+def test_distinct_tests_never_share_a_golden(first: str, second: str) -> None:
+    assert golden_dir_for(ROOT, first, "env") != golden_dir_for(ROOT, second, "env")
+
+
+def test_awkward_ids_are_safe_and_stable() -> None:
+    assert safe_segment("test_x[Mountain/Car v0]") == "test_x[Mountain%2FCar%20v0]"
+    assert safe_segment("test_x[MountainCar v0]") == "test_x[MountainCar%20v0]"
+    assert safe_segment("100%") == "100%25"
+    assert safe_segment("..") == "%2E%2E"
+    assert safe_segment(".hidden") == "%2Ehidden"
+    assert safe_segment("") == "%"
+    assert safe_segment("CON") == "%CON"
+    assert safe_segment("naïve") == "na%C3%AFve"
+    long_id = "test_x[" + "a" * 300 + "]"
+    cut = safe_segment(long_id)
+    assert len(cut) == 120
+    assert "~" in cut
+    assert safe_segment(long_id) == cut
+    assert safe_segment(long_id[:-2] + "b]") != cut
+    directory = golden_dir_for(ROOT, "t.py::test_x[../../etc]", "../up")
+    assert ".." not in directory.parts
+    assert directory.parent.parent.parent == ROOT

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 
 import gymnasium as gym
@@ -11,9 +10,8 @@ import orjson
 import pytest
 
 from gym_goldens import RecordTrajectory
-from gym_goldens.errors import GoldenFormatError, UnsafeGoldenPathError
-from gym_goldens.format.files import atomic_write_bytes, checked_recording_files
-from gym_goldens.format.layout import golden_dir_for, safe_segment
+from gym_goldens.errors import GoldenFormatError
+from gym_goldens.format.files import checked_recording_files
 from gym_goldens.format.reader import read_recording
 from gym_goldens.plugin.store import update_golden
 from tests.support.legacy import split_into_episode_files
@@ -31,68 +29,6 @@ def _record(
             env.step(t % 2)
     env.close()
     return path
-
-
-def test_golden_dir_follows_the_node_id() -> None:
-    assert golden_dir_for(ROOT, "tests/test_envs.py::test_cartpole", "CartPole-v1") == Path(
-        "goldens/tests/test_envs/test_cartpole/CartPole-v1"
-    )
-    assert golden_dir_for(ROOT, "test_a.py::TestCart::test_x[0-fast]", "Env") == Path(
-        "goldens/test_a/TestCart/test_x[0-fast]/Env"
-    )
-
-
-@pytest.mark.parametrize(
-    ("first", "second"),
-    [
-        ("t.py::TestA::test_x", "t.py::TestB::test_x"),
-        ("t.py::test_x[Mountain/Car v0]", "t.py::test_x[MountainCar v0]"),
-        ("t.py::test_x[a/b]", "t.py::test_x[a%2Fb]"),
-        ("t.py::test_x[a b]", "t.py::test_x[a_b]"),
-        ("t.py::TestA::test_x", "t.py::TestA__test_x"),
-        ("a/t.py::test_x", "a_t.py::test_x"),
-        ("t.py::test_x[..]", "t.py::test_x[%2E%2E]"),
-    ],
-)
-def test_distinct_tests_never_share_a_golden(first: str, second: str) -> None:
-    assert golden_dir_for(ROOT, first, "env") != golden_dir_for(ROOT, second, "env")
-
-
-def test_awkward_ids_are_safe_and_stable() -> None:
-    assert safe_segment("test_x[Mountain/Car v0]") == "test_x[Mountain%2FCar%20v0]"
-    assert safe_segment("test_x[MountainCar v0]") == "test_x[MountainCar%20v0]"
-    assert safe_segment("100%") == "100%25"
-    assert safe_segment("..") == "%2E%2E"
-    assert safe_segment(".hidden") == "%2Ehidden"
-    assert safe_segment("") == "%"
-    assert safe_segment("CON") == "%CON"
-    assert safe_segment("naïve") == "na%C3%AFve"
-    long_id = "test_x[" + "a" * 300 + "]"
-    cut = safe_segment(long_id)
-    assert len(cut) == 120
-    assert "~" in cut
-    assert safe_segment(long_id) == cut
-    assert safe_segment(long_id[:-2] + "b]") != cut
-    directory = golden_dir_for(ROOT, "t.py::test_x[../../etc]", "../up")
-    assert ".." not in directory.parts
-    assert directory.parent.parent.parent == ROOT
-
-
-def test_atomic_write_leaves_no_temporary_file(tmp_path: Path) -> None:
-    target = tmp_path / "deep" / "trajectory.jsonl"
-    atomic_write_bytes(target, b"one\n")
-    atomic_write_bytes(target, b"two\n")
-    assert target.read_bytes() == b"two\n"
-    assert sorted(p.name for p in target.parent.iterdir()) == ["trajectory.jsonl"]
-
-
-def test_atomic_write_keeps_the_old_file_when_writing_fails(tmp_path: Path) -> None:
-    target = tmp_path / "trajectory.jsonl"
-    target.write_bytes(b"old\n")
-    with pytest.raises(TypeError):
-        atomic_write_bytes(target, "not bytes")  # type: ignore[arg-type]
-    assert target.read_bytes() == b"old\n"
-    assert [p.name for p in tmp_path.iterdir()] == ["trajectory.jsonl"]
 
 
 def test_update_creates_then_leaves_unchanged_goldens_alone(tmp_path: Path) -> None:
@@ -236,72 +172,6 @@ def test_update_refuses_a_folder_where_the_file_should_be(tmp_path: Path) -> Non
         update_golden(_record(tmp_path / "run"), golden, goldens_dir=tmp_path / "goldens")
     assert [p.name for p in golden.iterdir()] == ["trajectory.jsonl"]
     assert (golden / "trajectory.jsonl").is_dir()
-
-
-def test_recording_files_of_a_golden(tmp_path: Path) -> None:
-    goldens = tmp_path / "goldens"
-    assert checked_recording_files(goldens, goldens / "none") == []
-    new = goldens / "new"
-    update_golden(_record(tmp_path / "run", resets=2), new)
-    assert checked_recording_files(goldens, new) == [new / "trajectory.jsonl"]
-    legacy = goldens / "legacy"
-    files = split_into_episode_files(tmp_path / "run" / "trajectory.jsonl", legacy)
-    assert checked_recording_files(goldens, legacy) == files
-
-
-@pytest.mark.parametrize(
-    ("damage", "message"),
-    [
-        pytest.param(
-            lambda golden, outside: (golden / "trajectory.jsonl").write_bytes(b""),
-            "the file is empty",
-            id="empty",
-        ),
-        pytest.param(
-            lambda golden, outside: (golden / "trajectory.jsonl").mkdir(),
-            "expected a recording file, found a folder",
-            id="folder",
-        ),
-        pytest.param(
-            lambda golden, outside: (golden / "trajectory.jsonl.gz").write_bytes(b"x"),
-            "holds both trajectory.jsonl and trajectory.jsonl.gz",
-            id="both compressions",
-        ),
-        pytest.param(
-            lambda golden, outside: (golden / "episode_00000.jsonl").write_bytes(b"{}\n"),
-            "holds both trajectory.jsonl and episode files",
-            id="both layouts",
-        ),
-    ],
-)
-def test_recording_files_refuse_a_damaged_golden(
-    tmp_path: Path, damage: object, message: str
-) -> None:
-    goldens = tmp_path / "goldens"
-    golden = goldens / "env"
-    golden.mkdir(parents=True)
-    if "both" in message:
-        (golden / "trajectory.jsonl").write_bytes(b"{}\n")
-    damage(golden, tmp_path)  # type: ignore[operator]
-    with pytest.raises(GoldenFormatError, match=re.escape(message)):
-        checked_recording_files(goldens, golden)
-
-
-def test_recording_files_refuse_paths_out_of_the_goldens_dir(tmp_path: Path) -> None:
-    goldens = tmp_path / "goldens"
-    golden = goldens / "env"
-    golden.mkdir(parents=True)
-    outside = tmp_path / "outside.jsonl"
-    outside.write_bytes(b"{}\n")
-    (golden / "trajectory.jsonl").symlink_to(outside)
-    with pytest.raises(UnsafeGoldenPathError, match="outside the goldens dir"):
-        checked_recording_files(goldens, golden)
-    with pytest.raises(UnsafeGoldenPathError):
-        update_golden(_record(tmp_path / "run"), golden, goldens_dir=goldens)
-    assert outside.read_bytes() == b"{}\n"
-    (goldens / "file").write_bytes(b"x")
-    with pytest.raises(GoldenFormatError, match="expected a golden folder, found a file"):
-        checked_recording_files(goldens, goldens / "file")
 
 
 def test_an_actual_recording_of_format_1_is_written_as_one_file(tmp_path: Path) -> None:

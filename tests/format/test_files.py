@@ -1,0 +1,110 @@
+"""Recording files on disk: atomic writes and the one path check (``gym_goldens.format.files``)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import gymnasium as gym
+import pytest
+
+from gym_goldens import RecordTrajectory
+from gym_goldens.errors import GoldenFormatError, UnsafeGoldenPathError
+from gym_goldens.format.files import atomic_write_bytes, checked_recording_files
+from gym_goldens.plugin.store import update_golden
+from tests.support.legacy import split_into_episode_files
+
+
+def _record(
+    path: Path, *, seed: int = 0, steps: int = 5, resets: int = 1, compress: bool = False
+) -> Path:
+    env = RecordTrajectory(gym.make("CartPole-v1"), path, compress=compress)
+    for episode in range(resets):
+        env.reset(seed=seed + episode)
+        for t in range(steps):
+            env.step(t % 2)
+    env.close()
+    return path
+
+
+def test_atomic_write_leaves_no_temporary_file(tmp_path: Path) -> None:
+    target = tmp_path / "deep" / "trajectory.jsonl"
+    atomic_write_bytes(target, b"one\n")
+    atomic_write_bytes(target, b"two\n")
+    assert target.read_bytes() == b"two\n"
+    assert sorted(p.name for p in target.parent.iterdir()) == ["trajectory.jsonl"]
+
+
+def test_atomic_write_keeps_the_old_file_when_writing_fails(tmp_path: Path) -> None:
+    target = tmp_path / "trajectory.jsonl"
+    target.write_bytes(b"old\n")
+    with pytest.raises(TypeError):
+        atomic_write_bytes(target, "not bytes")  # type: ignore[arg-type]
+    assert target.read_bytes() == b"old\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["trajectory.jsonl"]
+
+
+def test_recording_files_of_a_golden(tmp_path: Path) -> None:
+    goldens = tmp_path / "goldens"
+    assert checked_recording_files(goldens, goldens / "none") == []
+    new = goldens / "new"
+    update_golden(_record(tmp_path / "run", resets=2), new)
+    assert checked_recording_files(goldens, new) == [new / "trajectory.jsonl"]
+    legacy = goldens / "legacy"
+    files = split_into_episode_files(tmp_path / "run" / "trajectory.jsonl", legacy)
+    assert checked_recording_files(goldens, legacy) == files
+
+
+@pytest.mark.parametrize(
+    ("damage", "message"),
+    [
+        pytest.param(
+            lambda golden, outside: (golden / "trajectory.jsonl").write_bytes(b""),
+            "the file is empty",
+            id="empty",
+        ),
+        pytest.param(
+            lambda golden, outside: (golden / "trajectory.jsonl").mkdir(),
+            "expected a recording file, found a folder",
+            id="folder",
+        ),
+        pytest.param(
+            lambda golden, outside: (golden / "trajectory.jsonl.gz").write_bytes(b"x"),
+            "holds both trajectory.jsonl and trajectory.jsonl.gz",
+            id="both compressions",
+        ),
+        pytest.param(
+            lambda golden, outside: (golden / "episode_00000.jsonl").write_bytes(b"{}\n"),
+            "holds both trajectory.jsonl and episode files",
+            id="both layouts",
+        ),
+    ],
+)
+def test_recording_files_refuse_a_damaged_golden(
+    tmp_path: Path, damage: object, message: str
+) -> None:
+    goldens = tmp_path / "goldens"
+    golden = goldens / "env"
+    golden.mkdir(parents=True)
+    if "both" in message:
+        (golden / "trajectory.jsonl").write_bytes(b"{}\n")
+    damage(golden, tmp_path)  # type: ignore[operator]
+    with pytest.raises(GoldenFormatError, match=re.escape(message)):
+        checked_recording_files(goldens, golden)
+
+
+def test_recording_files_refuse_paths_out_of_the_goldens_dir(tmp_path: Path) -> None:
+    goldens = tmp_path / "goldens"
+    golden = goldens / "env"
+    golden.mkdir(parents=True)
+    outside = tmp_path / "outside.jsonl"
+    outside.write_bytes(b"{}\n")
+    (golden / "trajectory.jsonl").symlink_to(outside)
+    with pytest.raises(UnsafeGoldenPathError, match="outside the goldens dir"):
+        checked_recording_files(goldens, golden)
+    with pytest.raises(UnsafeGoldenPathError):
+        update_golden(_record(tmp_path / "run"), golden, goldens_dir=goldens)
+    assert outside.read_bytes() == b"{}\n"
+    (goldens / "file").write_bytes(b"x")
+    with pytest.raises(GoldenFormatError, match="expected a golden folder, found a file"):
+        checked_recording_files(goldens, goldens / "file")
