@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import io
+import os
 import re
 import shutil
 import subprocess
@@ -634,3 +635,25 @@ def test_long_operations_draw_a_progress_bar_on_a_terminal(
     monkeypatch.setattr(sys, "stderr", io.StringIO())
     assert run(capsys, "show", long_run)[0] == 0
     assert sys.stderr.getvalue() == ""
+
+
+def test_record_imports_a_module_of_the_current_folder_as_python_m_does(tmp_path: Path) -> None:
+    # A package's root, with the module that registers its envs.
+    (tmp_path / "my_envs.py").write_text(
+        "import gymnasium as gym\n"
+        "gym.register('MyCartPole-v0', entry_point='gymnasium.envs.classic_control:CartPoleEnv')\n"
+    )
+    script = Path(sys.executable).parent / "gym-goldens"
+    arguments = ["record", "my_envs:MyCartPole-v0", "--seed", "0", "--steps", "5", "-o", "out"]
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    for command in ([str(script)], [sys.executable, "-m", "gym_goldens"]):
+        done = subprocess.run(
+            [*command, *arguments],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            env=env,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        assert "recorded 5 steps of my_envs:MyCartPole-v0" in done.stdout

@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -360,6 +361,7 @@ def _plot(args: argparse.Namespace) -> int:
 
 
 def _record(args: argparse.Namespace) -> int:
+    _import_from_here()
     kwargs = _env_kwargs(args.env_kwargs)
     if args.steps < 0:
         raise _UsageError(f"--steps must be 0 or more, got {args.steps}")
@@ -381,6 +383,13 @@ def _record(args: argparse.Namespace) -> int:
 
 
 # Helpers
+
+
+def _import_from_here() -> None:
+    """Let ``module:EnvId`` import a module of the current folder, as ``python -m`` does."""
+    here = os.getcwd()
+    if here not in sys.path and "" not in sys.path:
+        sys.path.insert(0, here)
 
 
 def _compare(golden: Path, actual: Path, tolerance: Tolerance) -> Comparison:

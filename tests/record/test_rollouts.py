@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from gym_goldens import RecordTrajectory, compare, read_recording, rollout
+from tests.support.envs import RebuildingSpacesEnv
 
 
 def _manual_loop(env: gym.Env, seed: int, steps: int) -> None:
@@ -88,3 +89,29 @@ def test_zero_steps_only_resets() -> None:
 def test_bad_arguments(kwargs: dict, error: type[Exception], message: str) -> None:
     with pytest.raises(error, match=message):
         rollout(gym.make("CartPole-v1"), **kwargs)
+
+
+def _actions(path: Path) -> list[list[int]]:
+    return [[record["action"] for record in episode.steps] for episode in read_recording(path)]
+
+
+def test_an_env_that_builds_its_action_space_in_reset_takes_the_same_actions_every_run(
+    tmp_path: Path,
+) -> None:
+    for folder in ("a", "b"):
+        env = RecordTrajectory(RebuildingSpacesEnv(), tmp_path / folder)
+        rollout(env, seed=3, steps=40)
+        env.close()
+    assert compare(tmp_path / "a", tmp_path / "b").equal
+    episodes = _actions(tmp_path / "a")
+    assert len(episodes) == 7
+    # Each new space is seeded from the rollout's seed and the episode's index.
+    assert len({tuple(actions) for actions in episodes}) == len(episodes)
+
+
+def test_another_seed_takes_other_actions_in_a_rebuilt_space(tmp_path: Path) -> None:
+    for folder, seed in (("a", 3), ("b", 4)):
+        env = RecordTrajectory(RebuildingSpacesEnv(), tmp_path / folder)
+        rollout(env, seed=seed, steps=20)
+        env.close()
+    assert _actions(tmp_path / "a")[1] != _actions(tmp_path / "b")[1]

@@ -180,3 +180,32 @@ def run(env: gym.Env[Any, Any], actions: Sequence[Any], *, seed: int = 0) -> Non
         if (terminated or truncated) and number < len(actions):
             env.reset()
     env.close()
+
+
+class RebuildingSpacesEnv(gym.Env[np.ndarray, int]):
+    """Builds a new action space at every reset, as highway-env does.
+
+    Its dynamics are deterministic given the actions; what a rollout samples
+    from the space it hands out is up to the rollout's seeding.
+    """
+
+    observation_space = spaces.Box(-100.0, 100.0, (1,), dtype=np.float64)
+
+    def __init__(self, length: int = 6) -> None:
+        self.length = length
+        self.position = 0.0
+        self.t = 0
+        self.action_space = spaces.Discrete(5)
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        super().reset(seed=seed)
+        self.action_space = spaces.Discrete(5)  # a new, unseeded space
+        self.position, self.t = 0.0, 0
+        return np.array([self.position]), {}
+
+    def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        self.t += 1
+        self.position += float(action) - 2.0
+        return np.array([self.position]), float(action), False, self.t >= self.length, {}

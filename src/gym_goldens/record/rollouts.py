@@ -22,13 +22,21 @@ from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
+import numpy as np
 
 from gym_goldens.errors import GoldensError
 from gym_goldens.format.files import install_recording
 from gym_goldens.format.reader import recording_files
 from gym_goldens.record.single import RecordTrajectory
 
-__all__ = ["EnvCreationError", "Rollout", "RolloutResult", "record_rollout", "rollout"]
+__all__ = [
+    "EnvCreationError",
+    "Rollout",
+    "RolloutResult",
+    "SeededActions",
+    "record_rollout",
+    "rollout",
+]
 
 Policy = Callable[[Any], Any]
 """A policy: takes an observation, returns an action."""
@@ -60,30 +68,33 @@ def rollout(
 ) -> RolloutResult:
     """Run a seeded rollout of ``steps`` steps.
 
-    The first reset is ``env.reset(seed=seed)``; after an episode ends
-    (terminated or truncated) the env is reset again without a seed, so its
-    random generator carries on as gymnasium intends. Without a policy, the
-    actions are samples of the action space seeded with ``seed``, so the same
-    call always takes the same actions.
+        The first reset is ``env.reset(seed=seed)``; after an episode ends
+        (terminated or truncated) the env is reset again without a seed, so its
+        random generator carries on as gymnasium intends. Without a policy, the
+        actions are samples of the action space, seeded with ``seed`` after the
+        first reset, so the same call always takes the same actions (see
+        :class:`SeededActions`, which also seeds an action space an env builds
+        anew in ``reset``).
 
-    Args:
-        env: The env, typically wrapped by the ``record_trajectory`` fixture.
-        seed: Seeds the first reset and, without a policy, the action space.
-        steps: How many steps to take, across episodes.
-        policy: ``policy(obs) -> action``; None samples the action space.
+        Args:
+            env: The env, typically wrapped by the ``record_trajectory`` fixture.
+            seed: Seeds the first reset and, without a policy, the action space.
+            steps: How many steps to take, across episodes.
+            policy: ``policy(obs) -> action``; None samples the action space.
 
-    Returns:
-        The number of steps and episodes, and the episode returns.
+        Returns:
+            The number of steps and episodes, and the episode returns.
 
-    Raises:
-        TypeError: ``seed`` or ``steps`` is not an int, or ``policy`` is not callable.
-        ValueError: ``steps`` is negative.
+        Raises:
+            TypeError: ``seed`` or ``steps`` is not an int, or ``policy`` is not callable.
+            ValueError: ``steps`` is negative.
 
-    Example:
-        >>> import gymnasium as gym
-        >>> result = rollout(gym.make("CartPole-v1"), seed=0, steps=50)
-        >>> result.steps, result.episodes
-        (50, 4)
+        Example:
+            >>> import gymnasium as gym
+    import numpy as np
+            >>> result = rollout(gym.make("CartPole-v1"), seed=0, steps=50)
+            >>> result.steps, result.episodes
+            (50, 4)
     """
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise TypeError(f"rollout seed must be an int, got {type(seed).__name__} {seed!r}")
@@ -95,18 +106,55 @@ def rollout(
         raise TypeError(
             f"rollout policy must be a callable obs -> action, got {type(policy).__name__}"
         )
-    if policy is None:
-        env.action_space.seed(seed)
     obs, _ = env.reset(seed=seed)
+    actions = SeededActions(env, seed)
     returns: list[float] = [0.0]
     for _ in range(steps):
-        action = env.action_space.sample() if policy is None else policy(obs)
+        action = actions.sample() if policy is None else policy(obs)
         obs, reward, terminated, truncated, _ = env.step(action)
         returns[-1] += float(reward)
         if terminated or truncated:
             obs, _ = env.reset()
             returns.append(0.0)
+            actions.after_reset()
     return RolloutResult(steps=steps, episodes=len(returns), returns=tuple(returns))
+
+
+class SeededActions:
+    """Random actions that repeat: the action space sampled, seeded from the rollout's seed.
+
+    The action space is seeded with ``seed`` once the env is reset (an env
+    may build its spaces in ``reset``, as highway-env does). When a later
+    reset hands out another action space object, the new one is seeded with
+    a seed derived from ``seed`` and the episode's index (counting from 0),
+    ``numpy.random.SeedSequence([seed, episode]).generate_state(1)[0]``, so
+    that its episodes differ from each other and every run repeats them. An
+    env that keeps its action space samples from it as seeded at the start.
+
+    Args:
+        env: The env, reset with the rollout's seed already.
+        seed: The rollout's seed.
+    """
+
+    def __init__(self, env: gym.Env[Any, Any], seed: int) -> None:
+        self.env = env
+        self.seed = seed
+        self.episode = 0
+        self.space = env.action_space
+        self.space.seed(seed)
+
+    def after_reset(self) -> None:
+        """Count an episode begun; seed its action space if the env made a new one."""
+        self.episode += 1
+        space = self.env.action_space
+        if space is not self.space:
+            self.space = space
+            derived = np.random.SeedSequence([self.seed, self.episode]).generate_state(1)[0]
+            space.seed(int(derived))
+
+    def sample(self) -> Any:
+        """The next action."""
+        return self.space.sample()
 
 
 class EnvCreationError(GoldensError, ValueError):
@@ -173,13 +221,14 @@ def record_rollout(
     try:
         recorder: RecordTrajectory[Any, Any] = RecordTrajectory(env, scratch)
         try:
-            recorder.action_space.seed(seed)
             recorder.reset(seed=seed)
+            actions = SeededActions(recorder, seed)
             ended = False
             for _ in range(steps):
                 if ended:  # reset only before a step, so no episode is a bare reset
                     recorder.reset()
-                _, _, terminated, truncated, _ = recorder.step(recorder.action_space.sample())
+                    actions.after_reset()
+                _, _, terminated, truncated, _ = recorder.step(actions.sample())
                 ended = bool(terminated or truncated)
                 if advance is not None:
                     advance(1)
