@@ -68,3 +68,44 @@ def test_plugin_can_be_disabled(
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*unrecognized arguments: --update-goldens*"])
     assert not (pytester.path / "goldens").exists()
+
+
+@pytest.mark.parametrize("how", ["default", "--goldens-dir", "ini"])
+def test_a_goldens_folder_that_is_a_symlink_is_refused(
+    pytester: pytest.Pytester,
+    tmp_path_factory: pytest.TempPathFactory,
+    cartpole_test: Callable[..., Path],
+    how: str,
+) -> None:
+    # A pull request replaces goldens/ by a symlink: every read, write and prune
+    # would happen wherever it points.
+    outside = tmp_path_factory.mktemp("outside")
+    (outside / "precious.txt").write_text("keep me")
+    cartpole_test()
+    (pytester.path / "goldens").symlink_to(outside, target_is_directory=True)
+    arguments = {"default": [], "--goldens-dir": ["--goldens-dir=goldens"], "ini": []}[how]
+    if how == "ini":
+        pytester.makeini("[pytest]\ngoldens_dir = goldens\n")
+    result = pytester.runpytest("--update-goldens", *arguments)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        [f"*goldens is a symlink to {outside}; gym-goldens does not follow a symlinked folder*"]
+    )
+    assert sorted(p.name for p in outside.iterdir()) == ["precious.txt"]
+    # Named itself, on purpose, the folder is used.
+    deliberate = pytester.runpytest("--update-goldens", f"--goldens-dir={outside}")
+    deliberate.assert_outcomes(passed=1)
+    assert (outside / GOLDEN_PART).is_file()
+
+
+def test_a_symlinked_ancestor_of_the_goldens_folder_is_fine(
+    pytester: pytest.Pytester,
+    tmp_path_factory: pytest.TempPathFactory,
+    cartpole_test: Callable[..., Path],
+) -> None:
+    real = tmp_path_factory.mktemp("real")
+    (pytester.path / "linked").symlink_to(real, target_is_directory=True)
+    cartpole_test()
+    pytester.runpytest("--update-goldens", "--goldens-dir=linked/goldens").assert_outcomes(passed=1)
+    assert (real / "goldens" / "test_cp" / "test_cartpole" / "CartPole-v1").is_dir()
+    pytester.runpytest("--goldens-dir=linked/goldens").assert_outcomes(passed=1)

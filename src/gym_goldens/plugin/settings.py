@@ -89,9 +89,9 @@ class GoldensSettings:
         invocation_dir = config.invocation_params.dir
         option_dir = config.getoption("goldens_dir")
         if option_dir:
-            goldens_dir = (invocation_dir / option_dir).resolve()
+            goldens_dir = _own_folder(invocation_dir, option_dir, "--goldens-dir")
         else:
-            goldens_dir = (rootdir / str(config.getini("goldens_dir"))).resolve()
+            goldens_dir = _own_folder(rootdir, str(config.getini("goldens_dir")), "ini goldens_dir")
         update = bool(config.getoption("update_goldens"))
         prune = bool(config.getoption("prune_goldens"))
         if prune and not update:
@@ -99,7 +99,11 @@ class GoldensSettings:
                 "--prune-goldens deletes stale goldens while updating: use it with --update-goldens"
             )
         report_option = config.getoption("goldens_report")
-        report_dir = (invocation_dir / report_option).resolve() if report_option else None
+        report_dir = (
+            _own_folder(invocation_dir, report_option, "--goldens-report")
+            if report_option
+            else None
+        )
         determinism = int(config.getoption("goldens_determinism") or 0)
         if determinism < 0:
             raise pytest.UsageError(f"--goldens-determinism must be 0 or more, got {determinism}")
@@ -122,7 +126,9 @@ class GoldensSettings:
             report_dir=report_dir,
             determinism=determinism,
             determinism_mode=str(config.getoption("goldens_determinism_mode")),
-            artifacts_dir=(invocation_dir / artifacts).resolve() if artifacts else None,
+            artifacts_dir=(
+                _own_folder(invocation_dir, artifacts, "--goldens-artifacts") if artifacts else None
+            ),
             record_into=Path(record_into).resolve() if record_into else None,
         )
 
@@ -230,6 +236,38 @@ def add_options(parser: pytest.Parser) -> None:
         help="write gzip-compressed goldens (.jsonl.gz).",
         default=False,
     )
+
+
+def _own_folder(base: Path, given: str, setting: str) -> Path:
+    """The absolute path of a folder the plugin reads and writes, which must not be a symlink.
+
+    A symlinked ancestor is fine (macOS's /var -> /private/var, a symlinked
+    home), but the folder itself may not be one: a symlink committed in its
+    place by a pull request would send every read, write and prune of the
+    plugin wherever it points.
+
+    Raises:
+        pytest.UsageError: The folder is a symlink.
+    """
+    path = base / given
+    if path.name in ("", ".", ".."):
+        return path.resolve()
+    folder = path.parent.resolve() / path.name
+    if folder.is_symlink():
+        target = folder.resolve()
+        raise pytest.UsageError(
+            f"{setting}: {given} is a symlink to {target}; gym-goldens does not follow a "
+            "symlinked folder of its own, which a pull request could point anywhere. To use "
+            f"that folder, name it itself: {_name_it(setting, target)}"
+        )
+    return folder
+
+
+def _name_it(setting: str, target: Path) -> str:
+    if setting.startswith("ini "):
+        name = setting.removeprefix("ini ")
+        return f"set ini {name} = {target}, or pass --goldens-dir={target}"
+    return f"{setting}={target}"
 
 
 def _ini_size(config: pytest.Config, name: str) -> int | None:
