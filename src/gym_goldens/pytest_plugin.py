@@ -76,9 +76,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        "goldens(rtol=None, atol=None, ignore=(), variant_by=()): tolerances and ignored fields "
-        "of the test's golden trajectories (numbers, or mappings from field patterns to "
-        "numbers); variant_by keeps one golden per value of the named facts (mujoco, machine).",
+        "goldens(rtol=None, atol=None, ignore=(), variant_by=(), update_once=False): tolerances "
+        "and ignored fields of the test's golden trajectories (numbers, or mappings from field "
+        "patterns to numbers); variant_by keeps one golden per value of the named facts (mujoco, "
+        "machine); update_once=True records the test once, not twice, under --update-goldens.",
     )
     settings = GoldensSettings.from_config(config)
     config.stash[settings_key] = settings
@@ -148,11 +149,12 @@ def pytest_runtest_protocol(
     item: pytest.Item, nextitem: pytest.Item | None
 ) -> Generator[None, object, object]:
     settings = item.config.stash[settings_key]
-    if settings.determinism and settings.determinism_mode == "inprocess":
+    if settings.determinism or settings.update:
         from gym_goldens.plugin import repeats
 
-        if repeats.applies(item):
-            repeats.run_in_process(item)
+        extra = repeats.plan(item)
+        if extra is not None and extra.mode == "inprocess":
+            repeats.run_in_process(item, extra)
     return (yield)
 
 

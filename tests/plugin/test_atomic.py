@@ -263,7 +263,7 @@ def test_a_leftover_temporary_file_is_ignored_then_removed(project: pytest.Pytes
 
     update = project.runpytest("--update-goldens")
     update.assert_outcomes(passed=len(ENV_IDS) + 1)
-    update.stdout.fnmatch_lines([f"goldens: {len(ENV_IDS) + 1} unchanged"])
+    update.stdout.fnmatch_lines([f"goldens: {len(ENV_IDS) + 1} kept"])
     assert not leftover.exists()
     assert not old_leftover.exists()
     assert leftovers(project.path / "goldens") == []

@@ -86,9 +86,47 @@ def test_nondeterminism_is_caught_in_process(
     result.stdout.no_fnmatch_line("*golden missing*")
 
 
-def test_the_same_tests_pass_without_the_option(pytester: pytest.Pytester) -> None:
+def test_an_update_writes_no_golden_the_env_cannot_reproduce(pytester: pytest.Pytester) -> None:
+    # Recorded once, such a golden would fail the very next run, blaming nothing.
+    _project(pytester, "UnseededNumpyEnv", "WallClockEnv", "SeededEnv")
+    result = pytester.runpytest("--update-goldens")
+    result.assert_outcomes(passed=1, failed=2)
+    result.stdout.fnmatch_lines(
+        [
+            "nondeterministic: run 1 vs run 2: *",
+            "*--update-goldens records each golden test twice and writes a golden only if both "
+            "recordings agree: the golden was left as it is (record once, at your own risk, with "
+            "--update-goldens-once or @pytest.mark.goldens(update_once=True))",
+        ]
+    )
+    goldens = sorted(p.parent.name for p in (pytester.path / "goldens").rglob("trajectory.jsonl"))
+    assert goldens == ["SeededEnv"]
+
+
+def test_update_once_records_each_test_once(pytester: pytest.Pytester) -> None:
     _project(pytester, "UnseededNumpyEnv", "WallClockEnv")
-    assert pytester.runpytest("--update-goldens").ret == 0
+    assert pytester.runpytest("--update-goldens", "--update-goldens-once").ret == 0
+
+
+def test_the_marker_records_one_test_once(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        determinism_envs=ENVS.read_text(),
+        test_envs="""
+        import pytest
+        from determinism_envs import UnseededNumpyEnv
+        from gym_goldens import rollout
+
+        @pytest.mark.goldens(update_once=True)
+        def test_expensive(record_trajectory):
+            rollout(record_trajectory(UnseededNumpyEnv(), "once"), seed=0, steps=20)
+
+        def test_checked(record_trajectory):
+            rollout(record_trajectory(UnseededNumpyEnv(), "twice"), seed=0, steps=20)
+        """,
+    )
+    result = pytester.runpytest("--update-goldens")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*created: goldens/test_envs/test_expensive/once"])
 
 
 def test_time_in_info_passes_when_ignored(pytester: pytest.Pytester) -> None:
@@ -182,7 +220,7 @@ def test_a_nondeterministic_test_never_writes_a_golden(pytester: pytest.Pytester
 
 def test_nondeterminism_is_reported_before_a_golden_mismatch(pytester: pytest.Pytester) -> None:
     _project(pytester, "UnseededNumpyEnv")
-    pytester.runpytest("--update-goldens").assert_outcomes(passed=1)
+    pytester.runpytest("--update-goldens", "--update-goldens-once").assert_outcomes(passed=1)
     result = pytester.runpytest("--goldens-determinism=1")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*nondeterministic: run 1 vs run 2*"])

@@ -365,18 +365,25 @@ def test_damaged_golden_fails_the_test_clearly(
     assert snapshot(outside) == outside_before
 
 
+_REFUSED = [
+    "*golden refused: *outside the goldens dir*",
+    "*nothing was read from or written to it*",
+]
+_NOT_UPDATED = ["*golden not updated: *", "*the golden was left as it is*"]
+
+
 @pytest.mark.parametrize(
-    "damage",
+    ("damage", "expected"),
     [
-        pytest.param(_file_symlink_outside, id="file symlink out"),
-        pytest.param(_folder_symlink_outside, id="folder symlink out"),
-        pytest.param(_parent_symlink_outside, id="parent symlink out"),
-        pytest.param(_folder_instead_of_file, id="folder for file"),
-        pytest.param(_file_instead_of_folder, id="file for folder"),
+        pytest.param(_file_symlink_outside, _REFUSED, id="file symlink out"),
+        pytest.param(_folder_symlink_outside, _REFUSED, id="folder symlink out"),
+        pytest.param(_parent_symlink_outside, _REFUSED, id="parent symlink out"),
+        pytest.param(_folder_instead_of_file, _NOT_UPDATED, id="folder for file"),
+        pytest.param(_file_instead_of_folder, _NOT_UPDATED, id="file for folder"),
     ],
 )
 def test_update_refuses_a_golden_in_the_way(
-    project: pytest.Pytester, tmp_path: Path, damage: Damage
+    project: pytest.Pytester, tmp_path: Path, damage: Damage, expected: list[str]
 ) -> None:
     outside = tmp_path / "outside"
     outside.mkdir()
@@ -388,7 +395,7 @@ def test_update_refuses_a_golden_in_the_way(
     result = project.runpytest("--update-goldens")
 
     assert_clean_failure(result)
-    result.stdout.fnmatch_lines(["*golden not updated: *", "*the golden was left as it is*"])
+    result.stdout.fnmatch_lines(expected)
     assert snapshot(project.path / "goldens") == before
     assert snapshot(outside) == outside_before
 
@@ -470,3 +477,45 @@ def test_a_100_mb_line_is_refused_without_reading_it_whole(
     assert_clean_failure(result)
     result.stdout.fnmatch_lines(["*trajectory.jsonl:2: line is longer than 16 MiB*"])
     assert peak < 48 * MiB, f"reading the golden took {peak / MiB:.0f} MiB"
+
+
+VARIANT_TEST_FILE = TEST_FILE.replace(
+    "def test_cartpole", '@pytest.mark.goldens(variant_by=["machine"])\ndef test_cartpole'
+).replace("import gymnasium as gym", "import gymnasium as gym\nimport pytest")
+
+
+def test_the_plain_golden_of_a_variant_is_read_only_inside_the_goldens_dir(
+    pytester: pytest.Pytester, recorded_golden: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    # No golden for this machine's variant: under --update-goldens the plain
+    # golden is read to see if it serves. It is a symlink to a file outside.
+    outside = tmp_path_factory.mktemp("outside") / "trajectory.jsonl"
+    shutil.copy(recorded_golden / "trajectory.jsonl", outside)
+    pytester.makepyfile(test_hostile=VARIANT_TEST_FILE)
+    (pytester.path / GOLDEN_DIR).mkdir(parents=True)
+    (pytester.path / GOLDEN_FILE).symlink_to(outside)
+    result = pytester.runpytest("--update-goldens")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*golden refused: *resolves to *, outside the goldens dir*"])
+    result.stdout.no_fnmatch_line("*unchanged*")
+
+
+def test_replay_reads_no_sub_env_folder_outside_the_goldens_dir(
+    pytester: pytest.Pytester, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    # A replayed golden whose env_0 folder leads outside: nothing of it is read.
+    outside = tmp_path_factory.mktemp("outside")
+    (outside / "trajectory.jsonl").write_text("this is not read\n")
+    pytester.makepyfile(
+        test_hostile=TEST_FILE.replace(
+            'record_trajectory(gym.make("CartPole-v1"))',
+            'record_trajectory(gym.make("CartPole-v1"), replay=True)',
+        )
+    )
+    (pytester.path / GOLDEN_DIR).mkdir(parents=True)
+    (pytester.path / GOLDEN_DIR / "env_0").symlink_to(outside, target_is_directory=True)
+    result = pytester.runpytest()
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*env_0*resolves to *, outside the goldens dir*"])
+    result.stdout.no_fnmatch_line("*not read*")
+    result.stdout.no_fnmatch_line("*invalid JSON*")

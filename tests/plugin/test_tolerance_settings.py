@@ -90,7 +90,8 @@ def test_ignored_fields_are_not_compared(
     pytester: pytest.Pytester, marker: str, kwargs: str
 ) -> None:
     pytester.makepyfile(test_clock=ENV_WITH_CLOCK.format(marker="", kwargs="", seen=1))
-    pytester.runpytest("--update-goldens").assert_outcomes(passed=1)
+    # Recorded once: recorded twice, as updates are, the clock would not be written at all.
+    pytester.runpytest("--update-goldens", "--update-goldens-once").assert_outcomes(passed=1)
     result = pytester.runpytest()
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["  first divergence: episode 0, reset, info.wall_time"])
@@ -112,7 +113,10 @@ def test_strict_markers_accepts_the_marker(
     result.assert_outcomes(passed=1)
     result = pytester.runpytest("--markers")
     result.stdout.fnmatch_lines(
-        ["@pytest.mark.goldens(rtol=None, atol=None, ignore=(), variant_by=()):*"]
+        [
+            "@pytest.mark.goldens(rtol=None, atol=None, ignore=(), variant_by=(), "
+            "update_once=False):*"
+        ]
     )
 
 
@@ -122,7 +126,8 @@ def test_strict_markers_accepts_the_marker(
         ("@pytest.mark.goldens(rtol=-1)", "rtol must be a non-negative number, got -1"),
         (
             "@pytest.mark.goldens(tol=1e-3)",
-            "got unknown arguments ['tol']; it takes ['atol', 'ignore', 'rtol', 'variant_by']",
+            "got unknown arguments ['tol']; "
+            "it takes ['atol', 'ignore', 'rtol', 'update_once', 'variant_by']",
         ),
         (
             '@pytest.mark.goldens(ignore=["observation"])',

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from gym_goldens.format.header import FORMAT_VERSION
 from gym_goldens.format.reader import read_recording
 from tests.support.legacy import split_into_episode_files
 
@@ -52,7 +53,7 @@ def test_second_update_rewrites_nothing(
 
     result = pytester.runpytest("--update-goldens")
     result.assert_outcomes(passed=1)
-    result.stdout.fnmatch_lines(["goldens: 1 unchanged"])
+    result.stdout.fnmatch_lines(["goldens: 1 kept"])
     result.stdout.no_fnmatch_line("*created:*")
     result.stdout.no_fnmatch_line("*updated:*")
     assert files_under(goldens) == before
@@ -100,7 +101,7 @@ def test_a_golden_of_format_1_matches_until_the_update_migrates_it(
     update.stdout.fnmatch_lines(["goldens: 1 updated", f"  updated: {GOLDEN}"])
     assert [p.name for p in golden.iterdir()] == ["trajectory.jsonl"]
     assert trajectory.read_bytes() == content
-    pytester.runpytest("--update-goldens").stdout.fnmatch_lines(["goldens: 1 unchanged"])
+    pytester.runpytest("--update-goldens").stdout.fnmatch_lines(["goldens: 1 kept"])
 
 
 def test_a_test_failing_on_its_own_writes_no_golden(pytester: pytest.Pytester) -> None:
@@ -130,3 +131,87 @@ def test_nothing_is_printed_when_no_golden_was_touched(pytester: pytest.Pytester
         result.stdout.no_fnmatch_line("*- gym-goldens -*")
         result.stdout.no_fnmatch_line("*goldens:*")
     assert not (pytester.path / "goldens").exists()
+
+
+SCALED = Path("goldens/test_scaled/test_scaled/CartPole-v1")
+
+
+def _age(folder: Path) -> int:
+    """Put the mtimes of the recording files under ``folder`` in the past; that time."""
+    past = 1_000_000_000_000_000_000
+    for path in folder.rglob("*.jsonl*"):
+        os.utime(path, ns=(past, past))
+    return past
+
+
+@pytest.mark.parametrize(
+    ("factor", "marker"),
+    [
+        pytest.param(1 + 1e-9, "", id="noise within the default tolerance"),
+        pytest.param(1 + 1e-4, '@pytest.mark.goldens(rtol={"obs": 1e-3})', id="the test's rtol"),
+        pytest.param(2.0, '@pytest.mark.goldens(ignore=["obs"])', id="an ignored field"),
+    ],
+)
+def test_a_golden_that_still_matches_within_the_tests_tolerance_is_left_alone(
+    pytester: pytest.Pytester,
+    scaled_test: Callable[..., Path],
+    files_under: Callable[[Path], dict[Path, tuple[bytes, int]]],
+    factor: float,
+    marker: str,
+) -> None:
+    scaled_test(1.0, marker=marker)
+    pytester.runpytest("--update-goldens").assert_outcomes(passed=1)
+    past = _age(pytester.path / "goldens")
+    before = files_under(pytester.path / "goldens")
+
+    scaled_test(factor, marker=marker)
+    result = pytester.runpytest("--update-goldens")
+
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["goldens: 1 kept", f"  kept: {SCALED}", "  kept: they still*"])
+    assert files_under(pytester.path / "goldens") == before
+    assert all(mtime == past for _, mtime in before.values())
+    # Rewritten only when asked for: everything whose bytes are not the recording's.
+    rewritten = pytester.runpytest("--update-goldens-all")
+    rewritten.stdout.fnmatch_lines(["goldens: 1 updated", f"  updated: {SCALED}"])
+    assert files_under(pytester.path / "goldens") != before
+
+
+def test_a_golden_beyond_the_tolerance_is_rewritten(
+    pytester: pytest.Pytester, scaled_test: Callable[..., Path]
+) -> None:
+    scaled_test(1.0)
+    pytester.runpytest("--update-goldens").assert_outcomes(passed=1)
+    scaled_test(1 + 1e-4)
+    result = pytester.runpytest("--update-goldens")
+    result.stdout.fnmatch_lines(["goldens: 1 updated", f"  updated: {SCALED}"])
+
+
+@pytest.mark.parametrize(
+    "storage",
+    [", max_array_size=2", ", full_every=5", ", compress=True"],
+    ids=["max_array_size", "full_every", "compression"],
+)
+def test_other_storage_settings_always_rewrite(
+    pytester: pytest.Pytester, scaled_test: Callable[..., Path], storage: str
+) -> None:
+    scaled_test(1.0)
+    pytester.runpytest("--update-goldens").assert_outcomes(passed=1)
+    scaled_test(1.0, kwargs=storage)
+    result = pytester.runpytest("--update-goldens")
+    result.stdout.fnmatch_lines(["goldens: 1 updated", f"  updated: {SCALED}"])
+    pytester.runpytest().assert_outcomes(passed=1)
+
+
+def test_a_golden_of_an_older_format_version_is_rewritten(
+    pytester: pytest.Pytester, scaled_test: Callable[..., Path]
+) -> None:
+    scaled_test(1.0)
+    pytester.runpytest("--update-goldens").assert_outcomes(passed=1)
+    golden = pytester.path / SCALED / "trajectory.jsonl"
+    current, older = f'"version":"{FORMAT_VERSION}"'.encode(), b'"version":"1.1"'
+    golden.write_bytes(golden.read_bytes().replace(current, older))
+    pytester.runpytest().assert_outcomes(passed=1)  # it reads, and matches
+    result = pytester.runpytest("--update-goldens")
+    result.stdout.fnmatch_lines(["goldens: 1 updated"])
+    assert older not in golden.read_bytes()

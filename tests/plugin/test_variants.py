@@ -39,17 +39,24 @@ def _write(pytester: pytest.Pytester, marker: str) -> None:
     pytester.makepyfile(test_pendulum=TEST.format(marker=marker))
 
 
-def test_the_plain_golden_is_the_fallback(
+def _as_recorded_elsewhere(golden: Path, machine: str = "other-arch") -> None:
+    """Make a golden's headers say it was recorded on another machine."""
+    path = golden / "trajectory.jsonl"
+    here = f'"machine":"{platform.machine()}"'.encode()
+    path.write_bytes(path.read_bytes().replace(here, f'"machine":"{machine}"'.encode()))
+
+
+def test_the_first_update_writes_the_plain_golden_which_serves_every_machine(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    _write(pytester, "")
-    pytester.runpytest("--update-goldens").assert_outcomes(passed=1)
     _write(pytester, '@pytest.mark.goldens(variant_by=["machine"])')
-    pytester.runpytest().assert_outcomes(passed=1)
-    # An update that matches the plain golden writes no variant.
-    updated = pytester.runpytest("--update-goldens")
-    updated.stdout.fnmatch_lines(["goldens: 1 unchanged"])
+    missing = pytester.runpytest()
+    missing.stdout.fnmatch_lines([f"golden missing: {PLAIN}"])
+    created = pytester.runpytest("--update-goldens")
+    created.stdout.fnmatch_lines(["goldens: 1 created", f"  created: {PLAIN}"])
+    assert (pytester.path / PLAIN / "trajectory.jsonl").is_file()
     assert not (pytester.path / PLAIN / MACHINE).exists()
+    pytester.runpytest().assert_outcomes(passed=1)
 
     monkeypatch.setenv("GRAVITY", "9.81")
     result = pytester.runpytest()
@@ -58,25 +65,31 @@ def test_the_plain_golden_is_the_fallback(
         [
             f"golden mismatch: {PLAIN}/trajectory.jsonl*",
             "  mode: recorded (the test's own actions)",
-            f"  golden variant: {MACHINE} has no golden of its own, so the plain golden was used "
-            "(create the variant with --update-goldens)",
+            f"  golden variant: {MACHINE} has no golden of its own, so the plain golden serves "
+            "(variants: none)",
         ]
     )
 
 
-def test_a_variant_golden_is_written_and_used(
+def test_a_variant_golden_is_written_where_this_machine_differs_from_another_machines(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    _write(pytester, "")
+    _write(pytester, '@pytest.mark.goldens(variant_by=["machine"])')
     pytester.runpytest("--update-goldens").assert_outcomes(passed=1)
-    _write(pytester, '@pytest.mark.goldens(variant_by=["machine", "numpy"])')
+    plain = pytester.path / PLAIN
+    _as_recorded_elsewhere(plain)
+    before = (plain / "trajectory.jsonl").read_bytes()
+    # Within tolerance the other machine's golden serves this one: nothing written.
+    kept = pytester.runpytest("--update-goldens")
+    kept.stdout.fnmatch_lines(["goldens: 1 kept"])
+    assert not (plain / MACHINE).exists()
+
     monkeypatch.setenv("GRAVITY", "9.81")
     updated = pytester.runpytest("--update-goldens")
     updated.assert_outcomes(passed=1)
-    variant = f"{MACHINE},numpy={importlib.metadata.version('numpy')}"
-    updated.stdout.fnmatch_lines(["goldens: 1 created", f"  created: {PLAIN}/{variant}"])
-    assert (pytester.path / PLAIN / variant / "trajectory.jsonl").is_file()
-    assert (pytester.path / PLAIN / "trajectory.jsonl").is_file()  # the plain golden stays
+    updated.stdout.fnmatch_lines(["goldens: 1 created", f"  created: {PLAIN}/{MACHINE}"])
+    assert (plain / MACHINE / "trajectory.jsonl").is_file()
+    assert (plain / "trajectory.jsonl").read_bytes() == before  # the other machine's stays
     pytester.runpytest().assert_outcomes(passed=1)
 
     monkeypatch.setenv("GRAVITY", "10.0")  # back to what the plain golden holds
@@ -84,20 +97,52 @@ def test_a_variant_golden_is_written_and_used(
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
         [
-            f"golden mismatch: {PLAIN}/{variant}/trajectory.jsonl*",
-            f"  golden variant: {variant} ({PLAIN}/{variant})",
+            f"golden mismatch: {PLAIN}/{MACHINE}/trajectory.jsonl*",
+            f"  golden variant: {MACHINE} ({PLAIN}/{MACHINE}; variants: {MACHINE})",
         ]
     )
 
 
-def test_a_new_test_with_variants_records_its_variant(pytester: pytest.Pytester) -> None:
-    _write(pytester, '@pytest.mark.goldens(variant_by="machine")')
-    missing = pytester.runpytest()
-    missing.stdout.fnmatch_lines([f"golden missing: {PLAIN}/{MACHINE}"])
+def test_this_machines_own_plain_golden_is_updated_in_place(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _write(pytester, '@pytest.mark.goldens(variant_by=["machine", "numpy"])')
     pytester.runpytest("--update-goldens").assert_outcomes(passed=1)
-    assert (pytester.path / PLAIN / MACHINE / "trajectory.jsonl").is_file()
-    assert not (pytester.path / PLAIN / "trajectory.jsonl").exists()
+    monkeypatch.setenv("GRAVITY", "9.81")  # the env itself changed, here where it was recorded
+    updated = pytester.runpytest("--update-goldens")
+    updated.stdout.fnmatch_lines(["goldens: 1 updated", f"  updated: {PLAIN}"])
+    assert [p.name for p in (pytester.path / PLAIN).iterdir()] == ["trajectory.jsonl"]
     pytester.runpytest().assert_outcomes(passed=1)
+
+
+def test_the_plain_golden_serves_a_machine_whose_variant_was_renamed_away(
+    pytester: pytest.Pytester,
+) -> None:
+    _write(pytester, '@pytest.mark.goldens(variant_by=["numpy"])')
+    pytester.runpytest("--update-goldens").assert_outcomes(passed=1)
+    plain = pytester.path / PLAIN
+    mine = plain / f"numpy={importlib.metadata.version('numpy')}"
+    shutil.copytree(plain, mine)
+    pytester.runpytest().assert_outcomes(passed=1)
+    # The variant of another numpy version: this one has none, and the plain golden serves.
+    mine.rename(plain / "numpy=1.0.0")
+    pytester.runpytest().assert_outcomes(passed=1)
+
+
+def test_a_missing_golden_lists_the_variants_there_are(pytester: pytest.Pytester) -> None:
+    _write(pytester, '@pytest.mark.goldens(variant_by=["machine"])')
+    pytester.runpytest("--update-goldens").assert_outcomes(passed=1)
+    plain = pytester.path / PLAIN
+    (plain / "machine=other-arch").mkdir()
+    (plain / "trajectory.jsonl").rename(plain / "machine=other-arch" / "trajectory.jsonl")
+    result = pytester.runpytest()
+    result.stdout.fnmatch_lines(
+        [
+            f"golden missing: {PLAIN}",
+            f"  golden variant: {MACHINE} has no golden of its own, so the plain golden serves "
+            "(variants: machine=other-arch)",
+        ]
+    )
 
 
 @pytest.mark.parametrize(
@@ -131,8 +176,8 @@ def test_other_machines_variants_are_never_stale_nor_pruned(pytester: pytest.Pyt
     mine = golden / MACHINE
     # The goldens of the other runners of an OS matrix, committed beside this one's.
     others = [golden / "machine=other-arch", golden]
-    shutil.copytree(mine, others[0])
-    shutil.copy(mine / "trajectory.jsonl", golden / "trajectory.jsonl")
+    shutil.copytree(golden, mine)
+    shutil.copytree(golden, others[0], ignore=shutil.ignore_patterns("machine=*"))
 
     strict = pytester.runpytest("--goldens-strict")
     strict.assert_outcomes(passed=1)
@@ -150,15 +195,11 @@ def test_variants_of_a_removed_test_are_stale(pytester: pytest.Pytester) -> None
     _write(pytester, '@pytest.mark.goldens(variant_by=["machine"])')
     pytester.runpytest("--update-goldens").assert_outcomes(passed=1)
     other = pytester.path / PLAIN / "machine=other-arch"
-    shutil.copytree(pytester.path / PLAIN / MACHINE, other)
+    shutil.copytree(pytester.path / PLAIN, other)
     pytester.makepyfile(test_pendulum="def test_other():\n    pass\n")  # the golden test is gone
     result = pytester.runpytest("--goldens-strict")
     result.stdout.fnmatch_lines(
-        [
-            "stale goldens: 2 *",
-            f"  stale: {PLAIN}/machine=other-arch",
-            f"  stale: {PLAIN}/{MACHINE}",
-        ]
+        ["stale goldens: 2 *", f"  stale: {PLAIN}", f"  stale: {PLAIN}/machine=other-arch"]
     )
 
 
@@ -194,23 +235,29 @@ def test_variant_by_refuses_other_values(value: object) -> None:
         check_variant_by(value)
 
 
-def test_the_variant_wins_over_the_plain_golden_which_is_the_fallback(tmp_path: Path) -> None:
+def test_the_variant_wins_over_the_plain_golden_which_serves_without_one(
+    tmp_path: Path,
+) -> None:
     plain = tmp_path / "Pendulum-v1"
     variant = plain / f"machine={platform.machine()}"
-    choice = choose_golden(plain, ["machine"])
-    assert (choice.path, choice.fallback) == (variant, False)  # nothing yet: the variant is made
+    choice = choose_golden(tmp_path, plain, ["machine"])
+    assert (choice.path, choice.fallback) == (plain, True)  # nothing yet: the plain is made
 
     plain.mkdir()
     (plain / "trajectory.jsonl").write_text("{}\n")
-    choice = choose_golden(plain, ["machine"])
+    choice = choose_golden(tmp_path, plain, ["machine"])
     assert (choice.path, choice.variant_path, choice.fallback) == (plain, variant, True)
-    assert "has no golden of its own, so the plain golden was used" in choice.describe()
+    assert "has no golden of its own, so the plain golden serves (variants: none)" in (
+        choice.describe()
+    )
 
     variant.mkdir()
     (variant / "trajectory.jsonl").write_text("{}\n")
-    choice = choose_golden(plain, ["machine"])
+    choice = choose_golden(tmp_path, plain, ["machine"])
     assert (choice.path, choice.fallback) == (variant, False)
-    assert choice.describe() == f"golden variant: machine={platform.machine()} ({variant})"
+    assert choice.describe() == (
+        f"golden variant: {variant.name} ({variant}; variants: {variant.name})"
+    )
 
 
 @pytest.mark.parametrize(
@@ -230,7 +277,7 @@ def test_any_golden_of_the_variant_wins(tmp_path: Path, files: list[str]) -> Non
     for name in files:
         (variant / name).parent.mkdir(parents=True, exist_ok=True)
         (variant / name).write_text("{}\n")
-    choice = choose_golden(plain, ["machine"])
+    choice = choose_golden(tmp_path, plain, ["machine"])
     assert (choice.path, choice.fallback) == (variant, False)
 
 
@@ -240,6 +287,6 @@ def test_awkward_values_make_safe_folder_names(
     from gym_goldens.plugin import variants
 
     monkeypatch.setattr(variants, "platform_facts", lambda: {"machine": "x86/64 v2"})
-    choice = choose_golden(tmp_path, ["machine"])
-    assert choice.path == tmp_path / "machine=x86%2F64%20v2"
+    choice = choose_golden(tmp_path, tmp_path / "env", ["machine"])
+    assert choice.variant_path == tmp_path / "env" / "machine=x86%2F64%20v2"
     assert choice.label == "machine=x86/64 v2"

@@ -176,7 +176,7 @@ def test_workers_are_really_used(project: pytest.Pytester) -> None:
         "    with open(os.path.join(str(item.config.rootpath), 'workers.txt'), 'a') as f:\n"
         "        f.write(os.environ.get('PYTEST_XDIST_WORKER', 'main') + '\\n')\n"
     )
-    run(project, "--update-goldens", "-n", "2").assert_outcomes(passed=7)
+    run(project, "--update-goldens", "--update-goldens-once", "-n", "2").assert_outcomes(passed=7)
     workers = (project.path / "workers.txt").read_text().split()
     assert len(workers) == 7
     assert set(workers) <= {"gw0", "gw1"}

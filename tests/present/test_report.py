@@ -203,10 +203,13 @@ def test_summary_counts_and_lists_written_goldens() -> None:
     report.add("updated", "goldens/t/test_c/env")
     report.add("unchanged", "goldens/t/test_d/env")
     assert report.lines == [
-        "goldens: 2 created, 1 updated, 1 unchanged",
+        "goldens: 2 created, 1 updated, 1 kept",
         "  created: goldens/t/test_a/env",
         "  created: goldens/t/test_b/env",
         "  updated: goldens/t/test_c/env",
+        "  kept: goldens/t/test_d/env",
+        "  kept: they still match within the test's tolerance, in this format and storage; "
+        "rewrite them anyway with --update-goldens-all",
     ]
     checked = SummaryReport()
     checked.add("passed", "g1")

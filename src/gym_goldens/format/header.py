@@ -15,7 +15,7 @@ import functools
 import importlib.metadata
 import platform
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 import gymnasium as gym
@@ -31,6 +31,7 @@ __all__ = [
     "describe_space",
     "describe_vector_env",
     "platform_facts",
+    "recorded_versions",
     "software_versions",
 ]
 
@@ -99,8 +100,14 @@ def _bound(bound: Any) -> Any:
     return bound
 
 
-def describe_env(env: gym.Env[Any, Any]) -> dict[str, Any]:
-    """The parts of the header that do not change between episodes."""
+def describe_env(env: gym.Env[Any, Any], *, versions_of: Iterable[str] = ()) -> dict[str, Any]:
+    """The parts of the header that do not change between episodes.
+
+    Args:
+        env: The env.
+        versions_of: Distributions whose versions are recorded besides the
+            usual ones and the env's own (see :func:`recorded_versions`).
+    """
     wrappers: list[str] = []
     inner: Any = env
     while isinstance(inner, gym.Wrapper):
@@ -111,16 +118,69 @@ def describe_env(env: gym.Env[Any, Any]) -> dict[str, Any]:
         "wrappers": wrappers,
         "observation_space": describe_space(env.observation_space),
         "action_space": describe_space(env.action_space),
-        "versions": software_versions(),
+        "versions": recorded_versions(env, versions_of),
         "platform": platform_facts(),
     }
 
 
-def describe_vector_env(env: Any) -> dict[str, Any]:
+def recorded_versions(env: Any, versions_of: Iterable[str] = ()) -> dict[str, str]:
+    """The ``versions`` header field: what software shaped the recording of ``env``.
+
+    Python's version, gymnasium's, numpy's, mujoco's and this package's; the
+    version of the distribution that provides the env (the usual cause of a
+    changed golden of a third-party env: an upgrade of highway-env, minigrid,
+    box2d...), found from the module of the spec's entry point, or of the
+    unwrapped env's class; and those named in ``versions_of`` that are
+    installed. An env defined in a test suite or a script belongs to no
+    distribution and adds nothing.
+    """
+    versions = dict(software_versions())
+    for name in [*_env_distributions(env), *versions_of]:
+        version = _distribution_version(name)
+        if version is not None:
+            versions[name] = version
+    return versions
+
+
+def _env_distributions(env: Any) -> list[str]:
+    spec = getattr(env, "spec", None)
+    entry_point = getattr(spec, "entry_point", None)
+    if isinstance(entry_point, str):
+        module = entry_point.partition(":")[0]
+    elif callable(entry_point):
+        module = getattr(entry_point, "__module__", "") or ""
+    else:
+        module = type(getattr(env, "unwrapped", env)).__module__
+    return _distributions_of(module.split(".")[0])
+
+
+@functools.cache
+def _distributions_of(top_level: str) -> list[str]:
+    # packages_distributions() reads every installed distribution's metadata
+    # (some 70 ms): once per process. It maps a top-level module to its
+    # distributions, with duplicates; a module of no distribution (a test
+    # suite's, __main__) is not in it.
+    return sorted(set(_packages_distributions().get(top_level, ())))
+
+
+@functools.cache
+def _packages_distributions() -> Mapping[str, list[str]]:
+    return importlib.metadata.packages_distributions()
+
+
+@functools.cache
+def _distribution_version(name: str) -> str | None:
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def describe_vector_env(env: Any, *, versions_of: Iterable[str] = ()) -> dict[str, Any]:
     """The static header parts of the sub-env episodes of a ``VectorEnv``.
 
     The spaces are those of one sub-env; ``vector`` is completed with the
-    sub-env's ``index`` by the recorder.
+    sub-env's ``index`` by the recorder. ``versions_of`` as for :func:`describe_env`.
     """
     wrappers: list[str] = []
     inner: Any = env
@@ -140,7 +200,7 @@ def describe_vector_env(env: Any) -> dict[str, Any]:
         # Informational: sync and async give the same trajectories, a vector env
         # of its own (such as CartPoleVectorEnv) may not; a mismatch shows it.
         "vectorization_mode": _vectorization_mode(inner),
-        "versions": software_versions(),
+        "versions": recorded_versions(env, versions_of),
         "platform": platform_facts(),
     }
 

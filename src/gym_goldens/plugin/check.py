@@ -28,11 +28,12 @@ from gym_goldens.format.layout import DIVERGENCE_PLOT, golden_dir_for, safe_segm
 from gym_goldens.format.reader import has_episodes
 from gym_goldens.plugin.repeats import Run, find_nondeterminism
 from gym_goldens.plugin.settings import GoldensSettings
-from gym_goldens.plugin.store import update_golden
+from gym_goldens.plugin.store import golden_header, still_matches, update_golden
 from gym_goldens.plugin.variants import (
     GoldenChoice,
     check_variant_by,
     choose_golden,
+    update_target,
     variant_facts,
 )
 from gym_goldens.present.report import (
@@ -51,7 +52,7 @@ __all__ = ["CheckResult", "TrajectoryChecks"]
 Status = Literal[
     "passed", "failed", "missing", "created", "updated", "unchanged", "nondeterministic"
 ]
-_MARKER_KEYS: Final = frozenset({"rtol", "atol", "ignore", "variant_by"})
+_MARKER_KEYS: Final = frozenset({"rtol", "atol", "ignore", "variant_by", "update_once"})
 _RECORDED_MODE: Final = "mode: recorded (the test's own actions)"
 _REPLAY_MODE: Final = (
     "mode: replay (the golden's own actions and reset seeds drove the env, "
@@ -122,6 +123,11 @@ class TrajectoryChecks:
                 f"@pytest.mark.goldens got unknown arguments {sorted(unknown)}; "
                 f"it takes {sorted(_MARKER_KEYS)}"
             )
+        update_once = marker_kwargs.pop("update_once", False)
+        if not isinstance(update_once, bool):
+            raise TypeError(
+                f"@pytest.mark.goldens(update_once=...) takes True or False, got {update_once!r}"
+            )
         self._variant_by: tuple[str, ...] = ()
         if "variant_by" in marker_kwargs:
             self._variant_by = check_variant_by(marker_kwargs.pop("variant_by"))
@@ -173,6 +179,8 @@ class TrajectoryChecks:
         }
         output = self.output_dir / _dir_name(unique)
         wrapped: RecordTrajectory[Any, Any] | RecordVectorTrajectory
+        # The versions of the distributions that name variants go in the header too.
+        storage["versions_of"] = self._variant_by
         if is_vector:
             wrapped = RecordVectorTrajectory(env, output, **storage)  # type: ignore[arg-type]
         else:
@@ -265,19 +273,7 @@ class TrajectoryChecks:
                 "call env.reset(seed=...) before stepping it",
             )
         if self.settings.update:
-            if choice.fallback and _matches(golden_dir, actual_dir, recording.tolerance):
-                # The plain golden serves this variant too: no copy of it is needed.
-                return CheckResult(recording.name, golden_dir, "unchanged")
-            try:
-                update = update_golden(
-                    actual_dir, choice.variant_path, goldens_dir=self.settings.goldens_dir
-                )
-            except GoldenFormatError as error:
-                message = _format_not_updated(
-                    _displayed(error, display), actual_dir=display(actual_dir)
-                )
-                return CheckResult(recording.name, golden_dir, "failed", message)
-            return CheckResult(recording.name, choice.variant_path, update.status)
+            return self._update(recording, choice)
         try:
             # Checked before reading: no symlink out of the goldens dir, no
             # folder or empty file where the recording file should be.
@@ -322,11 +318,48 @@ class TrajectoryChecks:
             message = f"{head}\n  {plot_line}\n{fix}"
         return CheckResult(recording.name, golden_dir, "failed", message, actual_dir, plot)
 
+    def _update(self, recording: _Recording, choice: GoldenChoice) -> CheckResult:
+        """Write the recording as its golden, unless the golden still holds it."""
+        settings, display = self.settings, self.settings.display
+        actual_dir = recording.env.output_dir
+        # Under --update-goldens-all the plain golden serves another machine
+        # only if the values are the same; else within the test's tolerance.
+        tolerance = Tolerance(rtol=0.0, atol=0.0) if settings.update_all else recording.tolerance
+        target = choice.path
+        try:
+            if self._variant_by and choice.fallback:
+                plain = choice.plain_path
+                checked_recording_files(settings.goldens_dir, plain)
+                plain_header = golden_header(plain) if has_episodes(plain) else None
+                serves = plain_header is not None and still_matches(plain, actual_dir, tolerance)
+                where = update_target(choice, self._variant_by, plain_header, serves=serves)
+                if where == "kept":
+                    return CheckResult(recording.name, plain, "unchanged")
+                target = plain if where == "plain" else choice.variant_path
+            update = update_golden(
+                actual_dir,
+                target,
+                goldens_dir=settings.goldens_dir,
+                tolerance=recording.tolerance,
+                rewrite=settings.update_all,
+            )
+        except UnsafeGoldenPathError as error:
+            message = _format_refused(
+                _displayed(error, display), actual_dir=display(actual_dir), nodeid=self.nodeid
+            )
+            return CheckResult(recording.name, target, "failed", message, actual_dir)
+        except GoldenFormatError as error:
+            message = _format_not_updated(
+                _displayed(error, display), actual_dir=display(actual_dir)
+            )
+            return CheckResult(recording.name, target, "failed", message)
+        return CheckResult(recording.name, target, update.status)
+
     def _golden(self, name: str) -> GoldenChoice:
         plain = golden_dir_for(self.settings.goldens_dir, self.nodeid, name)
         if not self._variant_by:
-            return GoldenChoice(plain, plain, "", fallback=False)
-        return choose_golden(plain, self._variant_by)
+            return GoldenChoice(plain, plain, plain)
+        return choose_golden(self.settings.goldens_dir, plain, self._variant_by)
 
     def _replay(
         self, recorder: RecordTrajectory[Any, Any], name: str
@@ -367,13 +400,6 @@ def _actions_differ(comparison: Comparison) -> bool:
         if first is not None and any(d.path[:1] == ("action",) for d in first.differences):
             return True
     return False
-
-
-def _matches(golden_dir: Path, actual_dir: Path, tolerance: Tolerance) -> bool:
-    try:
-        return compare(golden_dir, actual_dir, tolerance).equal
-    except GoldenFormatError:
-        return False
 
 
 def _displayed(error: GoldenFormatError, display: Callable[[Path], str]) -> GoldenFormatError:

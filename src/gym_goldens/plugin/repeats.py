@@ -1,8 +1,11 @@
-"""Determinism runs under pytest: ``--goldens-determinism=N``.
+"""Determinism runs under pytest: ``--goldens-determinism=N``, and every update.
 
 Each test that uses ``record_trajectory`` runs N more times, and the
 recordings of all its runs must match within the test's tolerance before any
-golden is compared or written.
+golden is compared or written. Under ``--update-goldens`` every such test runs
+once more in this process (unless ``--update-goldens-once`` or the marker's
+``update_once=True``), so that a golden the env cannot reproduce is never
+written.
 
 In-process (the default), the extra runs come first: the whole test protocol
 (setup, call, teardown) runs N times without being reported, through
@@ -43,7 +46,7 @@ from gym_goldens.present.report import format_nondeterminism
 Flush = Callable[[], Mapping[str, Path]]
 """Writes what a test's recorders buffer; gives each recording's folder by name."""
 
-__all__ = ["Run", "find_nondeterminism", "run_in_process"]
+__all__ = ["Plan", "Run", "find_nondeterminism", "plan", "run_in_process"]
 
 _FIXTURE: Final = "record_trajectory"
 _MAX_FAILURE_LINES: Final = 40
@@ -51,11 +54,28 @@ _HASH_SEED_RANGE: Final = 2**32
 # Variables that would make the subprocess think it is an xdist worker or mid-test.
 _CHILD_ENV_DROP: Final = ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_CURRENT_TEST")
 _IN_PROCESS_NOTE: Final = "in this process, with fresh function-scoped fixtures"
+_PLUGIN_MODULES: Final = ("_pytest", "pytest", "xdist", "hypothesis", "gym_goldens")
 _SUBPROCESS_NOTE: Final = "in a fresh subprocess"
 _SUBPROCESS_HINT: Final = (
     "a difference that only a fresh process shows often comes from iterating over a set "
     "(or set-ordered dict) of strings, or from module state left by earlier tests"
 )
+
+
+@dataclasses.dataclass(frozen=True)
+class Plan:
+    """The extra runs of one test.
+
+    Attributes:
+        runs: How many extra runs.
+        mode: ``inprocess`` or ``subprocess``.
+        on_update: Whether they are the check every update makes (rather
+            than ``--goldens-determinism``'s).
+    """
+
+    runs: int
+    mode: str
+    on_update: bool = False
 
 
 @dataclasses.dataclass(frozen=True)
@@ -68,12 +88,15 @@ class Run:
         dirs: Its recordings by name; None for the run being checked, whose
             recordings the checks hold.
         failure: Why the run failed, if the test failed in it.
+        context: Lines a report of a difference adds (what the runs share,
+            why they ran); on the run being checked.
     """
 
     number: int
     note: str
     dirs: Mapping[str, Path] | None = None
     failure: str | None = None
+    context: tuple[str, ...] = ()
 
     @property
     def label(self) -> str:
@@ -94,22 +117,28 @@ class _State:
 _state_key: Final = pytest.StashKey[_State]()
 
 
-def applies(item: pytest.Item) -> bool:
-    """Whether ``item`` gets determinism runs in this session."""
+def plan(item: pytest.Item) -> Plan | None:
+    """The extra runs ``item`` gets in this session, or None."""
     settings = item.config.stash[settings_key]
-    return (
-        settings.determinism > 0
-        and settings.record_into is None
-        and _FIXTURE in getattr(item, "fixturenames", ())
-    )
+    if settings.record_into is not None or _FIXTURE not in getattr(item, "fixturenames", ()):
+        return None
+    if settings.determinism > 0:
+        return Plan(settings.determinism, settings.determinism_mode)
+    if settings.update and not settings.update_once and not _updated_once(item):
+        return Plan(1, "inprocess", on_update=True)
+    return None
 
 
-def run_in_process(item: pytest.Item) -> None:
-    """Run the test ``--goldens-determinism`` times, unreported, before its real run."""
-    settings = item.config.stash[settings_key]
+def _updated_once(item: pytest.Item) -> bool:
+    marker = item.get_closest_marker("goldens")
+    return bool(marker is not None and marker.kwargs.get("update_once") is True)
+
+
+def run_in_process(item: pytest.Item, extra: Plan) -> None:
+    """Run the test ``extra.runs`` times, unreported, before its real run."""
     state = _State()
     item.stash[_state_key] = state
-    for number in range(1, settings.determinism + 1):
+    for number in range(1, extra.runs + 1):
         state.collecting = number
         try:
             # Tearing down to the parent re-creates function-scoped fixtures
@@ -140,7 +169,8 @@ def output_dir(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
     state = request.node.stash.get(_state_key, None)
     if state is not None and state.collecting:
         return _base(state, request) / run_dirname(state.collecting)
-    if applies(request.node) and settings.determinism_mode == "subprocess":
+    extra = plan(request.node)
+    if extra is not None and extra.mode == "subprocess":
         request.node.stash[_state_key] = state = _State()
         _base(state, request)
     return tmp_path
@@ -161,21 +191,56 @@ def intercept(item: pytest.Item, flush: Flush) -> bool:
 
 def runs_of(item: pytest.Item, flush: Flush) -> list[Run]:
     """Every run of the test, the one being checked included; empty when none."""
-    if not applies(item):
+    extra = plan(item)
+    if extra is None:
         return []
     settings = item.config.stash[settings_key]
     state = item.stash.get(_state_key, None)
     if state is None:
         return []
-    if settings.determinism_mode == "subprocess":
+    if extra.mode == "subprocess":
         assert state.base is not None
         names = list(flush())
         this = Run(1, "in this process, checked against the golden")
-        return [this, *_run_subprocesses(item, settings, state.base, names)]
+        return [this, *_run_subprocesses(item, settings, extra, state.base, names)]
     if not state.runs:
         return []
-    this = Run(settings.determinism + 1, "in this process, checked against the golden")
+    checked = "in this process, its recording written as the golden if both agree"
+    if not extra.on_update:
+        checked = "in this process, checked against the golden"
+    this = Run(extra.runs + 1, checked, context=_context(item, extra))
     return [*state.runs, this]
+
+
+def _context(item: pytest.Item, extra: Plan) -> tuple[str, ...]:
+    """What a report of in-process runs that differ should say about them."""
+    lines = []
+    if extra.on_update:
+        lines.append(
+            "--update-goldens records each golden test twice and writes a golden only if both "
+            "recordings agree: the golden was left as it is (record once, at your own risk, "
+            "with --update-goldens-once or @pytest.mark.goldens(update_once=True))"
+        )
+    shared = _wider_fixtures(item)
+    if shared:
+        lines.append(
+            f"both runs share the fixtures {', '.join(shared)} (of a wider scope than the "
+            "test): state they keep may be the difference"
+        )
+    return tuple(lines)
+
+
+def _wider_fixtures(item: pytest.Item) -> list[str]:
+    """The project's fixtures of this test with a wider scope than the function."""
+    info = getattr(item, "_fixtureinfo", None)
+    found = []
+    for name, definitions in getattr(info, "name2fixturedefs", {}).items():
+        definition = definitions[-1]
+        module = getattr(definition.func, "__module__", "") or ""
+        # pytest's own and plugins' session fixtures (tmp_path_factory, ...) keep no env state.
+        if definition.scope != "function" and not module.startswith(_PLUGIN_MODULES):
+            found.append(f"{name} ({definition.scope})")
+    return sorted(found)
 
 
 def find_nondeterminism(
@@ -244,6 +309,7 @@ def find_nondeterminism(
                 notes = [f"{first.label}: {first.note}", f"{other.label}: {other.note}"]
                 if _SUBPROCESS_NOTE in other.note:
                     notes.append(_SUBPROCESS_HINT)
+                notes += [line for run in ordered for line in run.context]
                 text = format_nondeterminism(
                     comparison, first=first.label, second=other.label, notes=notes, display=display
                 )
@@ -260,11 +326,11 @@ def _base(state: _State, request: pytest.FixtureRequest) -> Path:
 
 
 def _run_subprocesses(
-    item: pytest.Item, settings: GoldensSettings, base: Path, names: Sequence[str]
+    item: pytest.Item, settings: GoldensSettings, extra: Plan, base: Path, names: Sequence[str]
 ) -> list[Run]:
     runs: list[Run] = []
     parent_seed = os.environ.get("PYTHONHASHSEED", "")
-    for number in range(2, settings.determinism + 2):
+    for number in range(2, extra.runs + 2):
         hash_seed = _hash_seed(parent_seed, number)
         into = base / run_dirname(number)
         basetemp = into.with_name(f"{into.name}-tmp")

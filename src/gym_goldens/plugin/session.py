@@ -158,7 +158,7 @@ class SummaryReport:
             (len(self.nondeterministic), "nondeterministic"),
             (len(self.created), "created"),
             (len(self.updated), "updated"),
-            (len(self.unchanged), "unchanged"),
+            (len(self.unchanged), "kept"),
         ]
         parts = [f"{count} {label}" for count, label in counts if count]
         lines: list[str] = []
@@ -170,6 +170,12 @@ class SummaryReport:
             ("nondeterministic", self.nondeterministic),
         ]:
             lines += [f"  {label}: {path}" for path in sorted(paths)]
+        if self.unchanged:
+            lines += _listed("kept", self.unchanged)
+            lines.append(
+                "  kept: they still match within the test's tolerance, in this format and storage; "
+                "rewrite them anyway with --update-goldens-all"
+            )
         if self.missing:
             lines.append("  record the missing goldens with: pytest --update-goldens")
         lines += self.warnings

@@ -26,7 +26,8 @@ class GoldensSettings:
 
     Attributes:
         goldens_dir: Absolute path of the goldens root.
-        update: Whether ``--update-goldens`` was given.
+        update: Whether goldens are written (``--update-goldens`` or
+            ``--update-goldens-all``).
         rtol: Default relative tolerance (ini ``goldens_rtol``).
         atol: Default absolute tolerance (ini ``goldens_atol``).
         rootdir: The session's rootdir.
@@ -49,6 +50,10 @@ class GoldensSettings:
         artifacts_dir: Where failing recordings are copied (``--goldens-artifacts``).
         record_into: Set in the subprocess of a cross-process run: record
             there, check nothing (hidden ``--goldens-record-into``).
+        update_all: Whether ``--update-goldens-all`` was given: rewrite every
+            golden whose bytes are not the fresh recording's.
+        update_once: Whether ``--update-goldens-once`` was given: record each
+            test once when updating, instead of twice.
     """
 
     goldens_dir: Path
@@ -68,6 +73,8 @@ class GoldensSettings:
     determinism_mode: str = "inprocess"
     artifacts_dir: Path | None = None
     record_into: Path | None = None
+    update_all: bool = False
+    update_once: bool = False
 
     def display(self, path: Path | str) -> str:
         """A path as shown to the user: relative to the invocation folder if inside it."""
@@ -92,7 +99,8 @@ class GoldensSettings:
             goldens_dir = _own_folder(invocation_dir, option_dir, "--goldens-dir")
         else:
             goldens_dir = _own_folder(rootdir, str(config.getini("goldens_dir")), "ini goldens_dir")
-        update = bool(config.getoption("update_goldens"))
+        update_all = bool(config.getoption("update_goldens_all"))
+        update = bool(config.getoption("update_goldens")) or update_all
         prune = bool(config.getoption("prune_goldens"))
         if prune and not update:
             raise pytest.UsageError(
@@ -130,6 +138,8 @@ class GoldensSettings:
                 _own_folder(invocation_dir, artifacts, "--goldens-artifacts") if artifacts else None
             ),
             record_into=Path(record_into).resolve() if record_into else None,
+            update_all=update_all,
+            update_once=bool(config.getoption("update_goldens_once")),
         )
 
 
@@ -144,7 +154,25 @@ def add_options(parser: pytest.Parser) -> None:
         action="store_true",
         dest="update_goldens",
         default=False,
-        help="write the recordings of the selected tests as their goldens (create or replace).",
+        help="write the recordings of the selected tests as their goldens: create the missing "
+        "ones, rewrite those the recording no longer matches within the test's tolerance; each "
+        "test is recorded twice, and a golden is written only if both recordings agree.",
+    )
+    group.addoption(
+        "--update-goldens-all",
+        action="store_true",
+        dest="update_goldens_all",
+        default=False,
+        help="like --update-goldens, but also rewrite the goldens that still match within "
+        "tolerance (every golden whose bytes are not the fresh recording's).",
+    )
+    group.addoption(
+        "--update-goldens-once",
+        action="store_true",
+        dest="update_goldens_once",
+        default=False,
+        help="with --update-goldens: record each test once, not twice (for expensive tests; "
+        "a nondeterministic env may then get a golden that the next run fails).",
     )
     group.addoption(
         "--goldens-dir",

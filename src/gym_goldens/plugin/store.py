@@ -1,11 +1,19 @@
 """Writing goldens: ``--update-goldens`` puts a recording in its golden's place.
 
+A golden is rewritten only when it no longer holds the recording: when the
+fresh recording differs from it beyond the test's own tolerances and ignore
+patterns, when it is of an older format version, or when it was kept with
+other storage settings (``max_array_size``, ``full_every``, compression).
+A golden that still matches is left untouched, content and mtime, so that an
+update on another machine, or with noise inside tolerance, leaves ``git
+status`` clean. ``--update-goldens-all`` rewrites every golden whose bytes are
+not the fresh recording's.
+
 Goldens are written atomically (:func:`gym_goldens.format.files.install_recording`):
 the recording file goes to a temporary file in its own folder and is renamed
 into place, so an interrupted update leaves the golden of a single env either
 old or new as a whole, never partial (the golden of a vector env: each
-sub-env's file). A golden that already holds the recording is not rewritten,
-so its mtime and git status stay.
+sub-env's file).
 
 Golden folders of format 1 (one file per episode, ``episode_00000.jsonl``,
 ...) still read; updating one writes ``trajectory.jsonl`` and then removes the
@@ -15,16 +23,16 @@ episode files.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from gym_goldens.comparison.engine import compare
 from gym_goldens.comparison.tolerance import Tolerance
 from gym_goldens.errors import GoldenFormatError, UnsafeGoldenPathError
 from gym_goldens.format.files import Installed, install_recording
 from gym_goldens.format.header import FORMAT_VERSION
-from gym_goldens.format.reader import read_header
+from gym_goldens.format.reader import read_header, recording_files, sub_env_dirs
 
-__all__ = ["GoldenUpdate", "update_golden"]
+__all__ = ["GoldenUpdate", "golden_header", "still_matches", "update_golden"]
 
 GoldenUpdate = Installed
 """What :func:`update_golden` did to one golden folder."""
@@ -33,19 +41,25 @@ _EXACT: Final = Tolerance(rtol=0.0, atol=0.0)
 
 
 def update_golden(
-    actual_dir: Path, golden_dir: Path, *, goldens_dir: Path | None = None
+    actual_dir: Path,
+    golden_dir: Path,
+    *,
+    goldens_dir: Path | None = None,
+    tolerance: Tolerance | None = None,
+    rewrite: bool = False,
 ) -> GoldenUpdate:
-    """Make ``golden_dir`` hold the recording of ``actual_dir``.
-
-    A golden whose recorded content is unchanged is left alone: differences
-    in informational header fields (versions, platform) alone do not rewrite
-    it. A golden of an older format version is rewritten.
+    """Make ``golden_dir`` hold the recording of ``actual_dir``, unless it still does.
 
     Args:
         actual_dir: The new recording.
         golden_dir: The golden folder to update.
         goldens_dir: The goldens root; when given, nothing is read or written
             unless it lies inside it.
+        tolerance: The test's tolerance: a golden that the recording matches
+            within it (and of this format version and storage settings) is
+            kept. Exact when None.
+        rewrite: Rewrite the golden unless its bytes are the recording's
+            (``--update-goldens-all``).
 
     Raises:
         GoldenFormatError: An existing golden entry is in the way (a folder
@@ -54,15 +68,54 @@ def update_golden(
         UnsafeGoldenPathError: ``golden_dir`` or one of its files resolves
             outside ``goldens_dir``.
     """
-    return install_recording(actual_dir, golden_dir, is_current=_is_current, root=goldens_dir)
+    tolerance = tolerance or _EXACT
+
+    def is_current(golden_file: Path, actual: Path) -> bool:
+        if rewrite:
+            (actual_file,) = recording_files(actual)
+            return golden_file.read_bytes() == actual_file.read_bytes()
+        return still_matches(golden_file, actual, tolerance)
+
+    return install_recording(actual_dir, golden_dir, is_current=is_current, root=goldens_dir)
 
 
-def _is_current(target: Path, actual_dir: Path) -> bool:
-    """Whether ``target`` holds the recording of ``actual_dir``, in this format version."""
+def still_matches(golden: Path, actual: Path, tolerance: Tolerance) -> bool:
+    """Whether a golden still holds a recording: it matches within ``tolerance``.
+
+    And the golden is of this format version, with the storage settings of
+    the recording: a golden of an older version, or kept with another
+    ``max_array_size``, ``full_every`` or compression, is rewritten.
+
+    Args:
+        golden: The golden folder, or its recording file.
+        actual: The recording folder, or its recording file.
+        tolerance: The test's tolerance.
+    """
     try:
-        current = (read_header(target) or {}).get("version") == FORMAT_VERSION
-        return current and compare(target, actual_dir, _EXACT).equal
+        golden_head, actual_head = golden_header(golden), golden_header(actual)
+        if golden_head is None or actual_head is None:
+            return False
+        same_format = golden_head.get("version") == FORMAT_VERSION and golden_head.get(
+            "storage"
+        ) == actual_head.get("storage")
+        same_files = [file.name for file in _files(golden)] == [
+            file.name for file in _files(actual)
+        ]
+        return same_format and same_files and compare(golden, actual, tolerance).equal
     except UnsafeGoldenPathError:
         raise
     except GoldenFormatError:
         return False  # an unreadable golden is replaced
+
+
+def golden_header(path: Path) -> dict[str, Any] | None:
+    """The header of the first episode of a recording (of its first sub-env's), or None."""
+    files = _files(path)
+    return read_header(files[0]) if files else None
+
+
+def _files(path: Path) -> list[Path]:
+    subs = sub_env_dirs(path)
+    if subs:
+        return [file for _, folder in subs for file in recording_files(folder)]
+    return recording_files(path) if path.exists() else []

@@ -6,11 +6,12 @@ the tolerance, a test can keep one golden per value of the facts that matter::
 
     @pytest.mark.goldens(variant_by=["mujoco", "machine"])
 
-The variant golden lives in a folder inside the plain golden folder, named
-after the facts: ``<golden>/mujoco=3.1.2,machine=x86_64/trajectory.jsonl``.
-When no golden exists for the current variant, the plain golden is used, if
-there is one. ``--update-goldens`` writes the variant golden, unless the plain
-golden exists and already matches, so variants appear only where they differ.
+The first ``--update-goldens`` writes the plain golden, which serves every
+machine. A variant golden lives in a folder inside the plain golden folder,
+named after the facts: ``<golden>/mujoco=3.1.2,machine=x86_64/trajectory.jsonl``,
+and appears only where a machine's recording differs beyond tolerance from
+the plain golden (:func:`update_target`). A recording is compared with its
+machine's variant golden if there is one, else with the plain golden.
 
 Facts: ``python``, ``python_implementation``, ``system`` and ``machine`` (as
 in every recording's header), and the version of any installed distribution,
@@ -23,14 +24,22 @@ import dataclasses
 import importlib.metadata
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from gym_goldens.errors import GoldenFormatError
+from gym_goldens.errors import GoldenFormatError, UnsafeGoldenPathError
+from gym_goldens.format.files import checked_recording_files, ensure_inside
 from gym_goldens.format.header import platform_facts, software_versions
 from gym_goldens.format.layout import variant_dir
 from gym_goldens.format.reader import has_episodes
 
-__all__ = ["GoldenChoice", "check_variant_by", "choose_golden", "variant_facts", "variant_label"]
+__all__ = [
+    "GoldenChoice",
+    "check_variant_by",
+    "choose_golden",
+    "update_target",
+    "variant_facts",
+    "variant_label",
+]
 
 
 def variant_facts(names: Sequence[str]) -> dict[str, str]:
@@ -82,44 +91,111 @@ class GoldenChoice:
 
     Attributes:
         path: The golden folder compared with (or to be created).
-        variant_path: The folder of this machine's variant; where updates go.
-        label: The variant, ``mujoco=3.1.2,machine=x86_64``.
-        fallback: Whether ``path`` is the plain golden, for lack of a variant one.
+        plain_path: The plain golden folder.
+        variant_path: The folder of this machine's variant golden.
+        label: This machine's variant, ``mujoco=3.1.2,machine=x86_64``; empty
+            for a test without variants.
+        fallback: Whether ``path`` is the plain golden, this machine's variant
+            having no golden of its own.
+        variants: The variant goldens that exist (their folder names).
     """
 
     path: Path
+    plain_path: Path
     variant_path: Path
-    label: str
-    fallback: bool
+    label: str = ""
+    fallback: bool = False
+    variants: tuple[str, ...] = ()
 
     def describe(self, display: Any = str) -> str:
-        """One line for failure messages."""
-        if self.fallback:
+        """One line for failure messages: the golden used, and the variants there are."""
+        others = ", ".join(self.variants) if self.variants else "none"
+        if not self.fallback:
             return (
-                f"golden variant: {self.label} has no golden of its own, so the plain golden "
-                f"was used (create the variant with --update-goldens)"
+                f"golden variant: {self.label} ({display(self.variant_path)}; variants: {others})"
             )
-        return f"golden variant: {self.label} ({display(self.variant_path)})"
+        return (
+            f"golden variant: {self.label} has no golden of its own, so the plain golden serves "
+            f"(variants: {others})"
+        )
 
 
-def choose_golden(plain: Path, names: Sequence[str]) -> GoldenChoice:
-    """The golden for this machine: the variant if recorded, else the plain one.
+def choose_golden(goldens_dir: Path, plain: Path, names: Sequence[str]) -> GoldenChoice:
+    """The golden for this machine: its variant's if recorded, else the plain one.
+
+    Only folders inside ``goldens_dir`` are looked into.
 
     Args:
+        goldens_dir: The goldens root.
         plain: The plain golden folder (from :func:`gym_goldens.format.layout.golden_dir_for`).
         names: The facts that name the variant.
     """
     label = variant_label(variant_facts(names))
     variant = variant_dir(plain, label)
-    if not _has_golden(variant) and _has_golden(plain):
-        return GoldenChoice(plain, variant, label, fallback=True)
-    return GoldenChoice(variant, variant, label, fallback=False)
+    variants = tuple(
+        entry.name
+        for entry in sorted(_folders(goldens_dir, plain))
+        if "=" in entry.name and _has_golden(goldens_dir, entry)
+    )
+    if _has_golden(goldens_dir, variant):
+        return GoldenChoice(variant, plain, variant, label, fallback=False, variants=variants)
+    return GoldenChoice(plain, plain, variant, label, fallback=True, variants=variants)
 
 
-def _has_golden(folder: Path) -> bool:
+UpdateTarget = Literal["plain", "variant", "kept"]
+
+
+def update_target(
+    choice: GoldenChoice, names: Sequence[str], plain_header: dict[str, Any] | None, *, serves: bool
+) -> UpdateTarget:
+    """Where ``--update-goldens`` writes the recording of a test kept per variant.
+
+    - This machine's variant golden, when it has one;
+    - else the plain golden, when there is none yet (the first update), or
+      when the plain golden was recorded on this very variant (its own
+      results changed);
+    - else nowhere when the plain golden still serves (``serves``: the
+      recording matches it within tolerance), and a new variant golden when
+      it does not.
+
+    Args:
+        choice: The golden chosen for this machine.
+        names: The facts that name the variant.
+        plain_header: The header of the plain golden's first episode (None
+            when there is no plain golden).
+        serves: Whether the recording matches the plain golden within tolerance.
+    """
+    if not choice.fallback:
+        return "variant"
+    if plain_header is None:
+        return "plain"
+    if serves:
+        return "kept"
+    recorded = {**(plain_header.get("versions") or {}), **(plain_header.get("platform") or {})}
+    here = variant_facts(names)
+    # A fact the plain golden's header does not name (an older golden) does
+    # not make it another machine's.
+    if all(recorded.get(name, value) == value for name, value in here.items()):
+        return "plain"
+    return "variant"
+
+
+def _folders(goldens_dir: Path, plain: Path) -> list[Path]:
+    if not plain.is_dir():
+        return []
+    try:
+        ensure_inside(goldens_dir, plain)
+    except UnsafeGoldenPathError:
+        return []  # the check refuses it, with the reason
+    return [entry for entry in plain.iterdir() if entry.is_dir() and not entry.is_symlink()]
+
+
+def _has_golden(goldens_dir: Path, folder: Path) -> bool:
     """Whether ``folder`` holds a recording (of a single or a vector env)."""
     try:
+        checked_recording_files(goldens_dir, folder)
         return has_episodes(folder)
     except GoldenFormatError:
-        # A damaged golden is still a golden: the check reports what is wrong.
+        # A damaged golden, or one that leads out of the goldens dir, is still
+        # a golden: the check reports what is wrong with it.
         return True

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Generic, SupportsFloat, TypeVar
 
@@ -55,6 +56,9 @@ class RecordTrajectory(
         full_every: Keep only step 1, every ``full_every``-th step and the
             last step of an episode in full, and a digest of the others. A
             digest is compared exactly, without tolerance.
+        versions_of: Distributions whose versions the header records besides
+            Python, gymnasium, numpy, mujoco, this package and the env's own
+            distribution (informational; golden variants use them).
 
     Example:
         >>> import gymnasium as gym, tempfile
@@ -76,6 +80,7 @@ class RecordTrajectory(
         flush_every: int | None = None,
         compress: bool = False,
         full_every: int | None = None,
+        versions_of: Iterable[str] = (),
     ) -> None:
         if not isinstance(env, gym.Env):
             raise TypeError(
@@ -85,7 +90,10 @@ class RecordTrajectory(
             )
         storage = Storage(max_array_size, flush_every, compress, full_every)
         gym.utils.RecordConstructorArgs.__init__(
-            self, output_dir=str(output_dir), **dataclasses.asdict(storage)
+            self,
+            output_dir=str(output_dir),
+            **dataclasses.asdict(storage),
+            versions_of=tuple(versions_of),
         )
         gym.Wrapper.__init__(self, env)
         self.output_dir = Path(output_dir)
@@ -94,7 +102,10 @@ class RecordTrajectory(
         self.compress = compress
         self.full_every = full_every
         encoder = storage.encoder()
-        self._headers = HeaderLines(lambda: describe_env(self.env), storage.header, encoder)
+        names = tuple(versions_of)
+        self._headers = HeaderLines(
+            lambda: describe_env(self.env, versions_of=names), storage.header, encoder
+        )
         self._writer = storage.writer(self.path, encoder)
 
     @property

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Final
 
@@ -65,6 +65,7 @@ class RecordVectorTrajectory(gym.vector.VectorWrapper, gym.utils.RecordConstruct
         flush_every: As for :class:`~gym_goldens.record.single.RecordTrajectory`.
         compress: As for :class:`~gym_goldens.record.single.RecordTrajectory`.
         full_every: As for :class:`~gym_goldens.record.single.RecordTrajectory`.
+        versions_of: As for :class:`~gym_goldens.record.single.RecordTrajectory`.
 
     Example:
         >>> import gymnasium as gym, tempfile
@@ -86,6 +87,7 @@ class RecordVectorTrajectory(gym.vector.VectorWrapper, gym.utils.RecordConstruct
         flush_every: int | None = None,
         compress: bool = False,
         full_every: int | None = None,
+        versions_of: Iterable[str] = (),
     ) -> None:
         if not isinstance(env, gym.vector.VectorEnv):
             raise TypeError(
@@ -94,7 +96,10 @@ class RecordVectorTrajectory(gym.vector.VectorWrapper, gym.utils.RecordConstruct
             )
         storage = Storage(max_array_size, flush_every, compress, full_every)
         gym.utils.RecordConstructorArgs.__init__(
-            self, output_dir=str(output_dir), **dataclasses.asdict(storage)
+            self,
+            output_dir=str(output_dir),
+            **dataclasses.asdict(storage),
+            versions_of=tuple(versions_of),
         )
         gym.vector.VectorWrapper.__init__(self, env)
         self.output_dir = Path(output_dir)
@@ -107,7 +112,10 @@ class RecordVectorTrajectory(gym.vector.VectorWrapper, gym.utils.RecordConstruct
                 "expected NextStep, SameStep or Disabled (gymnasium.vector.AutoresetMode)"
             )
         encoder = storage.encoder()
-        self._headers = HeaderLines(lambda: describe_vector_env(self.env), storage.header, encoder)
+        names = tuple(versions_of)
+        self._headers = HeaderLines(
+            lambda: describe_vector_env(self.env, versions_of=names), storage.header, encoder
+        )
         name = trajectory_filename(compress=compress)
         self._subs = [
             storage.writer(self.output_dir / sub_env_dirname(i) / name, encoder)
