@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+import importlib.metadata
+
 import gymnasium as gym
 import numpy as np
+import pytest
 from gymnasium import spaces
 
-from gym_goldens.format.header import INFORMATIONAL_FIELDS, describe_space, describe_vector_env
+from gym_goldens.format.header import (
+    INFORMATIONAL_FIELDS,
+    describe_space,
+    describe_vector_env,
+    recorded_versions,
+    software_versions,
+)
 
 
 def test_every_space_is_described() -> None:
@@ -64,3 +73,32 @@ def test_vector_env_description() -> None:
     assert "vectorization_mode" in INFORMATIONAL_FIELDS
     assert "vector" not in INFORMATIONAL_FIELDS
     envs.close()
+
+
+class _SuiteEnv(gym.Env[np.ndarray, int]):
+    """An env of a test suite: its module belongs to no installed distribution."""
+
+    observation_space = spaces.Box(-1.0, 1.0, (1,), dtype=np.float32)
+    action_space = spaces.Discrete(2)
+
+
+def test_versions_name_the_software_that_shapes_a_recording() -> None:
+    versions = recorded_versions(gym.make("CartPole-v1"))
+    assert set(versions) >= {"python", "gymnasium", "numpy", "pytest-gym-goldens"}
+    assert versions["gymnasium"] == importlib.metadata.version("gymnasium")
+    # Distributions named for variants come in too; unknown names and platform facts do not.
+    extra = recorded_versions(gym.make("CartPole-v1"), ["orjson", "machine", "no-such-dist"])
+    assert extra == {**versions, "orjson": importlib.metadata.version("orjson")}
+
+
+def test_an_env_of_a_test_suite_adds_no_version() -> None:
+    assert recorded_versions(_SuiteEnv()) == software_versions()
+
+
+def test_the_distribution_that_provides_a_third_party_env_is_named() -> None:
+    highway_env = pytest.importorskip(
+        "highway_env", reason="highway-env is not installed: pip install -e '.[envs]'"
+    )
+    gym.register_envs(highway_env)
+    versions = recorded_versions(gym.make("highway-fast-v0"))
+    assert versions["highway-env"] == importlib.metadata.version("highway-env")

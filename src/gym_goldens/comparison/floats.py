@@ -39,10 +39,9 @@ def floats_match(golden: float, actual: float, rtol: float, atol: float) -> bool
         return True  # equal infinities, and -0.0 against 0.0
     difference = abs(actual - golden)
     if difference <= atol + rtol * abs(golden):
-        # An infinite difference is within an infinite limit only between two
-        # finite values far apart (numpy.isclose's rule); an infinity against
-        # anything else never matches.
-        return difference != _INF or (abs(golden) != _INF and abs(actual) != _INF)
+        # numpy.isclose's rule: a golden infinity matches only itself (it makes
+        # the limit infinite); an actual one only when the limit overflows too.
+        return abs(golden) != _INF
     return golden != golden and actual != actual  # noqa: PLR0124 - NaN matches NaN
 
 

@@ -456,10 +456,12 @@ def _describe_versions(episode: EpisodeComparison) -> list[str]:
     actual = (episode.actual_header or {}).get("versions") or {}
     golden_platform = (episode.golden_header or {}).get("platform") or {}
     actual_platform = (episode.actual_header or {}).get("platform") or {}
+    # A name the golden does not have is not a change: older goldens recorded
+    # fewer versions (the env's own distribution came later).
     changed = [
-        f"{name} {golden.get(name, '-')} -> {actual.get(name, '-')}"
-        for name in sorted(set(golden) | set(actual))
-        if golden.get(name) != actual.get(name)
+        f"{name} {golden[name]} -> {actual.get(name, '-')}"
+        for name in sorted(golden)
+        if golden[name] != actual.get(name)
     ]
     changed += [
         f"{name} {golden_platform.get(name, '-')} -> {actual_platform.get(name, '-')}"
