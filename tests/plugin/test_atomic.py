@@ -26,6 +26,7 @@ import pytest
 import gym_goldens.comparison.engine
 import gym_goldens.plugin.check
 import gym_goldens.present.report  # noqa: F401
+from gym_goldens.format.layout import this_writer
 from gym_goldens.format.reader import read_recording
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL is POSIX")
@@ -267,3 +268,101 @@ def test_a_leftover_temporary_file_is_ignored_then_removed(project: pytest.Pytes
     assert not leftover.exists()
     assert not old_leftover.exists()
     assert leftovers(project.path / "goldens") == []
+
+
+@pytest.fixture
+def updated(project: pytest.Pytester) -> pytest.Pytester:
+    """The project with its goldens recorded."""
+    (project.path / "seed.txt").write_text("0")
+    project.runpytest("--update-goldens").assert_outcomes(passed=len(ENV_IDS) + 1)
+    return project
+
+
+def _temporary_of(folder: Path, pid: int) -> Path:
+    """A temporary file of a write by process ``pid`` of this host, as the writer names it."""
+    host, _ = this_writer()
+    path = folder / f".trajectory.jsonl.{host}-{pid}.a1b2c3.tmp"
+    path.write_bytes(b'{"event":"header"')
+    return path
+
+
+def test_an_update_never_removes_a_file_another_live_process_is_writing(
+    updated: pytest.Pytester,
+) -> None:
+    folder = updated.path / "goldens" / "test_update" / "test_rollout[CartPole-v1]" / "CartPole-v1"
+    # Another update, still writing this very golden.
+    writer = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        in_flight = _temporary_of(folder, writer.pid)
+        (updated.path / "seed.txt").write_text("1")
+        updated.runpytest("--update-goldens").assert_outcomes(passed=len(ENV_IDS) + 1)
+        assert in_flight.exists(), "an update removed a file another process was writing"
+    finally:
+        writer.kill()
+        writer.wait()
+    # Its writer gone, the next run that writes goldens removes it, wherever it is.
+    updated.runpytest("--update-goldens", "-k", "seed_independent").stdout.fnmatch_lines(
+        ["removed 1 temporary file left by interrupted updates"]
+    )
+    assert not in_flight.exists()
+
+
+def test_leftovers_of_any_folder_go_at_the_start_of_a_run_that_writes_goldens(
+    updated: pytest.Pytester,
+) -> None:
+    folder = updated.path / "goldens" / "test_update" / "test_rollout[Pendulum-v1]" / "Pendulum-v1"
+    writer = subprocess.Popen([sys.executable, "-c", "pass"])
+    writer.wait()  # a writer of this host that is gone
+    dead = _temporary_of(folder, writer.pid)
+    older = folder / ".trajectory.jsonl.k2j4h1.tmp"  # an older release's name: no owner
+    older.write_bytes(b"half")
+    # A plain run does not write goldens: it removes nothing.
+    updated.runpytest("-k", "seed_independent").assert_outcomes(passed=1)
+    assert dead.exists()
+    assert older.exists()
+    # An update of another test only: the leftovers go all the same.
+    updated.runpytest("--update-goldens", "-k", "seed_independent").stdout.fnmatch_lines(
+        ["removed 2 temporary files left by interrupted updates"]
+    )
+    assert not dead.exists()
+    assert not older.exists()
+
+
+def test_the_goldens_folder_keeps_leftovers_out_of_git(updated: pytest.Pytester) -> None:
+    gitignore = updated.path / "goldens" / ".gitignore"
+    assert ".*.tmp" in gitignore.read_text().splitlines()
+    git = shutil.which("git")
+    if git is None:
+        pytest.skip("git is not installed: the .gitignore is checked, not git's reading of it")
+    subprocess.run([git, "init", "-q"], cwd=updated.path, check=True)
+    leftover = "goldens/test_update/test_seed_independent/CartPole-v1/.trajectory.jsonl.h-1.x.tmp"
+    golden = "goldens/test_update/test_seed_independent/CartPole-v1/trajectory.jsonl"
+    ignored = subprocess.run(
+        [git, "check-ignore", "--no-index", leftover, golden],
+        cwd=updated.path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert ignored.stdout.split() == [leftover]
+    # A .gitignore of the user's own is left as it is.
+    gitignore.write_text("# mine\n")
+    updated.runpytest("--update-goldens", "-k", "seed_independent").assert_outcomes(passed=1)
+    assert gitignore.read_text() == "# mine\n"
+
+
+def test_two_updates_at_once_both_finish_cleanly(updated: pytest.Pytester) -> None:
+    (updated.path / "seed.txt").write_text("1")
+    command = [sys.executable, "-m", "pytest", "--update-goldens", "-p", "no:cacheprovider", "-q"]
+    runs = [
+        subprocess.Popen(
+            command, cwd=updated.path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        )
+        for _ in range(2)
+    ]
+    for run in runs:
+        output, _ = run.communicate(timeout=120)
+        assert run.returncode == 0, output
+        assert "Traceback" not in output
+    assert leftovers(updated.path / "goldens") == []
+    updated.runpytest().assert_outcomes(passed=len(ENV_IDS) + 1)

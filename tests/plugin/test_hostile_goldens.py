@@ -89,12 +89,18 @@ def to_format_1(golden: Path) -> None:
 
 
 def snapshot(folder: Path) -> dict[str, object]:
-    """Every entry under ``folder``, symlinks not followed: file bytes, link targets."""
+    """Every entry under ``folder``, symlinks not followed: file bytes, link targets.
+
+    The goldens folder's own ``.gitignore``, which a run that writes goldens
+    adds when it is missing, is left out.
+    """
     entries: dict[str, object] = {}
     for current, dirs, files in os.walk(folder):
         for name in dirs + files:
             path = Path(current, name)
             key = path.relative_to(folder).as_posix()
+            if key == ".gitignore":
+                continue
             if path.is_symlink():
                 entries[key] = ("link", os.readlink(path))
             elif path.is_dir():

@@ -47,7 +47,7 @@ def test_second_update_rewrites_nothing(
     goldens = pytester.path / "goldens"
     # Put the mtimes in the past, so that a rewrite could not keep them by chance.
     past = 1_000_000_000_000_000_000
-    for path in goldens.rglob("*.jsonl"):
+    for path in goldens.rglob("*"):
         os.utime(path, ns=(past, past))
     before = files_under(goldens)
 
@@ -139,7 +139,7 @@ SCALED = Path("goldens/test_scaled/test_scaled/CartPole-v1")
 def _age(folder: Path) -> int:
     """Put the mtimes of the recording files under ``folder`` in the past; that time."""
     past = 1_000_000_000_000_000_000
-    for path in folder.rglob("*.jsonl*"):
+    for path in folder.rglob("*"):
         os.utime(path, ns=(past, past))
     return past
 

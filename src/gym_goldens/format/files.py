@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -23,10 +24,14 @@ from typing import Literal
 
 from gym_goldens.errors import GoldenFormatError, UnsafeGoldenPathError
 from gym_goldens.format.layout import (
+    GITIGNORE,
+    GOLDENS_GITIGNORE,
     is_leftover_file_name,
     is_recording_file_name,
     is_trajectory_file_name,
+    leftover_owner,
     temporary_prefix,
+    this_writer,
     trajectory_filename,
 )
 from gym_goldens.format.reader import recording_files, sub_env_dirs
@@ -36,9 +41,12 @@ __all__ = [
     "Installed",
     "atomic_write_bytes",
     "checked_recording_files",
+    "ensure_gitignore",
     "ensure_inside",
     "install_recording",
+    "is_dead_leftover",
     "named_recording_files",
+    "remove_dead_leftovers",
 ]
 
 InstallStatus = Literal["created", "updated", "unchanged"]
@@ -183,10 +191,11 @@ def install_recording(
     """Make the folder ``target`` hold the recording of the folder ``source``.
 
     The recording file is copied atomically, then the files it replaces are
-    removed: the episode files of a recording of format 1, a recording file
-    of the other compression, and temporary files left by an interrupted
-    write. A file that ``is_current`` says already holds the recording is
-    left alone. Vector recordings are installed sub-env folder by sub-env
+    removed: the episode files of a recording of format 1 and a recording
+    file of the other compression. A file that ``is_current`` says already
+    holds the recording is left alone. Temporary files of other writes are
+    not touched here (see :func:`remove_dead_leftovers`): one may be another
+    process's, writing the same golden. Vector recordings are installed sub-env folder by sub-env
     folder.
 
     Args:
@@ -221,7 +230,6 @@ def _install_file(
     source: Path, target: Path, is_current: IsCurrent, root: Path | None
 ) -> Installed:
     old_files = _existing_files(target, root)
-    _remove_leftovers(target)
     written: list[Path] = []
     source_files = recording_files(source)
     destination: Path | None = None
@@ -239,7 +247,7 @@ def _install_file(
     removed: list[Path] = []
     for old in old_files:
         if old != destination:
-            old.unlink()
+            old.unlink(missing_ok=True)  # another update of the same golden may be first
             removed.append(old)
     status: InstallStatus = (
         "created" if not old_files else "updated" if written or removed else "unchanged"
@@ -293,9 +301,11 @@ def _install_vector(
         if folder == target and not source_envs:
             continue
         for old in _existing_files(folder, root):
-            old.unlink()
+            old.unlink(missing_ok=True)
             removed.append(old)
-        _remove_leftovers(folder)
+        for entry in folder.iterdir():
+            if is_dead_leftover(entry.name):
+                entry.unlink(missing_ok=True)
         if folder != target and not any(folder.iterdir()):
             folder.rmdir()
     if not source_envs:
@@ -347,10 +357,68 @@ def named_recording_files(folder: Path) -> list[Path]:
     return sorted(entry for entry in folder.iterdir() if is_recording_file_name(entry.name))
 
 
-def _remove_leftovers(folder: Path) -> None:
-    """Remove the temporary files of an interrupted write."""
-    if not folder.is_dir():
-        return
-    for entry in folder.iterdir():
-        if is_leftover_file_name(entry.name) and not entry.is_dir():
-            entry.unlink(missing_ok=True)
+def is_dead_leftover(name: str) -> bool:
+    """Whether ``name`` is a temporary file of an atomic write whose writer is gone.
+
+    Its name gives its owner, host and process id: a leftover of this host
+    whose process has ended is dead; one of another host cannot be told from
+    a write in progress and is kept; one of an older version of this package,
+    whose name gives no owner, is dead. On Windows, where no process can be
+    asked whether it lives without signalling it, only those are dead.
+    """
+    if not is_leftover_file_name(name):
+        return False
+    owner = leftover_owner(name)
+    if owner is None:
+        return True
+    host, pid = owner
+    return host == this_writer()[0] and not _alive(pid)
+
+
+def remove_dead_leftovers(root: Path) -> list[Path]:
+    """Remove the temporary files under ``root`` whose writers are gone.
+
+    See :func:`is_dead_leftover`. Symlinks are not followed. A file that
+    another process removes first is no error.
+
+    Returns:
+        The files removed.
+    """
+    removed: list[Path] = []
+    if root.is_symlink() or not root.is_dir():
+        return removed
+    for folder, _, names in os.walk(root):
+        for name in names:
+            path = Path(folder) / name
+            if is_dead_leftover(name) and not path.is_symlink():
+                path.unlink(missing_ok=True)
+                removed.append(path)
+    return removed
+
+
+def ensure_gitignore(root: Path) -> bool:
+    """Give a goldens folder its ``.gitignore`` (keeping leftovers out of git), unless it has one.
+
+    Written atomically, so a concurrent run sees it whole or not at all; an
+    existing ``.gitignore`` is the user's and is left as it is.
+
+    Returns:
+        Whether it was written.
+    """
+    path = root / GITIGNORE
+    if path.exists() or path.is_symlink():
+        return False
+    atomic_write_bytes(path, GOLDENS_GITIGNORE.encode())
+    return True
+
+
+def _alive(pid: int) -> bool:
+    if sys.platform == "win32":
+        return True  # asking would signal it
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's
+    return True

@@ -17,20 +17,26 @@ in a folder named after the variant inside the plain golden folder.
 
 Beside an actual recording the plugin writes ``divergence.png``; an artifact
 folder holds ``report.txt``; the recordings of the extra runs of a
-determinism check are ``run-<n>/``; an interrupted atomic write may leave
-``.<file name>.<owner>.<random>.tmp``.
+determinism check are ``run-<n>/``; an atomic write goes through a
+temporary file ``.<file name>.<host>-<pid>.<random>.tmp``, named after the
+process that writes it, which an interrupted write may leave behind; the
+goldens folder holds a ``.gitignore`` that keeps such files out of git's way.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 import re
+import socket
 from pathlib import Path
 from typing import Final
 
 __all__ = [
     "ARTIFACT_REPORT",
     "DIVERGENCE_PLOT",
+    "GITIGNORE",
+    "GOLDENS_GITIGNORE",
     "HTML_REPORT",
     "RECORDING_FILE_GLOBS",
     "TRAJECTORY_NAME",
@@ -42,11 +48,13 @@ __all__ = [
     "is_recording_file_name",
     "is_sub_env_dir_name",
     "is_trajectory_file_name",
+    "leftover_owner",
     "run_dirname",
     "safe_segment",
     "sub_env_dirname",
     "sub_env_index",
     "temporary_prefix",
+    "this_writer",
     "trajectory_filename",
     "variant_dir",
 ]
@@ -66,11 +74,20 @@ HTML_REPORT: Final = "index.html"
 RECORDING_FILE_GLOBS: Final = ("trajectory.jsonl*", "episode_*.jsonl*")
 """Globs of the names a recording's files have, to find recordings below a folder."""
 
+GITIGNORE: Final = ".gitignore"
+GOLDENS_GITIGNORE: Final = (
+    "# Temporary files of gym-goldens' atomic writes, left by an interrupted update.\n.*.tmp\n"
+)
+"""The content of the ``.gitignore`` the plugin puts in a goldens folder."""
+
 _TRAJECTORY: Final = re.compile(r"^trajectory\.jsonl(\.gz)?$")
 _EPISODE: Final = re.compile(r"^episode_(\d+)\.jsonl(\.gz)?$")
 _SUB_ENV: Final = re.compile(r"^env_(\d+)$")
 # The temporary files of atomic writes, of this format and of format 1.
 _LEFTOVER: Final = re.compile(r"^\.(?:trajectory|episode_\d+)\.jsonl(?:\.gz)?\..+\.tmp$")
+# The owner part of a temporary file's name: host and process id.
+_OWNER: Final = re.compile(r"\.([A-Za-z0-9_-]+)-(\d+)\.[^.]+\.tmp$")
+_HOST_UNSAFE: Final = re.compile(r"[^A-Za-z0-9_-]")
 
 _SAFE: Final = re.compile(r"[A-Za-z0-9_\-.\[\]=+,@]")
 _MAX_SEGMENT_BYTES: Final = 120
@@ -123,8 +140,25 @@ def run_dirname(number: int) -> str:
 
 
 def temporary_prefix(name: str) -> str:
-    """The start of the name of a temporary file that will become ``name``."""
-    return f".{name}."
+    """The start of the name of a temporary file that will become ``name``.
+
+    It names the process that writes it (``.trajectory.jsonl.<host>-<pid>.``),
+    so that a leftover can be told from a file another process is writing.
+    """
+    host, pid = this_writer()
+    return f".{name}.{host}-{pid}."
+
+
+def leftover_owner(name: str) -> tuple[str, int] | None:
+    """The host and process id a temporary file's name gives, or None (an older name)."""
+    match = _OWNER.search(name)
+    return None if match is None else (match.group(1), int(match.group(2)))
+
+
+def this_writer() -> tuple[str, int]:
+    """The owner this process writes into the names of its temporary files: host and pid."""
+    host = _HOST_UNSAFE.sub("_", socket.gethostname().split(".")[0]) or "host"
+    return host, os.getpid()
 
 
 def is_leftover_file_name(name: str) -> bool:

@@ -215,6 +215,32 @@ class GoldensSession:
                 "mistake; regenerate them locally, review the diff and commit it"
             )
 
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        if self.settings.update and not self._is_worker:
+            self._tidy_goldens_dir(at_start=True)
+
+    def _tidy_goldens_dir(self, *, at_start: bool) -> None:
+        """Remove dead leftovers of interrupted updates; keep them out of git's way.
+
+        Done by the controlling process of a run that writes goldens, never by
+        a pytest-xdist worker: a leftover is removed only when the process
+        that wrote it is gone, so no run deletes a file another is writing.
+        """
+        # Loaded only here: this module loads in every pytest run.
+        from gym_goldens.format.files import ensure_gitignore, remove_dead_leftovers
+
+        goldens_dir = self.settings.goldens_dir
+        if not goldens_dir.is_dir():
+            return
+        ensure_gitignore(goldens_dir)
+        if at_start:
+            removed = remove_dead_leftovers(goldens_dir)
+            if removed:
+                self.report.notes.append(
+                    f"removed {len(removed)} temporary file{'s' if len(removed) > 1 else ''} "
+                    "left by interrupted updates"
+                )
+
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         for status, golden in getattr(report, REPORT_ATTRIBUTE, ()):
             self.report.add(status, golden)
@@ -242,6 +268,8 @@ class GoldensSession:
             self.config.workeroutput[WORKER_OUTPUT_KEY] = self.tracker.worker_output()  # type: ignore[attr-defined]
             return
         settings = self.settings
+        if settings.update:
+            self._tidy_goldens_dir(at_start=False)
         reason = self.tracker.incomplete_reason(int(exitstatus))
         if reason is not None:
             if settings.strict or settings.prune:

@@ -20,10 +20,10 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
+from gym_goldens.format.files import is_dead_leftover
 from gym_goldens.format.layout import (
     golden_file_dir,
     golden_test_dir,
-    is_leftover_file_name,
     is_recording_file_name,
     is_sub_env_dir_name,
 )
@@ -132,10 +132,10 @@ def prune(goldens_dir: Path, stale: Iterable[str]) -> list[str]:
 def _remove_recording_files(folder: Path) -> None:
     for entry in folder.iterdir():
         name = entry.name
-        if (is_recording_file_name(name) or is_leftover_file_name(name)) and (
+        if (is_recording_file_name(name) or is_dead_leftover(name)) and (
             entry.is_symlink() or not entry.is_dir()
         ):
-            entry.unlink()
+            entry.unlink(missing_ok=True)
 
 
 def _remove_empty_folders(folder: Path, root: Path) -> None:
