@@ -283,3 +283,31 @@ def test_vector_goldens_are_one_golden_when_used_and_when_pruned(pytester: pytes
     assert "env_0" not in stale.stdout.str()
     pytester.runpytest("--update-goldens", "--prune-goldens").assert_outcomes(passed=1)
     assert not golden.exists()
+
+
+def test_the_goldens_of_a_deleted_test_file_are_stale(project: pytest.Pytester) -> None:
+    # test_b.py is deleted (or renamed): its goldens belong to no test any more.
+    (project.path / "tests" / "test_b.py").unlink()
+    gone = "goldens/tests/test_b/test_other/CartPole-v1"
+    result = project.runpytest("--goldens-strict")
+    result.assert_outcomes(passed=3)
+    result.stdout.fnmatch_lines(["stale goldens: 3 *", f"  stale: {gone}"])
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    # The same verdict when pytest-xdist workers collect.
+    workers = project.runpytest("--goldens-strict", "-n", "2")
+    workers.stdout.fnmatch_lines(["stale goldens: 3 *", f"  stale: {gone}"])
+    # Running one file, or a folder beside, calls none of them stale.
+    one = project.runpytest("examples/test_a.py")
+    one.stdout.no_fnmatch_line(f"*{gone}*")
+    beside = project.runpytest("examples", "--goldens-strict")
+    beside.stdout.no_fnmatch_line(f"*{gone}*")
+
+    pruned = project.runpytest("--update-goldens", "--prune-goldens")
+    pruned.stdout.fnmatch_lines(["pruned goldens: 3 stale goldens deleted", f"  deleted: {gone}"])
+    assert not (project.path / "goldens" / "tests" / "test_b").exists()
+
+
+def test_the_goldens_of_an_ignored_folder_are_not_stale(project: pytest.Pytester) -> None:
+    result = project.runpytest("--ignore=tests", "--goldens-strict")
+    result.stdout.fnmatch_lines(["stale goldens: 2 *"])
+    result.stdout.no_fnmatch_line("*goldens/tests/*")

@@ -43,6 +43,7 @@ __all__ = [
     "episode_file_index",
     "golden_dir_for",
     "golden_file_dir",
+    "golden_path_dir",
     "golden_test_dir",
     "is_leftover_file_name",
     "is_recording_file_name",
@@ -224,7 +225,17 @@ def golden_file_dir(goldens_dir: Path, nodeid: str) -> Path:
     file_part = nodeid.partition("::")[0]
     if file_part.endswith(".py"):
         file_part = file_part[:-3]
-    return goldens_dir.joinpath(*(safe_segment(part) for part in file_part.split("/") if part))
+    return golden_path_dir(goldens_dir, file_part)
+
+
+def golden_path_dir(goldens_dir: Path, relative: str) -> Path:
+    """The folder of the goldens under a path of the test tree (a folder, or a file without .py).
+
+    Example:
+        >>> golden_path_dir(Path("goldens"), "tests/unit")
+        PosixPath('goldens/tests/unit')
+    """
+    return goldens_dir.joinpath(*(safe_segment(part) for part in relative.split("/") if part))
 
 
 def golden_test_dir(goldens_dir: Path, nodeid: str) -> Path:

@@ -62,6 +62,10 @@ class StaleTracker:
     Attributes:
         test_files: The collected test files (the file part of node ids);
             their golden folders are looked at.
+        dirs: The folders of the test tree collected whole (relative to the
+            rootdir, POSIX, ``""`` for the rootdir): a golden folder in theirs
+            that no file or folder of the tree maps to is of a deleted test
+            file.
         used: The golden folders that tests compared or updated.
         protected: Golden folders whose goldens are not stale: the plain
             golden folders of tests that keep variants (which hold the
@@ -74,6 +78,7 @@ class StaleTracker:
     """
 
     test_files: set[str] = dataclasses.field(default_factory=set)
+    dirs: set[str] = dataclasses.field(default_factory=set)
     used: set[str] = dataclasses.field(default_factory=set)
     protected: set[str] = dataclasses.field(default_factory=set)
     skipped: set[str] = dataclasses.field(default_factory=set)
@@ -82,11 +87,16 @@ class StaleTracker:
 
     def worker_output(self) -> dict[str, Any]:
         """What a pytest-xdist worker sends back (plain, serialisable data)."""
-        return {"test_files": sorted(self.test_files), "deselected": self.deselected}
+        return {
+            "test_files": sorted(self.test_files),
+            "dirs": sorted(self.dirs),
+            "deselected": self.deselected,
+        }
 
     def merge_worker_output(self, output: dict[str, Any]) -> None:
         """Add what a pytest-xdist worker sent back."""
         self.test_files.update(output.get("test_files", ()))
+        self.dirs.update(output.get("dirs", ()))
         self.deselected += int(output.get("deselected", 0))
 
     def incomplete_reason(self, exitstatus: int) -> str | None:
@@ -248,6 +258,12 @@ class GoldensSession:
         self.tracker.protected.update(getattr(report, PROTECTED_ATTRIBUTE, ()))
         self.tracker.skipped.update(getattr(report, SKIPPED_ATTRIBUTE, ()))
 
+    def pytest_collectstart(self, collector: pytest.Collector) -> None:
+        if isinstance(collector, (pytest.Dir, pytest.Package)):
+            relative = _collected_whole(collector.path, self.config)
+            if relative is not None:
+                self.tracker.dirs.add(relative)
+
     def pytest_deselected(self, items: list[pytest.Item]) -> None:
         self.tracker.deselected += len(items)
 
@@ -282,6 +298,8 @@ class GoldensSession:
         stale = stale_goldens(
             settings.goldens_dir,
             test_files=tracker.test_files,
+            dirs=tracker.dirs,
+            rootdir=settings.rootdir,
             used=tracker.used,
             protected=tracker.protected,
             skipped=tracker.skipped,
@@ -310,6 +328,25 @@ class GoldensSession:
 
 
 session_key: Final = pytest.StashKey[GoldensSession]()
+
+
+def _collected_whole(folder: Path, config: pytest.Config) -> str | None:
+    """The folder relative to the rootdir, if a command-line path collects all of it.
+
+    pytest also collects the folders on the way to a file given on the
+    command line, of which it collects that file only: those are not whole.
+    """
+    rootdir = config.rootpath
+    try:
+        relative = folder.relative_to(rootdir).as_posix()
+    except ValueError:
+        return None  # outside the rootdir: no goldens of its own
+    invocation = config.invocation_params.dir
+    for arg in config.args:
+        given = (invocation / str(arg).partition("::")[0]).resolve()
+        if given.is_dir() and (given == folder or given in folder.parents):
+            return "" if relative == "." else relative
+    return None
 
 
 def _running_in_ci() -> bool:

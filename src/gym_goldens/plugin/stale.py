@@ -23,9 +23,11 @@ from pathlib import Path
 from gym_goldens.format.files import is_dead_leftover
 from gym_goldens.format.layout import (
     golden_file_dir,
+    golden_path_dir,
     golden_test_dir,
     is_recording_file_name,
     is_sub_env_dir_name,
+    safe_segment,
 )
 
 __all__ = ["find_stale", "prune", "stale_goldens"]
@@ -35,15 +37,24 @@ def stale_goldens(
     goldens_dir: Path,
     *,
     test_files: Iterable[str],
+    dirs: Iterable[str] = (),
+    rootdir: Path | None = None,
     used: Iterable[str],
     protected: Iterable[str],
     skipped: Iterable[str],
 ) -> list[str]:
     """The golden folders of the collected test files that no test used.
 
+    And those of deleted test files: in the goldens folder of a folder of the
+    test tree that was collected whole, a folder that no file or folder of
+    the tree maps to.
+
     Args:
         goldens_dir: The goldens root.
         test_files: The collected test files (the file part of node ids).
+        dirs: The folders of the test tree collected whole, relative to
+            ``rootdir``.
+        rootdir: The root of the test tree, where ``dirs`` are.
         used: The golden folders tests compared or updated, relative to
             ``goldens_dir``.
         protected: Golden folders under which nothing is stale: the plain
@@ -56,11 +67,35 @@ def stale_goldens(
         golden_file_dir(goldens_dir, file).relative_to(goldens_dir).as_posix()
         for file in test_files
     }
+    if rootdir is not None:
+        file_dirs |= _orphans(goldens_dir, rootdir, dirs)
     skipped_dirs = {
         golden_test_dir(goldens_dir, nodeid).relative_to(goldens_dir).as_posix()
         for nodeid in skipped
     }
     return find_stale(goldens_dir, file_dirs, used, {*protected, *skipped_dirs})
+
+
+def _orphans(goldens_dir: Path, rootdir: Path, dirs: Iterable[str]) -> set[str]:
+    """The golden folders, in those of ``dirs``, that no entry of the test tree maps to.
+
+    A file ``test_x.py`` maps to ``test_x``, a folder to its own name, each
+    made safe as golden paths are (:func:`~gym_goldens.format.layout.safe_segment`).
+    """
+    found: set[str] = set()
+    for relative in dirs:
+        folder = golden_path_dir(goldens_dir, relative)
+        source = rootdir / relative
+        if folder.is_symlink() or not folder.is_dir() or not source.is_dir():
+            continue
+        mapped = {
+            safe_segment(entry.name[:-3] if entry.name.endswith(".py") else entry.name)
+            for entry in source.iterdir()
+        }
+        for entry in folder.iterdir():
+            if entry.is_dir() and not entry.is_symlink() and entry.name not in mapped:
+                found.add(entry.relative_to(goldens_dir).as_posix())
+    return found
 
 
 def find_stale(
