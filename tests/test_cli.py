@@ -58,7 +58,10 @@ def test_show_summarises_a_recording(golden: Path, capsys: pytest.CaptureFixture
     episodes = list(read_recording(golden))
     assert f"episodes: 2, steps: {sum(len(e.steps) for e in episodes)}" in out
     assert "env: CartPole-v1" in out
-    assert "observation space: Box(float32, shape (4,), low [-4.8 -inf" in out
+    assert (
+        "observation space: Box([-4.8 -inf -0.418879 -inf], [4.8 inf 0.418879 inf], (4,), float32)"
+        in out
+    )
     assert "action space: Discrete(2)" in out
     assert re.search(r"^ +obs +float\[4\]$", out, re.MULTILINE)
     assert re.search(r"^ +action +int$", out, re.MULTILINE)

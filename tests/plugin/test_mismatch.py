@@ -229,3 +229,56 @@ def test_wall_clock_time_of_episode_statistics_is_named_with_the_fix(
     # The fix the note gives works for all three.
     pytester.makepyfile(test_stats=EPISODE_STATISTICS_TEST.format(ignore='["info.episode.t"]'))
     pytester.runpytest().assert_outcomes(passed=3)
+
+
+AT_REST_TEST = """
+import gymnasium as gym
+import numpy as np
+import pytest
+
+NOISE = {noise!r}
+
+class AtRest(gym.Env):
+    # A body at rest: its velocity is exactly 0.0, and a solver adds noise to it.
+    observation_space = gym.spaces.Box(-np.inf, np.inf, (2,), np.float64)
+    action_space = gym.spaces.Discrete(2)
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self.t = 0
+        return np.array([1.0, 0.0]), {{}}
+
+    def step(self, action):
+        self.t += 1
+        noise = NOISE * (1 + (self.t % 3))
+        return np.array([1.0 + self.t, noise]), 0.0, False, self.t >= 20, {{}}
+
+{marker}
+def test_at_rest(record_trajectory):
+    env = record_trajectory(AtRest(), "at-rest")
+    env.reset(seed=0)
+    for _ in range(20):
+        env.step(0)
+"""
+
+
+def test_noise_at_zero_says_only_atol_applies_and_suggests_an_atol_that_works(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(test_rest=AT_REST_TEST.format(noise=0.0, marker=""))
+    pytester.runpytest("--update-goldens").assert_outcomes(passed=1)
+    pytester.makepyfile(test_rest=AT_REST_TEST.format(noise=1e-9, marker=""))
+    result = pytester.runpytest()
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "  first divergence: episode 0, step t=1, obs[1]",
+            "    golden 0.0  actual 2e-09  |diff| 2.0e-09 > tol 1.0e-12 (rtol 1e-06, atol 1e-12); "
+            "the golden is 0.0 here, so only atol applies",
+            "  suggested tolerance, from this record alone (judge it; it is not a fix): "
+            '@pytest.mark.goldens(atol={"obs": 1e-08})',
+        ]
+    )
+    suggested = '@pytest.mark.goldens(atol={"obs": 1e-08})'
+    pytester.makepyfile(test_rest=AT_REST_TEST.format(noise=1e-9, marker=suggested))
+    pytester.runpytest().assert_outcomes(passed=1)

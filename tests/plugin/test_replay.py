@@ -45,8 +45,10 @@ def test_another_policy_fails_when_recorded(
         [
             "golden mismatch: *FrozenLake-v1/trajectory.jsonl*",
             "  mode: recorded (the test's own actions)",
-            "  the actions differ, so the policy changed: to check the dynamics alone, replay "
-            "the golden's actions with record_trajectory(env, replay=True)",
+            "  the actions differ at the first divergence: either the policy changed, or "
+            "observations within tolerance fed back into it (a controller that reads them); to "
+            "compare the dynamics alone, replay the golden's actions with "
+            "record_trajectory(env, replay=True)",
             "  first divergence: episode 0, step t=1, action",
         ]
     )

@@ -136,6 +136,8 @@ def test_check_gives_the_same_outcomes_and_summary(
     assert summary(serial) == [
         "goldens: 5 matched, 1 mismatched, 1 missing",
         "  record the missing goldens with: pytest --update-goldens",
+        "  the recordings and plots of these failures are in pytest's temporary folders, "
+        "which it deletes after three more runs: keep them with --goldens-artifacts=DIR",
     ]
     for result in (serial, parallel):
         # Failures are listed in the order they finish, which xdist does not keep.

@@ -15,6 +15,7 @@ from gym_goldens.plugin.session import SummaryReport
 from gym_goldens.present.report import (
     format_comparison,
     format_missing,
+    format_nondeterminism,
     format_unreadable,
     update_command,
 )
@@ -48,9 +49,13 @@ def test_mismatch_message_has_the_issue_shape(tmp_path: Path) -> None:
         lines[5],
     ), lines[5]
     assert lines[6] == "  episodes differing: 2 of 2 (episodes 0, 1)"
-    assert lines[7] == f"  actual recording: {actual}"
-    assert lines[8] == '  update with: pytest --update-goldens "tests/test_envs.py::test_cartpole"'
-    assert len(lines) == 9
+    assert lines[7] == (
+        "  suggested tolerance, from this record alone (judge it; it is not a fix): "
+        '@pytest.mark.goldens(rtol={"obs": 0.0001})'
+    )
+    assert lines[8] == f"  actual recording: {actual}"
+    assert lines[9] == '  update with: pytest --update-goldens "tests/test_envs.py::test_cartpole"'
+    assert len(lines) == 10
 
 
 def test_golden_and_actual_values_and_diff_are_the_real_ones(tmp_path: Path) -> None:
@@ -120,7 +125,10 @@ def test_type_header_and_version_differences_are_described(tmp_path: Path) -> No
     _rewrite_record(episode, 0, lambda r: r["observation_space"].update(shape=[5]))
     _rewrite_record(episode, 0, lambda r: r["versions"].update(numpy="0.0.1"))
     text = format_comparison(compare(golden, actual))
-    assert "  header differs: observation_space: shape changed (4,) -> (5,)" in text
+    assert (
+        "  header differs: observation_space: Box(-inf, inf, (4,), float64) -> "
+        "Box(-inf, inf, (5,), float64) (shape changed (4,) -> (5,))"
+    ) in text
     assert "  first divergence: episode 0, step t=1, reward\n" in text
     assert "    golden 1.0 (float)  actual 1 (int): the type changed" in text
     assert re.search(
@@ -218,7 +226,11 @@ def test_summary_counts_and_lists_written_goldens() -> None:
     assert checked.lines == [
         "goldens: 1 matched, 1 mismatched, 1 missing",
         "  record the missing goldens with: pytest --update-goldens",
+        "  the recordings and plots of these failures are in pytest's temporary folders, "
+        "which it deletes after three more runs: keep them with --goldens-artifacts=DIR",
     ]
+    checked.keeps_artifacts = True
+    assert checked.lines[-1] == "  record the missing goldens with: pytest --update-goldens"
 
 
 def test_a_version_the_golden_does_not_name_is_no_change(tmp_path: Path) -> None:
@@ -235,3 +247,35 @@ def test_a_version_the_golden_does_not_name_is_no_change(tmp_path: Path) -> None
     )
     text = format_comparison(compare(golden, actual))
     assert "recorded with other software (golden -> actual): highway-env 1.9 -> 1.12.1" in text
+
+
+def test_a_changed_space_is_one_line_and_the_trajectory_is_said_to_match(tmp_path: Path) -> None:
+    golden = _record(tmp_path / "golden", steps=3)
+    actual = _record(tmp_path / "actual", steps=3)
+    lines = (actual / "trajectory.jsonl").read_bytes().splitlines()
+    header = orjson.loads(lines[0])
+    header["action_space"] = {"type": "Discrete", "dtype": "int64", "shape": [], "n": 3, "start": 0}
+    lines[0] = orjson.dumps(header, option=orjson.OPT_SORT_KEYS)
+    (actual / "trajectory.jsonl").write_bytes(b"\n".join(lines) + b"\n")
+    text = format_comparison(compare(golden, actual))
+    assert text.splitlines()[1:3] == [
+        "  header differs: action_space: Discrete(2) -> Discrete(3)",
+        "  the trajectory itself matches the golden: only the header differs",
+    ]
+    assert "steps differing" not in text
+
+
+def test_every_report_names_the_fields_of_a_first_divergence_in_one_order(
+    tmp_path: Path,
+) -> None:
+    # A termination change headlines "terminated", before the reward it brings.
+    golden = _record(tmp_path / "golden", steps=5)
+    actual = _record(tmp_path / "actual", steps=5)
+    _rewrite_record(actual / "trajectory.jsonl", 3, lambda r: r.update(terminated=True, reward=0.0))
+    comparison = compare(golden, actual)
+    for text in (
+        format_comparison(comparison),
+        format_nondeterminism(comparison),
+    ):
+        assert "first divergence: episode 0, step t=2, terminated" in text
+        assert "also differ there: reward" in text

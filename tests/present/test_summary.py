@@ -166,8 +166,8 @@ def test_episodes_are_found_by_number_in_the_file(recording: Path) -> None:
     [
         (spaces.Discrete(4), "Discrete(4)"),
         (spaces.Discrete(3, start=-1), "Discrete(3, start=-1)"),
-        (spaces.Box(-1.0, 1.0, (2, 3)), "Box(float32, shape (2, 3), low -1, high 1)"),
-        (spaces.Box(0, 255, (2,), dtype="uint8"), "Box(uint8, shape (2,), low 0, high 255)"),
+        (spaces.Box(-1.0, 1.0, (2, 3)), "Box(-1, 1, (2, 3), float32)"),
+        (spaces.Box(0, 255, (2,), dtype="uint8"), "Box(0, 255, (2,), uint8)"),
         (spaces.MultiDiscrete([3, 2]), "MultiDiscrete([3 2])"),
         (spaces.MultiBinary(5), "MultiBinary(5)"),
         (
@@ -190,7 +190,7 @@ def test_spaces_read_like_gymnasium_writes_them(space: gym.Space[object], text: 
 def test_box_bounds_are_cut_short() -> None:
     low = [float(i) for i in range(10)]
     text = format_space({"type": "Box", "dtype": "float64", "shape": [10], "low": low, "high": low})
-    assert "low [0 1 2 3 4 5 ...]" in text
+    assert text == "Box([0 1 2 3 4 5 ...], [0 1 2 3 4 5 ...], (10,), float64)"
 
 
 def test_format_steps_shows_the_range_asked_for(recording: Path) -> None:

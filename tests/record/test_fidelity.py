@@ -128,7 +128,10 @@ class TestDtypeAndShape:
             tmp_path / "actual", ScriptedEnv(wide, [obs(1, 2, 3, dtype=np.float64)] * 2)
         )
         message = message_of(tmp_path / "golden", tmp_path / "actual")
-        assert "header differs: observation_space: dtype changed float32 -> float64" in message
+        assert (
+            "header differs: observation_space: Box(-10, 10, (3,), float32) -> "
+            "Box(-10, 10, (3,), float64) (dtype changed float32 -> float64)"
+        ) in message
         assert "header differs: observation_space.low" not in message
 
     def test_a_shape_change(self, tmp_path: Path) -> None:
@@ -136,7 +139,10 @@ class TestDtypeAndShape:
         record_scripted(tmp_path / "golden", ScriptedEnv(BOX, [obs(1, 2, 3)] * 2))
         record_scripted(tmp_path / "actual", ScriptedEnv(longer, [obs(1, 2, 3, 4)] * 2))
         message = message_of(tmp_path / "golden", tmp_path / "actual")
-        assert "header differs: observation_space: shape changed (3,) -> (4,)" in message
+        assert (
+            "header differs: observation_space: Box(-10, 10, (3,), float32) -> "
+            "Box(-10, 10, (4,), float32) (shape changed (3,) -> (4,))"
+        ) in message
         assert "observation_space.high" not in message
         assert "first divergence: episode 0, reset, obs\n    shape changed (3,) -> (4,)" in message
 
@@ -155,10 +161,7 @@ class TestDtypeAndShape:
         record_scripted(tmp_path / "golden", env(np.uint8, np.int8))
         record_scripted(tmp_path / "actual", env(np.float32, np.int64))
         message = message_of(tmp_path / "golden", tmp_path / "actual")
-        assert (
-            "header differs: observation_space.spaces.image: dtype changed uint8 -> float32"
-            in message
-        )
+        assert "(spaces.image dtype changed uint8 -> float32)" in message
         assert (
             "first divergence: episode 0, reset, info.mask\n    dtype changed int8 -> int64"
             in message

@@ -307,8 +307,10 @@ class TrajectoryChecks:
         )
         if not recording.replay and _actions_differ(comparison):
             notes.append(
-                "the actions differ, so the policy changed: to check the dynamics alone, replay "
-                "the golden's actions with record_trajectory(env, replay=True)"
+                "the actions differ at the first divergence: either the policy changed, or "
+                "observations within tolerance fed back into it (a controller that reads them); "
+                "to compare the dynamics alone, replay the golden's actions with "
+                "record_trajectory(env, replay=True)"
             )
         message = _with_notes(message, notes)
         plot, plot_line = _divergence_plot(comparison, actual_dir, display)
@@ -395,11 +397,9 @@ def _with_notes(message: str, notes: Sequence[str]) -> str:
 
 
 def _actions_differ(comparison: Comparison) -> bool:
-    for episode in comparison.differing:
-        first = episode.first
-        if first is not None and any(d.path[:1] == ("action",) for d in first.differences):
-            return True
-    return False
+    """Whether the actions differ at the first divergence the report shows."""
+    first = comparison.differing[0].first if comparison.differing else None
+    return first is not None and any(d.path[:1] == ("action",) for d in first.differences)
 
 
 def _displayed(error: GoldenFormatError, display: Callable[[Path], str]) -> GoldenFormatError:

@@ -153,6 +153,7 @@ class SummaryReport:
     stale: list[str] = dataclasses.field(default_factory=list)
     pruned: list[str] = dataclasses.field(default_factory=list)
     notes: list[str] = dataclasses.field(default_factory=list)
+    keeps_artifacts: bool = False
 
     def add(self, status: str, golden: str) -> None:
         """Count one golden under ``status``."""
@@ -188,6 +189,11 @@ class SummaryReport:
             )
         if self.missing:
             lines.append("  record the missing goldens with: pytest --update-goldens")
+        if (self.failed or self.missing or self.nondeterministic) and not self.keeps_artifacts:
+            lines.append(
+                "  the recordings and plots of these failures are in pytest's temporary folders, "
+                "which it deletes after three more runs: keep them with --goldens-artifacts=DIR"
+            )
         lines += self.warnings
         if self.stale:
             count = len(self.stale)
@@ -215,7 +221,7 @@ class GoldensSession:
     def __init__(self, config: pytest.Config, settings: GoldensSettings) -> None:
         self.config = config
         self.settings = settings
-        self.report = SummaryReport()
+        self.report = SummaryReport(keeps_artifacts=settings.artifacts_dir is not None)
         self.tracker = StaleTracker()
         self._is_worker = hasattr(config, "workerinput")
         self.tracker.partial_reason = settings.subset

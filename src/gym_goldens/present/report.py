@@ -4,22 +4,31 @@ The most important comes first: the verdict and the golden file, the first
 divergence with golden and actual values, the difference and the tolerance it
 exceeded, then how much else differs, where the actual recording is, and the
 command that updates the golden.
+
+Every report names the fields that differ at the first divergence in one
+order, :data:`FIELD_ORDER`: a change of numpy type first (it explains the
+values), then ``action`` (the step's input: what follows from it comes
+after), ``terminated``, ``truncated``, ``obs``, ``reward`` and ``info``;
+within a field, in record order. The first is the headline.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final
 
 from gym_goldens.comparison.arrays import ArrayDelta, summarise_like
-from gym_goldens.comparison.result import Comparison, Difference, EpisodeComparison
+from gym_goldens.comparison.result import Comparison, Difference, Divergence, EpisodeComparison
 from gym_goldens.errors import GoldenFormatError
 from gym_goldens.format.codec import ArraySummary
 from gym_goldens.format.dtypes import describe_change
 from gym_goldens.format.fields import format_path
+from gym_goldens.present.summary import format_space
 
 __all__ = [
+    "FIELD_ORDER",
     "NONDETERMINISM_FIX",
     "format_comparison",
     "format_missing",
@@ -28,9 +37,14 @@ __all__ = [
     "update_command",
 ]
 
+FIELD_ORDER: Final = ("dtypes", "action", "terminated", "truncated", "obs", "reward", "info")
+"""The order in which reports name the fields that differ at a first divergence."""
+
 _MAX_OTHER_FIELDS: Final = 6
+# A golden this far from zero, relative to the difference, gets an rtol suggested;
+# closer to zero, an atol.
+_RTOL_SUGGESTED_BELOW: Final = 1e-3
 _SPACE_FIELDS: Final = frozenset({"observation_space", "action_space"})
-_BOUNDS: Final = frozenset({"low", "high", "nvec", "n"})
 _MAX_VALUE_CHARS: Final = 80
 # Fields that a gymnasium wrapper fills with wall-clock time, by the wrapper
 # (the single and the vector RecordEpisodeStatistics share the name).
@@ -55,6 +69,7 @@ def format_comparison(
     display: Any = str,
     fix: str | None = None,
     fix_label: str = "update with",
+    suggest: bool = True,
 ) -> str:
     """Describe a failed comparison.
 
@@ -66,6 +81,8 @@ def format_comparison(
             to the current folder).
         fix: The last line; by default the update command.
         fix_label: What the last line is, before the colon.
+        suggest: Suggest a tolerance that would accept the float differences
+            of the first divergence (not for runs that should be identical).
     """
     differing = comparison.differing
     if not differing:
@@ -87,6 +104,12 @@ def format_comparison(
         )
     lines += _describe_versions(episode)
     lines += _describe_wall_clock(episode)
+    suggestion = suggested_tolerance(episode.first) if suggest and episode.first else None
+    if suggestion is not None:
+        lines.append(
+            f"  suggested tolerance, from this record alone (judge it; it is not a fix): "
+            f"{suggestion}"
+        )
     actual_where = comparison.actual
     lines.append(f"  actual recording: {display(actual_where)}")
     lines.append(f"  {fix_label}: {fix or update_command(nodeid)}")
@@ -165,8 +188,7 @@ def _describe_episode(episode: EpisodeComparison) -> list[str]:
         if first.differences:
             # A change of dtype or shape explains the values that follow it.
             expanded = [part for d in first.differences for part in _expand_dtypes(d)]
-            ordered = sorted(expanded, key=lambda d: not _is_dtypes(d))
-            head, *others = _merge_dtypes(ordered)
+            head, *others = _merge_dtypes(headline_order(expanded))
             lines.append(f"  first divergence: {label}, {where}, {_field(head)}")
             lines.append(f"    {_describe_difference(head, episode)}")
             if _is_dtypes(head) and first.t is not None and None in (head.golden, head.actual):
@@ -181,8 +203,64 @@ def _describe_episode(episode: EpisodeComparison) -> list[str]:
         else:
             side = "golden" if first.actual_line is None else "actual recording"
             lines.append(f"  first divergence: {label}, {where}: only the {side} has this step")
-    lines.append(f"  {_describe_counts(episode)}")
+        lines.append(f"  {_describe_counts(episode)}")
+    elif episode.header_differences:
+        lines.append("  the trajectory itself matches the golden: only the header differs")
     return lines
+
+
+def headline_order(differences: Sequence[Difference]) -> list[Difference]:
+    """The differences in the order reports name them (:data:`FIELD_ORDER`), stable."""
+
+    def rank(difference: Difference) -> int:
+        field = difference.path[0] if difference.path else ""
+        return FIELD_ORDER.index(field) if field in FIELD_ORDER else len(FIELD_ORDER)
+
+    return sorted(differences, key=rank)
+
+
+def suggested_tolerance(first: Divergence) -> str | None:
+    """A marker that would accept the float differences of a first divergence, or None.
+
+    Computed from that record alone, by field: an ``rtol`` where the golden is
+    far from zero, else an ``atol``, each the power of ten above the observed
+    need. A suggestion to judge, not a fix: later steps may
+    differ more, and a looser tolerance hides changes too.
+    """
+    needs: dict[str, dict[str, float]] = {"rtol": {}, "atol": {}}
+    for difference in first.differences:
+        golden, actual = difference.golden, difference.actual
+        if difference.allowed is None or not isinstance(actual, float):
+            continue
+        gap = abs(actual - golden)
+        if not math.isfinite(gap):
+            continue
+        field = _pattern_of(difference.path)
+        if golden != 0 and gap / abs(golden) < _RTOL_SUGGESTED_BELOW:
+            kind, need = "rtol", gap / abs(golden)
+        else:
+            kind, need = "atol", gap
+        needs[kind][field] = max(needs[kind].get(field, 0.0), _round_up(need))
+    parts = [
+        f"{kind}={{{', '.join(f'{field!r}: {value:g}' for field, value in sorted(by.items()))}}}"
+        for kind, by in needs.items()
+        if by
+    ]
+    return f"@pytest.mark.goldens({', '.join(parts)})".replace("'", '"') if parts else None
+
+
+def _pattern_of(path: tuple[str | int, ...]) -> str:
+    """The field a suggestion names: the record field, or the info key (``info.x``)."""
+    if len(path) > 1 and path[0] == "info" and isinstance(path[1], str):
+        return format_path(path[:2])
+    return format_path(path[:1])
+
+
+def _round_up(value: float) -> float:
+    """The power of ten above ``value``: 6.7e-07 -> 1e-06, 1e-09 -> 1e-08 (some headroom)."""
+    if value <= 0:
+        return 0.0
+    return float(f"1e{math.floor(math.log10(value)) + 1}")
 
 
 def _steps(count: int | None) -> str:
@@ -290,10 +368,18 @@ def _describe_difference(difference: Difference, episode: EpisodeComparison | No
     allowed = difference.allowed
     if allowed is not None and isinstance(actual, float):
         delta = abs(actual - golden)
-        return (
+        text = (
             f"golden {golden!r}  actual {actual!r}  |diff| {delta:.1e} > tol {allowed:.1e} "
             f"(rtol {difference.rtol:g}, atol {difference.atol:g})"
         )
+        if golden == 0:
+            text += "; the golden is 0.0 here, so only atol applies"
+        elif abs(golden) < delta:
+            text += (
+                f"; the golden is {golden:.1e} here, smaller than the difference: "
+                "only atol can accept it"
+            )
+        return text
     return f"golden {_value(golden)}  actual {_value(actual)}"
 
 
@@ -380,34 +466,54 @@ def _full_every(episode: EpisodeComparison | None) -> int | None:
 
 
 def _header_lines(episode: EpisodeComparison) -> list[str]:
-    """Header differences in words; a space's dtype or shape change comes as one line."""
+    """Header differences in words: one line per changed space, in gymnasium's notation."""
     golden, actual = episode.golden_header or {}, episode.actual_header or {}
-    changed: dict[tuple[str | int, ...], str] = {}
+    lines: list[str] = []
+    spaces_done: set[str] = set()
     for difference in episode.header_differences:
         path = difference.path
-        for depth, segment in enumerate(path):
-            if segment in ("dtype", "shape") and path[0] in _SPACE_FIELDS:
-                key = path[: depth + 1]
-                before, after = _lookup(golden, key), _lookup(actual, key)
-                if isinstance(before, list) and isinstance(after, list):
-                    before, after = tuple(before), tuple(after)
-                text = f"{format_path(key[:-1])}: {segment} changed {before} -> {after}"
-                changed.setdefault(key, text)
-                break
-    # A space whose dtype or shape changed has other bounds: say it once.
-    spaces = {key[:-1] for key in changed}
-    lines = list(changed.values())
-    for difference in episode.header_differences:
-        path = difference.path
-        if any(path[: len(key)] == key for key in changed):
-            continue
-        if any(
-            len(path) > len(space) and path[: len(space)] == space and path[len(space)] in _BOUNDS
-            for space in spaces
-        ):
+        space = path[0] if path else None
+        if space in _SPACE_FIELDS and isinstance(space, str):
+            if space in spaces_done:
+                continue
+            spaces_done.add(space)
+            before, after = golden.get(space), actual.get(space)
+            if isinstance(before, dict) and isinstance(after, dict):
+                shown = format_space(before), format_space(after)
+                if shown[0] != shown[1]:
+                    details = _type_changes(space, episode)
+                    lines.append(f"{space}: {shown[0]} -> {shown[1]}{details}")
+                    continue
+            # Written alike (bounds cut short, say): each part that differs.
+            lines += [
+                _describe_header_difference(d)
+                for d in episode.header_differences
+                if d.path[:1] == (space,)
+            ]
             continue
         lines.append(_describe_header_difference(difference))
     return lines
+
+
+def _type_changes(space: str, episode: EpisodeComparison) -> str:
+    """The dtype and shape changes inside a space, in words: what a reader looks for first."""
+    found: dict[tuple[str | int, ...], str] = {}
+    for difference in episode.header_differences:
+        path = difference.path
+        if path[:1] != (space,):
+            continue
+        for depth, segment in enumerate(path):
+            if segment in ("dtype", "shape"):
+                key = path[: depth + 1]
+                before = _lookup(episode.golden_header, key)
+                after = _lookup(episode.actual_header, key)
+                if isinstance(before, list) and isinstance(after, list):
+                    before, after = tuple(before), tuple(after)
+                where = format_path(key[1:-1])
+                text = f"{where + ' ' if where else ''}{segment} changed {before} -> {after}"
+                found.setdefault(key, text)
+                break
+    return f" ({'; '.join(found.values())})" if found else ""
 
 
 def _lookup(value: Any, path: tuple[str | int, ...]) -> Any:
@@ -545,6 +651,7 @@ def format_nondeterminism(
         display=display,
         fix=NONDETERMINISM_FIX,
         fix_label="make it deterministic",
+        suggest=False,
     )
     head, _, rest = text.partition("\n")
     added = [f"  {first} is shown as golden, {second} as actual", *notes, *_hints(comparison)]

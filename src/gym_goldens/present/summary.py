@@ -311,8 +311,8 @@ def format_space(description: dict[str, Any]) -> str:
     if kind == "Box":
         shape = tuple(description.get("shape") or ())
         return (
-            f"Box({description.get('dtype')}, shape {shape}, "
-            f"low {_bounds(description.get('low'))}, high {_bounds(description.get('high'))})"
+            f"Box({_bounds(description.get('low'))}, {_bounds(description.get('high'))}, "
+            f"{shape}, {description.get('dtype')})"
         )
     if kind == "Discrete":
         start = description.get("start", 0)
@@ -341,7 +341,7 @@ def format_space(description: dict[str, Any]) -> str:
 def _bounds(value: Any) -> str:
     flat = list(_flatten(value))
     if flat and all(item == flat[0] for item in flat):
-        return _number(flat[0]) if len(flat) > 1 else _cell(value)
+        return _number(flat[0])  # one number stands for all, as gymnasium writes it
     if len(flat) > _MAX_BOUNDS:
         return "[" + " ".join(_number(v) for v in flat[:_MAX_BOUNDS]) + " ...]"
     return "[" + " ".join(_number(v) for v in flat) + "]"
