@@ -39,9 +39,11 @@ it (data flows env -> record -> format -> file, file -> format -> comparison
     - ``viz``: plots (matplotlib, optional).
     - ``html``: self-contained HTML pages of mismatches.
     - ``progress``: a progress bar on a terminal.
+    - ``table``: the table of ``gym-goldens audit``, as text and JSON.
 - ``audit/``: checks of envs themselves.
     - ``determinism``: :func:`assert_deterministic`.
     - ``registry``: :func:`registered_envs`: the registered envs of a package, by glob.
+    - ``survey``: ``gym-goldens audit``: every selected env run three ways and checked.
 - ``plugin/``: the pytest plugin's parts.
     - ``settings``: options and ini values, resolved once.
     - ``session``: what a session did with goldens; the summary.

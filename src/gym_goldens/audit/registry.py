@@ -18,6 +18,10 @@ without making an env:
 - ``error``: anything else; the package is broken, and a test of the id
   must fail (``gym.make`` raises the same error again), never be skipped.
 
+An env may check a dependency only when it is made; a test of
+:func:`registered_envs` that meets a missing dependency is skipped then
+(:func:`skip_missing_dependency`, called by the plugin).
+
 :func:`registered_envs` turns them into ``pytest.param`` values, and
 ``gym-goldens audit`` (:mod:`gym_goldens.audit.survey`) audits them.
 """
@@ -45,8 +49,10 @@ __all__ = [
     "RegisteredEnvs",
     "Selection",
     "left_out_in",
+    "missing_dependency",
     "registered_envs",
     "select_envs",
+    "skip_missing_dependency",
 ]
 
 Kind = Literal["ok", "skip", "left out", "error"]
@@ -128,7 +134,8 @@ def registered_envs(
 
     No env is made here, but each id's entry point is loaded:
 
-    - a missing optional dependency gives the id a skip mark with the reason;
+    - a missing optional dependency gives the id a skip mark with the reason
+      (and a test that meets one when it makes the env is skipped too);
     - a deprecated or legacy id whose entry point cannot load is left out,
       and listed with its reason in verbose output (``pytest -v``);
     - any other error is left for the test to meet: its ``gym.make`` raises
@@ -240,19 +247,54 @@ def select_envs(
     return selection
 
 
+def missing_dependency(error: BaseException) -> str | None:
+    """Why ``error`` means a missing optional dependency; None when it does not.
+
+    Gymnasium's ``DependencyNotInstalled`` does, and so does a
+    ``ModuleNotFoundError`` for a module whose top-level package is not
+    installed; a module missing inside an installed package is a bug.
+    """
+    if isinstance(error, gym.error.DependencyNotInstalled):
+        return _first_line(error)
+    if isinstance(error, ModuleNotFoundError) and _not_installed(error.name):
+        return f"{error.name} is not installed ({error})"
+    return None
+
+
 def left_out_in(items: Iterable[pytest.Item]) -> dict[str, str]:
     """The ids that :func:`registered_envs` left out of these items' parametrizations.
 
     Used by the plugin, which lists them in verbose output.
     """
-    seen: set[int] = set()
     found: dict[str, str] = {}
-    for item in items:
-        for mark in item.iter_markers("parametrize"):
-            values = mark.args[1] if len(mark.args) > 1 else mark.kwargs.get("argvalues")
-            if isinstance(values, RegisteredEnvs) and id(values) not in seen:
-                seen.add(id(values))
-                found.update(values.left_out)
+    for values in {id(v): v for item in items for v in _registered_envs_of(item)}.values():
+        found.update(values.left_out)
+    return found
+
+
+def skip_missing_dependency(item: pytest.Item, error: BaseException) -> None:
+    """Skip a test of :func:`registered_envs` that met a missing optional dependency.
+
+    No env is made at collection, so a dependency that an env checks only
+    when it is made (MiniGrid's WFC envs need networkx) is met by the test;
+    it is skipped with the reason, as it would have been at collection.
+    Returns for any other error, or a test not parametrized by
+    :func:`registered_envs`.
+
+    Raises:
+        pytest.skip.Exception: The test is skipped.
+    """
+    reason = missing_dependency(error)
+    if reason is not None and _registered_envs_of(item):
+        raise pytest.skip.Exception(reason, _use_item_location=True) from error
+
+
+def _registered_envs_of(item: pytest.Item) -> list[RegisteredEnvs]:
+    found = []
+    for mark in item.iter_markers("parametrize"):
+        values = mark.args[1] if len(mark.args) > 1 else mark.kwargs.get("argvalues")
+        if isinstance(values, RegisteredEnvs):
+            found.append(values)
     return found
 
 
@@ -274,14 +316,10 @@ def _classify(spec: EnvSpec, registry: Mapping[str, EnvSpec]) -> RegisteredEnv:
         return RegisteredEnv(spec.id, text, "ok")
     try:
         load_env_creator(point)
-    except gym.error.DependencyNotInstalled as error:
-        missing = _first_line(error)
-    except ModuleNotFoundError as error:
-        if not _not_installed(error.name):
-            return RegisteredEnv(spec.id, text, "error", _error_text(error))
-        missing = f"{error.name} is not installed ({error})"
     except Exception as error:
-        return RegisteredEnv(spec.id, text, "error", _error_text(error))
+        missing = missing_dependency(error)
+        if missing is None:
+            return RegisteredEnv(spec.id, text, "error", _error_text(error))
     else:
         return RegisteredEnv(spec.id, text, "ok")
     newer = _newer_version(spec, registry)

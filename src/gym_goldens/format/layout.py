@@ -17,7 +17,8 @@ in a folder named after the variant inside the plain golden folder.
 
 Beside an actual recording the plugin writes ``divergence.png``; an artifact
 folder holds ``report.txt``; the recordings of the extra runs of a
-determinism check are ``run-<n>/``; an interrupted atomic write may leave
+determinism check are ``run-<n>/`` (in ``gym-goldens audit``, inside a
+``seed-<s>/`` folder per seed); an interrupted atomic write may leave
 ``.<file name>.<owner>.<random>.tmp``.
 """
 
@@ -44,6 +45,7 @@ __all__ = [
     "is_trajectory_file_name",
     "run_dirname",
     "safe_segment",
+    "seed_dirname",
     "sub_env_dirname",
     "sub_env_index",
     "temporary_prefix",
@@ -120,6 +122,11 @@ def is_sub_env_dir_name(name: str) -> bool:
 def run_dirname(number: int) -> str:
     """The folder of the recordings of run ``number`` of a determinism check: ``run-2``."""
     return f"run-{number}"
+
+
+def seed_dirname(seed: int) -> str:
+    """The folder of the runs of one seed in ``gym-goldens audit``: ``seed-0``."""
+    return f"seed-{seed}"
 
 
 def temporary_prefix(name: str) -> str:
