@@ -130,6 +130,7 @@ def test_ids_that_cannot_run_are_rows_without_running(planted_package: Path) -> 
         "Loading/Broken-v0",
         "Loading/BrokenSubmodule-v0",
         "Loading/MissingDependency-v0",
+        "Loading/NeedsExtra-v0",
         "Loading/Old-v1",
     ]
     assert rows["Loading/Broken-v0"].verdict == ERROR
@@ -139,6 +140,11 @@ def test_ids_that_cannot_run_are_rows_without_running(planted_package: Path) -> 
     )
     missing = rows["Loading/MissingDependency-v0"]
     assert (missing.verdict, missing.steps, missing.seconds) == (SKIPPED, None, None)
+    # Its entry point loads; making it meets the missing dependency: skipped all the same.
+    assert rows["Loading/NeedsExtra-v0"].verdict == SKIPPED
+    assert rows["Loading/NeedsExtra-v0"].reason == (
+        'the walker needs its extra: pip install "planted[extra]"'
+    )
     assert rows["Loading/Old-v1"].verdict == DETERMINISTIC
 
 

@@ -7,7 +7,8 @@
   ``PYTHONHASHSEED`` changes), an observation outside its space (which
   gymnasium's ``check_env`` refuses), an error in ``step``.
 - ``Loading/*``: entry points that load, lack a dependency, are broken,
-  out of date, or registered for ``make_vec`` only.
+  out of date, or registered for ``make_vec`` only; an env that checks its
+  dependency only when it is made (as MiniGrid's WFC envs do).
 
 The tests copy this file into a folder of their own as ``planted_envs.py``
 (the CLI imports it from the current folder, and the audit's fresh
@@ -35,6 +36,7 @@ IDS = {
         "Loading/Broken-v0",
         "Loading/BrokenSubmodule-v0",
         "Loading/MissingDependency-v0",
+        "Loading/NeedsExtra-v0",
         "Loading/Old-v0",
         "Loading/Old-v1",
         "Loading/VectorOnly-v0",
@@ -133,6 +135,15 @@ class CrashingWalker(Walker):
         return super().step(action)
 
 
+class NeedsExtraWalker(Walker):
+    """Loads, but refuses to be made: it needs an optional dependency that is not installed."""
+
+    def __init__(self) -> None:
+        raise gym.error.DependencyNotInstalled(
+            'the walker needs its extra: pip install "planted[extra]"'
+        )
+
+
 def _register() -> None:
     for env_id, entry_point in [
         ("Sound/Walker-v0", "planted_envs:Walker"),
@@ -144,6 +155,7 @@ def _register() -> None:
         ("Loading/Broken-v0", "planted_envs:NoSuchWalker"),
         ("Loading/BrokenSubmodule-v0", "planted_envs.missing:Walker"),
         ("Loading/MissingDependency-v0", "planted_absent_dependency.envs:Walker"),
+        ("Loading/NeedsExtra-v0", "planted_envs:NeedsExtraWalker"),
         ("Loading/Old-v0", "planted_absent_dependency.envs:OldWalker"),
         ("Loading/Old-v1", "planted_envs:Walker"),
     ]:
