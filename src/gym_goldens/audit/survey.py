@@ -231,14 +231,14 @@ def audit_env(env_id: str, settings: AuditSettings) -> AuditRow:
     declared = _declared_nondeterministic(env_id)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
+        fresh = _FreshProcess(env_id, settings, root)
         try:
             for seed in settings.seeds:
                 for run in (1, 2):
                     done = _record_run(env_id, seed, settings.steps, _run_dir(root, seed, run))
                     steps += done if run == 1 else 0
-            hash_seed = fresh_hash_seed()
-            _run_in_fresh_process(env_id, settings, root, hash_seed)
-            difference = _first_difference(root, settings, hash_seed)
+            fresh.wait()
+            difference = _first_difference(root, settings, fresh.hash_seed)
             check_failure = _check(env_id) if settings.check_env else None
         except _MissingDependency as missing:
             shutil.rmtree(root, ignore_errors=True)
@@ -254,6 +254,8 @@ def audit_env(env_id: str, settings: AuditSettings) -> AuditRow:
                 warnings=_warning_texts(caught),
                 nondeterministic_spec=declared,
             )
+        finally:
+            fresh.stop()
     if difference is not None:
         verdict = NONDETERMINISTIC
     else:
@@ -347,28 +349,53 @@ def _record_run(env_id: str, seed: int, steps: int, folder: Path) -> int:
     return counter.steps
 
 
-def _run_in_fresh_process(env_id: str, settings: AuditSettings, root: Path, hash_seed: int) -> None:
-    spec = {
-        "env_id": env_id,
-        "seeds": list(settings.seeds),
-        "steps": settings.steps,
-        "root": str(root),
-        "import_modules": list(settings.import_modules),
-        "sys_path": list(sys.path),
-    }
-    environment = {**os.environ, "PYTHONHASHSEED": str(hash_seed)}
-    # Warnings were seen in this process's runs; the fresh process only records.
-    command = [sys.executable, "-W", "ignore", "-c", _FRESH_CODE, json.dumps(spec)]
-    completed = subprocess.run(
-        command, env=environment, capture_output=True, text=True, check=False
-    )
-    if completed.returncode != 0:
-        output = (completed.stderr or completed.stdout).strip().splitlines()
-        tail = "\n".join(output[-_MAX_ERROR_LINES:]) or f"exit code {completed.returncode}"
-        raise _RunError(
-            f"run 3, in a fresh process (PYTHONHASHSEED={hash_seed}), failed "
-            f"(exit code {completed.returncode}):\n{tail}"
+class _FreshProcess:
+    """Run 3 of every seed, recorded by a fresh Python process with another ``PYTHONHASHSEED``.
+
+    It starts before this process's runs and is waited for after them: the
+    interpreter's start-up, the audit's largest cost, overlaps with them.
+    """
+
+    def __init__(self, env_id: str, settings: AuditSettings, root: Path) -> None:
+        self.hash_seed = fresh_hash_seed()
+        spec = {
+            "env_id": env_id,
+            "seeds": list(settings.seeds),
+            "steps": settings.steps,
+            "root": str(root),
+            "import_modules": list(settings.import_modules),
+            "sys_path": list(sys.path),
+        }
+        environment = {**os.environ, "PYTHONHASHSEED": str(self.hash_seed)}
+        # Warnings were seen in this process's runs; the fresh process only records.
+        self.process = subprocess.Popen(
+            [sys.executable, "-W", "ignore", "-c", _FRESH_CODE, json.dumps(spec)],
+            env=environment,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
         )
+
+    def wait(self) -> None:
+        """Wait for it to finish.
+
+        Raises:
+            _RunError: It failed; the message ends with the end of its stderr.
+        """
+        _, stderr = self.process.communicate()
+        code = self.process.returncode
+        if code != 0:
+            tail = "\n".join(stderr.strip().splitlines()[-_MAX_ERROR_LINES:])
+            raise _RunError(
+                f"run 3, in a fresh process (PYTHONHASHSEED={self.hash_seed}), failed "
+                f"(exit code {code}):\n{tail or '(no output)'}"
+            )
+
+    def stop(self) -> None:
+        """End it, unless it was waited for (this process's runs failed)."""
+        if self.process.returncode is None:
+            self.process.kill()
+            self.process.communicate()
 
 
 def _first_difference(root: Path, settings: AuditSettings, hash_seed: int) -> RunDifference | None:
