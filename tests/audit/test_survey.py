@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 from collections.abc import Iterator
 from pathlib import Path
@@ -164,6 +165,20 @@ def test_workers_register_the_envs_themselves(planted_package: Path) -> None:
     hash_order = rows[1].difference
     assert hash_order is not None
     assert hash_order.second == "run 3"
+
+
+def test_an_env_that_ends_its_worker_is_the_only_error(planted_package: Path) -> None:
+    selection = select_envs("Dying/*", "Sound/Walker-v0", import_modules=["planted_envs"])
+    settings = dataclasses.replace(PLANTED, steps=5, check_env=False)
+    rows = audit_envs(selection, settings, jobs=2)
+    assert [(row.env_id, row.verdict) for row in rows] == [
+        ("Dying/Exits-v0", ERROR),
+        ("Sound/Walker-v0", DETERMINISTIC),
+    ]
+    assert rows[0].reason == (
+        "its worker process died while auditing it: the env ended the interpreter "
+        "(a crash in native code, or os._exit)"
+    )
 
 
 def test_classic_control_is_deterministic_over_seeds() -> None:

@@ -12,7 +12,7 @@ import gymnasium as gym
 SOURCE: Final = Path(__file__).with_name("planted_envs.py")
 """The package's source, copied into each test's folder."""
 
-NAMESPACES: Final = ("Sound", "Planted", "Loading")
+NAMESPACES: Final = ("Sound", "Planted", "Loading", "Dying")
 """The namespaces of the ids it registers."""
 
 

@@ -9,6 +9,8 @@
 - ``Loading/*``: entry points that load, lack a dependency, are broken,
   out of date, or registered for ``make_vec`` only; an env that checks its
   dependency only when it is made (as MiniGrid's WFC envs do).
+- ``Dying/*``: an env that ends the interpreter in ``step``, as a crash in
+  native code would: audit it only in worker processes.
 
 The tests copy this file into a folder of their own as ``planted_envs.py``
 (the CLI imports it from the current folder, and the audit's fresh
@@ -18,6 +20,7 @@ test suite.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import gymnasium as gym
@@ -41,6 +44,7 @@ IDS = {
         "Loading/Old-v1",
         "Loading/VectorOnly-v0",
     ],
+    "Dying": ["Dying/Exits-v0"],
 }
 """Every id this module registers, by namespace."""
 
@@ -144,6 +148,13 @@ class NeedsExtraWalker(Walker):
         )
 
 
+class ExitingWalker(Walker):
+    """Ends the process in its first step, as a segmentation fault would."""
+
+    def step(self, action: np.int64) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        os._exit(70)
+
+
 def _register() -> None:
     for env_id, entry_point in [
         ("Sound/Walker-v0", "planted_envs:Walker"),
@@ -158,6 +169,7 @@ def _register() -> None:
         ("Loading/NeedsExtra-v0", "planted_envs:NeedsExtraWalker"),
         ("Loading/Old-v0", "planted_absent_dependency.envs:OldWalker"),
         ("Loading/Old-v1", "planted_envs:Walker"),
+        ("Dying/Exits-v0", "planted_envs:ExitingWalker"),
     ]:
         gym.register(id=env_id, entry_point=entry_point)
     gym.register(id="Loading/VectorOnly-v0", vector_entry_point="planted_envs:Walker")

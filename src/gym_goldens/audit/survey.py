@@ -22,6 +22,7 @@ process starts with gymnasium's registry alone).
 from __future__ import annotations
 
 import concurrent.futures
+import concurrent.futures.process
 import contextlib
 import dataclasses
 import importlib
@@ -74,6 +75,10 @@ _IN_PROCESS: Final = "in this process, on a fresh env from gym.make"
 _FRESH_ONLY_HINT: Final = (
     "only the fresh process differs: the usual cause is iterating over a set (or a dict "
     "built from one) of strings, whose order follows PYTHONHASHSEED"
+)
+_DIED: Final = (
+    "its worker process died while auditing it: the env ended the interpreter "
+    "(a crash in native code, or os._exit)"
 )
 _HASH_SEED_RANGE: Final = 2**32
 _MAX_ERROR_LINES: Final = 12
@@ -172,27 +177,40 @@ def _run_all(todo: Sequence[str], settings: AuditSettings, jobs: int) -> Iterabl
         for env_id in todo:
             yield audit_env(env_id, settings)
         return
-    # Spawned, not forked: a worker starts clean and registers the envs itself,
-    # as the fresh processes do; forking a process that runs envs is not safe.
-    context = multiprocessing.get_context("spawn")
     # A Tolerance that has compared keeps compiled checks, which do not
     # pickle: the workers get a fresh copy.
     settings = dataclasses.replace(settings, tolerance=dataclasses.replace(settings.tolerance))
-    with concurrent.futures.ProcessPoolExecutor(
-        max_workers=min(jobs, len(todo)),
-        mp_context=context,
-        initializer=_start_worker,
-        initargs=(settings.import_modules, list(sys.path)),
-    ) as pool:
+    unfinished: list[str] = []
+    with _pool(min(jobs, len(todo)), settings) as pool:
         futures = {pool.submit(audit_env, env_id, settings): env_id for env_id in todo}
         for future in concurrent.futures.as_completed(futures):
-            env_id = futures[future]
             try:
                 yield future.result()
-            except Exception as error:  # the worker died, or could not start
-                yield AuditRow(
-                    env_id, ERROR, reason=f"its worker process failed: {_error_text(error)}"
-                )
+            except concurrent.futures.process.BrokenProcessPool:
+                unfinished.append(futures[future])
+            except Exception as error:  # the worker could not start or send the row back
+                reason = f"its worker process failed: {_error_text(error)}"
+                yield AuditRow(futures[future], ERROR, reason=reason)
+    # A worker died (an env crashed the interpreter) and took the pool with it:
+    # each env it had not finished is audited again in a worker of its own, so
+    # that only the env that crashes is an error.
+    for env_id in sorted(unfinished):
+        with _pool(1, settings) as alone:
+            try:
+                yield alone.submit(audit_env, env_id, settings).result()
+            except concurrent.futures.process.BrokenProcessPool:
+                yield AuditRow(env_id, ERROR, reason=_DIED)
+
+
+def _pool(workers: int, settings: AuditSettings) -> concurrent.futures.ProcessPoolExecutor:
+    # Spawned, not forked: a worker starts clean and registers the envs itself,
+    # as the fresh processes do; forking a process that runs envs is not safe.
+    return concurrent.futures.ProcessPoolExecutor(
+        max_workers=workers,
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=_start_worker,
+        initargs=(settings.import_modules, list(sys.path)),
+    )
 
 
 def _start_worker(import_modules: Sequence[str], path: Sequence[str]) -> None:
