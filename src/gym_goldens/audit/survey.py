@@ -12,11 +12,16 @@ builds a new action space in ``reset``) is recorded three times:
 
 Run 1 is compared with runs 2 and 3 by the plugin's comparison, exactly by
 default, and the first difference is reported as ``--goldens-determinism``
-reports it. Then gymnasium's ``check_env`` runs on the env's unwrapped env.
+reports it; the recordings of a nondeterministic env are kept. Then
+gymnasium's ``check_env`` runs on the env's unwrapped env. An env that meets
+a missing optional dependency (by the rule of
+:func:`gym_goldens.audit.registry.missing_dependency`) is skipped.
 
 With ``jobs`` above 1 the envs are audited in spawned worker processes, each
 of which imports the modules that register the envs itself (a spawned
-process starts with gymnasium's registry alone).
+process starts with gymnasium's registry alone). An env that ends its
+worker's interpreter is an error, and only it: the envs the pool had not
+finished are audited again, each in a worker of its own.
 """
 
 from __future__ import annotations
