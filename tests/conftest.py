@@ -5,8 +5,11 @@ from __future__ import annotations
 import os
 import tempfile
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
+
+from tests.support import planted
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -42,3 +45,21 @@ def _outside_ci(monkeypatch: pytest.MonkeyPatch) -> None:
     output that the plugin tests read. Tests of CI behaviour set it themselves.
     """
     monkeypatch.delenv("CI", raising=False)
+
+
+@pytest.fixture
+def planted_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A folder holding the planted env package (``planted_envs.py``); the current folder.
+
+    It is on ``sys.path``, and inherited by subprocesses through the current
+    folder; the package's ids are unregistered afterwards.
+    """
+    folder = tmp_path / "package"
+    folder.mkdir()
+    planted.install(folder)
+    monkeypatch.chdir(folder)
+    monkeypatch.syspath_prepend(str(folder))
+    try:
+        yield folder
+    finally:
+        planted.forget()

@@ -26,6 +26,7 @@ PUBLIC = [
     "UnsupportedFormatVersionError",
     "compare",
     "read_recording",
+    "registered_envs",
 ]
 
 

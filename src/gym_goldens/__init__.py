@@ -39,8 +39,11 @@ it (data flows env -> record -> format -> file, file -> format -> comparison
     - ``viz``: plots (matplotlib, optional).
     - ``html``: self-contained HTML pages of mismatches.
     - ``progress``: a progress bar on a terminal.
+    - ``table``: the table of ``gym-goldens audit``, as text and JSON.
 - ``audit/``: checks of envs themselves.
     - ``determinism``: :func:`assert_deterministic`.
+    - ``registry``: :func:`registered_envs`: the registered envs of a package, by glob.
+    - ``survey``: ``gym-goldens audit``: every selected env run three ways and checked.
 - ``plugin/``: the pytest plugin's parts.
     - ``settings``: options and ini values, resolved once.
     - ``session``: what a session did with goldens; the summary.
@@ -64,6 +67,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from gym_goldens.audit.determinism import NondeterminismError, assert_deterministic
+    from gym_goldens.audit.registry import registered_envs
     from gym_goldens.comparison.engine import compare
     from gym_goldens.comparison.result import Comparison, Difference, Divergence, EpisodeComparison
     from gym_goldens.comparison.tolerance import Tolerance
@@ -101,6 +105,7 @@ __all__ = [
     "assert_deterministic",
     "compare",
     "read_recording",
+    "registered_envs",
     "rollout",
 ]
 
@@ -125,6 +130,7 @@ _LOCATIONS = {
     "assert_deterministic": "audit.determinism",
     "compare": "comparison.engine",
     "read_recording": "format.reader",
+    "registered_envs": "audit.registry",
     "rollout": "record.rollouts",
 }
 

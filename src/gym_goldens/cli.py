@@ -2,16 +2,17 @@
 
 A thin argparse layer over the library: ``show`` (:mod:`gym_goldens.present.summary`),
 ``diff`` (:func:`gym_goldens.compare` and the report the pytest plugin
-prints), ``plot`` (:mod:`gym_goldens.present.viz`) and ``record``
-(:mod:`gym_goldens.record.rollouts`).
+prints), ``plot`` (:mod:`gym_goldens.present.viz`), ``record``
+(:mod:`gym_goldens.record.rollouts`) and ``audit`` (:mod:`gym_goldens.audit.survey`).
 
 A recording is a folder holding ``trajectory.jsonl`` (every episode, one
 after another) or that file alone; episodes are chosen by their number in it.
 Folders of format 1, a file per episode, read the same way.
 
 Exit codes: 0 success (``diff``: equal within tolerance), 1 ``diff`` found a
-difference, 2 unusable input (unreadable file, bad argument, missing
-dependency), with a one-line message on stderr and no traceback.
+difference (``audit``: an env is nondeterministic, erred or failed
+``check_env``), 2 unusable input (unreadable file, bad argument, missing
+dependency, no env matches), with a one-line message on stderr and no traceback.
 """
 
 from __future__ import annotations
@@ -21,11 +22,14 @@ import itertools
 import json
 import os
 import sys
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Final
 
 import gym_goldens
+from gym_goldens.audit.registry import select_envs
+from gym_goldens.audit.survey import AuditSettings, audit_envs, audit_failed
 from gym_goldens.comparison.engine import compare
 from gym_goldens.comparison.result import Comparison, EpisodeComparison
 from gym_goldens.comparison.tolerance import Tolerance
@@ -44,6 +48,7 @@ from gym_goldens.present.html import Mismatch, render_page, write_page
 from gym_goldens.present.progress import Progress, is_terminal
 from gym_goldens.present.report import format_comparison
 from gym_goldens.present.summary import format_folder, format_recording, format_steps, summarize
+from gym_goldens.present.table import audit_json, format_table
 from gym_goldens.record.rollouts import record_rollout
 
 __all__ = ["main"]
@@ -203,6 +208,7 @@ def _parser() -> argparse.ArgumentParser:
         help="keyword arguments of gym.make, e.g. '{\"is_slippery\": false}'",
     )
     record.set_defaults(run=_record)
+    _add_audit_command(commands)
     return parser
 
 
@@ -380,6 +386,163 @@ def _record(args: argparse.Namespace) -> int:
         f"{_display(rollout.output_dir)} ({rollout.status})"
     )
     return _EXIT_OK
+
+
+# gym-goldens audit
+
+
+def _add_audit_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    audit = commands.add_parser(
+        "audit",
+        help="check every registered env that matches for determinism",
+        description="Check the registered envs that match PATTERN for determinism: for each env "
+        "and seed, the seeded random rollout runs twice in this process and once in a fresh "
+        "process with another PYTHONHASHSEED, and the recordings are compared (exactly, unless "
+        "--rtol/--atol say otherwise); then gymnasium's check_env runs on the unwrapped env. "
+        "Envs are selected as registered_envs selects them. Exit 0 when every env that ran is "
+        "deterministic and passed its check, 1 when one is not, errs or fails check_env, 2 on "
+        "bad usage or when no env matches.",
+    )
+    audit.add_argument(
+        "patterns",
+        nargs="+",
+        metavar="PATTERN",
+        help="case-sensitive globs on env ids, namespace included (MiniGrid-*, Planted/*)",
+    )
+    audit.add_argument(
+        "--import",
+        dest="import_modules",
+        action="append",
+        default=[],
+        metavar="MODULE",
+        help="import MODULE first, to register its envs (repeatable; modules of the current "
+        "folder import as with python -m)",
+    )
+    audit.add_argument(
+        "--exclude", action="append", default=[], metavar="GLOB", help="leave ids out (repeatable)"
+    )
+    audit.add_argument(
+        "--entry-point",
+        metavar="GLOB",
+        help="only ids whose entry point (module:Class) matches, e.g. 'minigrid.envs.wfc*'",
+    )
+    audit.add_argument(
+        "--steps", type=int, default=100, metavar="N", help="steps of each rollout (default 100)"
+    )
+    audit.add_argument(
+        "--seeds", default="0", metavar="LIST", help="comma-separated seeds (default 0)"
+    )
+    audit.add_argument(
+        "--rtol",
+        action="append",
+        default=[],
+        metavar="[FIELD=]X",
+        help="relative tolerance between runs, for all fields or a field pattern (repeatable; "
+        "default 0: runs must be equal)",
+    )
+    audit.add_argument(
+        "--atol",
+        action="append",
+        default=[],
+        metavar="[FIELD=]X",
+        help="absolute tolerance between runs, likewise (repeatable; default 0)",
+    )
+    audit.add_argument(
+        "--ignore",
+        action="append",
+        default=[],
+        metavar="FIELD",
+        help="leave a field pattern out of the comparison, such as info.time (repeatable)",
+    )
+    audit.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        metavar="N",
+        help="audit envs in N worker processes (default 1: in this process)",
+    )
+    audit.add_argument(
+        "--json", type=Path, metavar="FILE", help="also write the table as JSON to FILE, for CI"
+    )
+    audit.add_argument(
+        "--no-check-env",
+        dest="check_env",
+        action="store_false",
+        help="do not run gymnasium's check_env",
+    )
+    audit.set_defaults(run=_audit)
+
+
+def _audit(args: argparse.Namespace) -> int:
+    _import_from_here()
+    if args.steps < 0:
+        raise _UsageError(f"--steps must be 0 or more, got {args.steps}")
+    if args.jobs < 1:
+        raise _UsageError(f"--jobs must be 1 or more, got {args.jobs}")
+    settings = AuditSettings(
+        seeds=_seeds(args.seeds),
+        steps=args.steps,
+        tolerance=_audit_tolerance(args),
+        check_env=args.check_env,
+        import_modules=tuple(args.import_modules),
+    )
+    selection = select_envs(
+        *args.patterns,
+        exclude=args.exclude,
+        entry_point=args.entry_point,
+        import_modules=settings.import_modules,
+        spell_imports=lambda modules: " ".join(f"--import {name}" for name in modules),
+    )
+    runs = sum(env.kind == "ok" for env in selection.envs)
+    print(f"{_PROG} audit: {settings.describe(len(selection.envs), runs)}", flush=True)
+    started = time.perf_counter()
+    with Progress(runs, "auditing", unit="envs", threshold=1) as bar:
+        rows = audit_envs(selection, settings, jobs=args.jobs, advance=lambda _: bar.advance())
+    seconds = time.perf_counter() - started
+    left_out = {env.id: env.reason or "" for env in selection.left_out}
+    code = _EXIT_DIFFERENT if audit_failed(rows) else _EXIT_OK
+    print()
+    _print_lines(format_table(rows, left_out=left_out, seconds=seconds))
+    if args.json is not None:
+        options = {
+            "patterns": args.patterns,
+            "exclude": args.exclude,
+            "entry_point": args.entry_point,
+            "jobs": args.jobs,
+            **settings.as_json(),
+        }
+        data = audit_json(
+            rows, left_out=left_out, settings=options, seconds=seconds, exit_code=code
+        )
+        args.json.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+        print(f"wrote {_display(args.json)}")
+    return code
+
+
+def _seeds(text: str) -> tuple[int, ...]:
+    try:
+        seeds = tuple(int(part) for part in text.split(",") if part.strip())
+    except ValueError:
+        raise _UsageError(
+            f"--seeds expects comma-separated integers such as 0,1, got {text!r}"
+        ) from None
+    if not seeds:
+        raise _UsageError(f"--seeds expects at least one seed, such as 0, got {text!r}")
+    return tuple(dict.fromkeys(seeds))
+
+
+def _audit_tolerance(args: argparse.Namespace) -> Tolerance:
+    """The runs of one seed must be equal, unless --rtol, --atol or --ignore say otherwise."""
+    tolerance = Tolerance(rtol=0.0, atol=0.0)
+    try:
+        for spec in args.rtol:
+            tolerance = tolerance.refine(rtol=_tolerance_spec("rtol", spec))
+        for spec in args.atol:
+            tolerance = tolerance.refine(atol=_tolerance_spec("atol", spec))
+        ignored = [p.strip() for item in args.ignore for p in item.split(",") if p.strip()]
+        return tolerance.refine(ignore=ignored)
+    except (TypeError, ValueError) as error:
+        raise _UsageError(str(error)) from None
 
 
 # Helpers

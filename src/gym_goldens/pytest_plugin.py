@@ -7,6 +7,7 @@ comparison load when a test first uses the ``record_trajectory`` fixture.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Generator, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Protocol, overload
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Final, Protocol, overload
 import pytest
 
 from gym_goldens.plugin.session import (
+    REGISTRY_MODULE,
     SKIPPED_ATTRIBUTE,
     GoldensSession,
     golden_nodeid,
@@ -160,7 +162,14 @@ def pytest_runtest_protocol(
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
-    result = yield
+    try:
+        result = yield
+    except Exception as error:
+        if REGISTRY_MODULE in sys.modules:
+            from gym_goldens.audit.registry import skip_missing_dependency
+
+            skip_missing_dependency(item, error)
+        raise
     checks = item.stash.get(_checks_key, None)
     if checks is not None:
         from gym_goldens.plugin.outcome import finish_test

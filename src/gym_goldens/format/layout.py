@@ -17,10 +17,11 @@ in a folder named after the variant inside the plain golden folder.
 
 Beside an actual recording the plugin writes ``divergence.png``; an artifact
 folder holds ``report.txt``; the recordings of the extra runs of a
-determinism check are ``run-<n>/``; an atomic write goes through a
-temporary file ``.<file name>.<host>-<pid>.<random>.tmp``, named after the
-process that writes it, which an interrupted write may leave behind; the
-goldens folder holds a ``.gitignore`` that keeps such files out of git's way.
+determinism check are ``run-<n>/`` (in ``gym-goldens audit``, inside a
+``seed-<s>/`` folder per seed); an atomic write goes through a temporary
+file ``.<file name>.<host>-<pid>.<random>.tmp``, named after the process
+that writes it, which an interrupted write may leave behind; the goldens
+folder holds a ``.gitignore`` that keeps such files out of git's way.
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ __all__ = [
     "leftover_owner",
     "run_dirname",
     "safe_segment",
+    "seed_dirname",
     "sub_env_dirname",
     "sub_env_index",
     "temporary_prefix",
@@ -138,6 +140,11 @@ def is_sub_env_dir_name(name: str) -> bool:
 def run_dirname(number: int) -> str:
     """The folder of the recordings of run ``number`` of a determinism check: ``run-2``."""
     return f"run-{number}"
+
+
+def seed_dirname(seed: int) -> str:
+    """The folder of the runs of one seed in ``gym-goldens audit``: ``seed-0``."""
+    return f"seed-{seed}"
 
 
 def temporary_prefix(name: str) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final
@@ -50,6 +51,12 @@ node id: its goldens were not reached, so they are not stale."""
 
 WORKER_OUTPUT_KEY: Final = "gym_goldens"
 """The key of what a pytest-xdist worker sends back in ``workeroutput``."""
+
+LEFT_OUT_KEY: Final = "gym_goldens_left_out"
+"""The key, in a pytest-xdist worker's ``workeroutput``, of the ids ``registered_envs`` left out."""
+
+REGISTRY_MODULE: Final = "gym_goldens.audit.registry"
+"""The module of ``registered_envs``: only a test module that uses it imports it."""
 
 
 @dataclasses.dataclass
@@ -154,6 +161,8 @@ class SummaryReport:
     pruned: list[str] = dataclasses.field(default_factory=list)
     notes: list[str] = dataclasses.field(default_factory=list)
     keeps_artifacts: bool = False
+    left_out: dict[str, str] = dataclasses.field(default_factory=dict)
+    """The ids ``registered_envs`` left out, with the reason; listed in verbose output."""
 
     def add(self, status: str, golden: str) -> None:
         """Count one golden under ``status``."""
@@ -205,6 +214,16 @@ class SummaryReport:
             lines += _listed("deleted", self.pruned)
         lines += self.notes
         return lines
+
+    @property
+    def verbose_lines(self) -> list[str]:
+        """The lines added with ``-v``: the ids ``registered_envs`` left out."""
+        if not self.left_out:
+            return []
+        # Loaded only here: this module loads in every pytest run.
+        from gym_goldens.present.table import format_left_out
+
+        return format_left_out(self.left_out, by="registered_envs")
 
 
 def _listed(label: str, paths: Sequence[str], limit: int = 20) -> list[str]:
@@ -277,6 +296,10 @@ class GoldensSession:
         # Golden folders depend on the file part of a node id only; they are
         # worked out when the stale goldens are looked for, if they are.
         self.tracker.test_files.update(item.nodeid.partition("::")[0] for item in session.items)
+        if REGISTRY_MODULE in sys.modules:
+            from gym_goldens.audit.registry import left_out_in
+
+            self.report.left_out.update(left_out_in(session.items))
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: object | None) -> None:
@@ -284,10 +307,12 @@ class GoldensSession:
         output = getattr(node, "workeroutput", {}).get(WORKER_OUTPUT_KEY)
         if output:
             self.tracker.merge_worker_output(output)
+        self.report.left_out.update(getattr(node, "workeroutput", {}).get(LEFT_OUT_KEY, {}))
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         if self._is_worker:
             self.config.workeroutput[WORKER_OUTPUT_KEY] = self.tracker.worker_output()  # type: ignore[attr-defined]
+            self.config.workeroutput[LEFT_OUT_KEY] = self.report.left_out  # type: ignore[attr-defined]
             return
         settings = self.settings
         if settings.update:
@@ -326,6 +351,8 @@ class GoldensSession:
         if self._is_worker:
             return
         lines = self.report.lines
+        if terminalreporter.verbosity > 0:
+            lines += self.report.verbose_lines
         if not lines:
             return
         terminalreporter.section("gym-goldens", sep="-", bold=False)

@@ -1,0 +1,497 @@
+"""``gym-goldens audit``: every selected env of a package checked for determinism.
+
+For each env id and seed, the seeded rollout (:func:`gym_goldens.rollout`:
+``reset(seed=seed)`` then the seeded action space sampled, also when the env
+builds a new action space in ``reset``) is recorded three times:
+
+- run 1 and run 2 in this process, each on a fresh env from ``gym.make``:
+  they differ when the env draws from an unseeded source (``np.random``,
+  ``random``), reads the clock, or keeps state across envs;
+- run 3 in a fresh Python process with another ``PYTHONHASHSEED``: it alone
+  differs when the env iterates over a set of strings.
+
+Run 1 is compared with runs 2 and 3 by the plugin's comparison, exactly by
+default, and the first difference is reported as ``--goldens-determinism``
+reports it; the recordings of a nondeterministic env are kept. Then
+gymnasium's ``check_env`` runs on the env's unwrapped env. An env that meets
+a missing optional dependency (by the rule of
+:func:`gym_goldens.audit.registry.missing_dependency`) is skipped.
+
+With ``jobs`` above 1 the envs are audited in spawned worker processes, each
+of which imports the modules that register the envs itself (a spawned
+process starts with gymnasium's registry alone). An env that ends its
+worker's interpreter is an error, and only it: the envs the pool had not
+finished are audited again, each in a worker of its own.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import concurrent.futures.process
+import contextlib
+import dataclasses
+import importlib
+import json
+import multiprocessing
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+import warnings
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any, Final, SupportsFloat
+
+import gymnasium as gym
+from gymnasium.utils.env_checker import check_env
+
+from gym_goldens.audit.registry import Selection, missing_dependency
+from gym_goldens.comparison.engine import compare
+from gym_goldens.comparison.result import Comparison
+from gym_goldens.comparison.tolerance import Tolerance
+from gym_goldens.format.layout import run_dirname, seed_dirname
+from gym_goldens.present.report import format_nondeterminism
+from gym_goldens.present.table import (
+    CHECK_FAILED,
+    DETERMINISTIC,
+    ERROR,
+    NONDETERMINISTIC,
+    SKIPPED,
+    AuditRow,
+    RunDifference,
+    printable,
+)
+from gym_goldens.record.rollouts import rollout
+from gym_goldens.record.single import RecordTrajectory
+
+__all__ = [
+    "AuditSettings",
+    "audit_env",
+    "audit_envs",
+    "audit_failed",
+    "fresh_hash_seed",
+    "run_fresh",
+]
+
+_IN_PROCESS: Final = "in this process, on a fresh env from gym.make"
+_FRESH_ONLY_HINT: Final = (
+    "only the fresh process differs: the usual cause is iterating over a set (or a dict "
+    "built from one) of strings, whose order follows PYTHONHASHSEED"
+)
+_DIED: Final = (
+    "its worker process died while auditing it: the env ended the interpreter "
+    "(a crash in native code, or os._exit)"
+)
+_HASH_SEED_RANGE: Final = 2**32
+_MAX_ERROR_LINES: Final = 12
+# The fresh process: imports gym_goldens as installed, then takes this
+# process's sys.path before importing the modules that register the envs.
+_FRESH_CODE: Final = (
+    "import sys; from gym_goldens.audit.survey import run_fresh; sys.exit(run_fresh(sys.argv[1]))"
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class AuditSettings:
+    """How each env is audited.
+
+    Attributes:
+        seeds: The rollout's seeds; each is recorded in three runs.
+        steps: Steps of each rollout.
+        tolerance: How close runs must be; exact by default.
+        check_env: Also run gymnasium's ``check_env`` on the unwrapped env.
+        import_modules: The modules that register the envs, imported again
+            by the fresh processes and the workers.
+    """
+
+    seeds: tuple[int, ...] = (0,)
+    steps: int = 100
+    tolerance: Tolerance = dataclasses.field(default_factory=lambda: Tolerance(0.0, 0.0))
+    check_env: bool = True
+    import_modules: tuple[str, ...] = ()
+
+    def describe(self, count: int, runs: int) -> str:
+        """The audit in one line: what matched and how each env is checked."""
+        exact = self.tolerance == Tolerance(0.0, 0.0)
+        compared = "compared exactly" if exact else f"compared with {self.tolerance.describe()}"
+        checked = "; gymnasium's check_env on each unwrapped env" if self.check_env else ""
+        envs = f"{count} env{'s' if count != 1 else ''}"
+        ready = f" ({runs} to run)" if runs != count else ""
+        return (
+            f"{envs}{ready}; seeds {', '.join(map(str, self.seeds))}; {self.steps} steps; each "
+            f"seed recorded twice in this process and once in a fresh process "
+            f"(PYTHONHASHSEED={fresh_hash_seed()}), {compared}{checked}"
+        )
+
+    def as_json(self) -> dict[str, Any]:
+        """The settings as JSON-ready data."""
+        return {
+            "import_modules": list(self.import_modules),
+            "seeds": list(self.seeds),
+            "steps": self.steps,
+            "tolerance": self.tolerance.describe(),
+            "check_env": self.check_env,
+            "fresh_process_hash_seed": fresh_hash_seed(),
+        }
+
+
+def audit_failed(rows: Iterable[AuditRow]) -> bool:
+    """Whether an env that ran is nondeterministic, failed ``check_env`` or erred."""
+    return any(row.verdict in (NONDETERMINISTIC, CHECK_FAILED, ERROR) for row in rows)
+
+
+def audit_envs(
+    selection: Selection,
+    settings: AuditSettings,
+    *,
+    jobs: int = 1,
+    advance: Callable[[AuditRow], None] | None = None,
+) -> list[AuditRow]:
+    """Audit every env of ``selection``; one row per env, in the selection's order.
+
+    An id with a missing dependency is ``skipped`` and one whose entry point
+    fails to load is an ``error``, without running.
+
+    Args:
+        selection: The envs, from :func:`gym_goldens.audit.registry.select_envs`.
+        settings: How each env is audited.
+        jobs: Worker processes; 1 audits in this process.
+        advance: Called with each row of an env that ran, as it is done.
+    """
+    rows: dict[str, AuditRow] = {}
+    todo: list[str] = []
+    for env in selection.envs:
+        if env.kind == "skip":
+            rows[env.id] = AuditRow(env.id, SKIPPED, reason=env.reason)
+        elif env.kind == "error":
+            rows[env.id] = AuditRow(env.id, ERROR, reason=env.reason)
+        else:
+            todo.append(env.id)
+    for row in _run_all(todo, settings, jobs):
+        rows[row.env_id] = row
+        if advance is not None:
+            advance(row)
+    return [rows[env.id] for env in selection.envs]
+
+
+def _run_all(todo: Sequence[str], settings: AuditSettings, jobs: int) -> Iterable[AuditRow]:
+    if jobs <= 1 or len(todo) <= 1:
+        for env_id in todo:
+            yield audit_env(env_id, settings)
+        return
+    # A Tolerance that has compared keeps compiled checks, which do not
+    # pickle: the workers get a fresh copy.
+    settings = dataclasses.replace(settings, tolerance=dataclasses.replace(settings.tolerance))
+    unfinished: list[str] = []
+    with _pool(min(jobs, len(todo)), settings) as pool:
+        futures = {pool.submit(audit_env, env_id, settings): env_id for env_id in todo}
+        for future in concurrent.futures.as_completed(futures):
+            try:
+                yield future.result()
+            except concurrent.futures.process.BrokenProcessPool:
+                unfinished.append(futures[future])
+            except Exception as error:  # the worker could not start or send the row back
+                reason = f"its worker process failed: {_error_text(error)}"
+                yield AuditRow(futures[future], ERROR, reason=reason)
+    # A worker died (an env crashed the interpreter) and took the pool with it:
+    # each env it had not finished is audited again in a worker of its own, so
+    # that only the env that crashes is an error.
+    for env_id in sorted(unfinished):
+        with _pool(1, settings) as alone:
+            try:
+                yield alone.submit(audit_env, env_id, settings).result()
+            except concurrent.futures.process.BrokenProcessPool:
+                yield AuditRow(env_id, ERROR, reason=_DIED)
+
+
+def _pool(workers: int, settings: AuditSettings) -> concurrent.futures.ProcessPoolExecutor:
+    # Spawned, not forked: a worker starts clean and registers the envs itself,
+    # as the fresh processes do; forking a process that runs envs is not safe.
+    return concurrent.futures.ProcessPoolExecutor(
+        max_workers=workers,
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=_start_worker,
+        initargs=(settings.import_modules, list(sys.path)),
+    )
+
+
+def _start_worker(import_modules: Sequence[str], path: Sequence[str]) -> None:
+    sys.path[:] = list(path)
+    _import_all(import_modules)
+
+
+class _RunError(Exception):
+    """An env failed in one of the audit's steps; the message says where."""
+
+    def __init__(self, message: str, steps: int = 0) -> None:
+        super().__init__(message)
+        self.steps = steps
+
+
+class _MissingDependency(Exception):
+    """The env needs an optional dependency that is not installed; the message says which."""
+
+
+def _failed(message: str, error: BaseException, steps: int = 0) -> Exception:
+    """The error to raise for ``error``: a missing dependency skips the env."""
+    missing = missing_dependency(error)
+    if missing is not None:
+        return _MissingDependency(missing)
+    return _RunError(f"{message}{_error_text(error)}", steps)
+
+
+def audit_env(env_id: str, settings: AuditSettings) -> AuditRow:
+    """Audit one env: three runs per seed compared, then ``check_env``.
+
+    Recordings are kept (and named in the row) only when runs differ.
+    """
+    start = time.perf_counter()
+    root = Path(tempfile.mkdtemp(prefix="gym-goldens-audit-"))
+    steps = 0
+    declared = _declared_nondeterministic(env_id)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fresh = _FreshProcess(env_id, settings, root)
+        try:
+            for seed in settings.seeds:
+                for run in (1, 2):
+                    done = _record_run(env_id, seed, settings.steps, _run_dir(root, seed, run))
+                    steps += done if run == 1 else 0
+            fresh.wait()
+            difference = _first_difference(root, settings, fresh.hash_seed)
+            check_failure = _check(env_id) if settings.check_env else None
+        except _MissingDependency as missing:
+            shutil.rmtree(root, ignore_errors=True)
+            return AuditRow(env_id, SKIPPED, reason=str(missing))
+        except _RunError as error:
+            shutil.rmtree(root, ignore_errors=True)
+            return AuditRow(
+                env_id,
+                ERROR,
+                steps=steps + error.steps,
+                seconds=time.perf_counter() - start,
+                reason=str(error),
+                warnings=_warning_texts(caught),
+                nondeterministic_spec=declared,
+            )
+        finally:
+            fresh.stop()
+    if difference is not None:
+        verdict = NONDETERMINISTIC
+    else:
+        verdict = DETERMINISTIC if check_failure is None else CHECK_FAILED
+        shutil.rmtree(root, ignore_errors=True)
+    return AuditRow(
+        env_id,
+        verdict,
+        steps=steps,
+        seconds=time.perf_counter() - start,
+        difference=difference,
+        check_failure=check_failure,
+        warnings=_warning_texts(caught),
+        recordings=str(root) if difference is not None else None,
+        nondeterministic_spec=declared,
+    )
+
+
+def fresh_hash_seed() -> int:
+    """The ``PYTHONHASHSEED`` of the fresh process: another than this process's.
+
+    This process's plus one when it is set to a number; else 1 (this process
+    then hashes with a random seed, or as the variable says).
+    """
+    parent = os.environ.get("PYTHONHASHSEED", "")
+    if parent.isdigit():
+        return (int(parent) + 1) % _HASH_SEED_RANGE
+    return 1
+
+
+def run_fresh(spec_json: str) -> int:
+    """The fresh process's part: record run 3 of every seed; the exit code.
+
+    Args:
+        spec_json: ``{"env_id", "seeds", "steps", "root", "import_modules",
+            "sys_path"}`` as JSON.
+    """
+    spec = json.loads(spec_json)
+    sys.path[:] = list(spec["sys_path"])
+    try:
+        _import_all(spec["import_modules"])
+        for seed in spec["seeds"]:
+            _record_run(spec["env_id"], seed, spec["steps"], _run_dir(Path(spec["root"]), seed, 3))
+    except (_RunError, _MissingDependency) as error:
+        print(error, file=sys.stderr)
+        return 1
+    return 0
+
+
+def _import_all(modules: Iterable[str]) -> None:
+    for name in modules:
+        importlib.import_module(name)
+
+
+def _run_dir(root: Path, seed: int, run: int) -> Path:
+    return root / seed_dirname(seed) / run_dirname(run)
+
+
+class _StepCounter(gym.Wrapper[Any, Any, Any, Any]):
+    """Counts the steps taken, so that an error can say how far a run got."""
+
+    def __init__(self, env: gym.Env[Any, Any]) -> None:
+        super().__init__(env)
+        self.steps = 0
+
+    def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
+        result = self.env.step(action)
+        self.steps += 1
+        return result
+
+
+def _record_run(env_id: str, seed: int, steps: int, folder: Path) -> int:
+    """Record the seeded rollout of a fresh env into ``folder``; the steps taken."""
+    try:
+        env = gym.make(env_id)
+    except Exception as error:
+        raise _failed(f"gym.make({env_id!r}) failed: ", error) from error
+    recorder: RecordTrajectory[Any, Any] = RecordTrajectory(env, folder)
+    counter = _StepCounter(recorder)
+    try:
+        rollout(counter, seed=seed, steps=steps)
+    except Exception as error:
+        where = f"at step {counter.steps + 1}" if counter.steps else "at the first reset or step"
+        run = folder.name.replace("-", " ")
+        raise _failed(f"seed {seed}, {run}: {where}: ", error, counter.steps) from error
+    finally:
+        # The env's own close failing is not what is audited; a recording left
+        # unwritten shows when it is compared.
+        with contextlib.suppress(Exception):
+            recorder.close()
+    return counter.steps
+
+
+class _FreshProcess:
+    """Run 3 of every seed, recorded by a fresh Python process with another ``PYTHONHASHSEED``.
+
+    It starts before this process's runs and is waited for after them: the
+    interpreter's start-up, the audit's largest cost, overlaps with them.
+    """
+
+    def __init__(self, env_id: str, settings: AuditSettings, root: Path) -> None:
+        self.hash_seed = fresh_hash_seed()
+        spec = {
+            "env_id": env_id,
+            "seeds": list(settings.seeds),
+            "steps": settings.steps,
+            "root": str(root),
+            "import_modules": list(settings.import_modules),
+            "sys_path": list(sys.path),
+        }
+        environment = {**os.environ, "PYTHONHASHSEED": str(self.hash_seed)}
+        # Warnings were seen in this process's runs; the fresh process only records.
+        self.process = subprocess.Popen(
+            [sys.executable, "-W", "ignore", "-c", _FRESH_CODE, json.dumps(spec)],
+            env=environment,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+
+    def wait(self) -> None:
+        """Wait for it to finish.
+
+        Raises:
+            _RunError: It failed; the message ends with the end of its stderr.
+        """
+        _, stderr = self.process.communicate()
+        code = self.process.returncode
+        if code != 0:
+            tail = "\n".join(stderr.strip().splitlines()[-_MAX_ERROR_LINES:])
+            raise _RunError(
+                f"run 3, in a fresh process (PYTHONHASHSEED={self.hash_seed}), failed "
+                f"(exit code {code}):\n{tail or '(no output)'}"
+            )
+
+    def stop(self) -> None:
+        """End it, unless it was waited for (this process's runs failed)."""
+        if self.process.returncode is None:
+            self.process.kill()
+            self.process.communicate()
+
+
+def _first_difference(root: Path, settings: AuditSettings, hash_seed: int) -> RunDifference | None:
+    fresh = f"in a fresh process, PYTHONHASHSEED={hash_seed}"
+    for seed in settings.seeds:
+        first = _run_dir(root, seed, 1)
+        for run, how in [(2, _IN_PROCESS), (3, fresh)]:
+            comparison = compare(first, _run_dir(root, seed, run), settings.tolerance)
+            if not comparison.equal:
+                return _difference(comparison, seed, run, how)
+    return None
+
+
+def _difference(comparison: Comparison, seed: int, run: int, how: str) -> RunDifference:
+    second = f"run {run}"
+    notes = [f"seed {seed}; run 1: {_IN_PROCESS}", f"{second}: {how}"]
+    if run == 3:
+        notes.append(_FRESH_ONLY_HINT)
+    report = format_nondeterminism(comparison, first="run 1", second=second, notes=notes)
+    episode = comparison.differing[0]
+    divergence = episode.first
+    fields = (
+        tuple((d.field, d.golden, d.actual) for d in divergence.differences)
+        if divergence is not None
+        else ()
+    )
+    return RunDifference(
+        seed=seed,
+        first="run 1",
+        second=second,
+        how=how,
+        episode=episode.index,
+        t=divergence.t if divergence is not None else None,
+        fields=fields,
+        report=report,
+    )
+
+
+def _check(env_id: str) -> str | None:
+    """Gymnasium's ``check_env`` on a fresh env's unwrapped env: its failure, if any."""
+    try:
+        env = gym.make(env_id)
+    except Exception as error:
+        raise _failed(f"gym.make({env_id!r}) failed: ", error) from error
+    try:
+        # The unwrapped env: on the wrappers of gym.make, check_env always
+        # warns that it is not checking the env itself.
+        check_env(env.unwrapped, skip_render_check=True)
+    except AssertionError as error:
+        return str(error).strip() or "AssertionError"
+    except Exception as error:
+        raise _failed("check_env raised ", error) from error
+    finally:
+        with contextlib.suppress(Exception):  # its close failing is not what is audited
+            env.close()
+    return None
+
+
+def _declared_nondeterministic(env_id: str) -> bool:
+    spec = gym.envs.registry.get(env_id)
+    return bool(spec is not None and spec.nondeterministic)
+
+
+def _warning_texts(caught: Iterable[warnings.WarningMessage]) -> tuple[str, ...]:
+    texts = (printable(str(warning.message)).strip() for warning in caught)
+    return tuple(dict.fromkeys(text for text in texts if text))
+
+
+def _error_text(error: BaseException) -> str:
+    """``ValueError: message (file.py:12 in step)``: the error and its innermost frame."""
+    text = f"{type(error).__name__}: {error}".rstrip(": ")
+    frames = traceback.extract_tb(error.__traceback__)
+    if frames:
+        frame = frames[-1]
+        text += f" ({Path(frame.filename).name}:{frame.lineno} in {frame.name})"
+    return text

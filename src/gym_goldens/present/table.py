@@ -1,0 +1,264 @@
+"""The table of ``gym-goldens audit``: one row per env, as text and as JSON.
+
+Each row gives the env id, the verdict, the steps recorded in one run (over
+all seeds) and the time the env took; the lines under a row say why: the
+nondeterminism report (the words of the pytest reports), the error, the
+skip reason, the ``check_env`` failure, the warnings. Colour codes are
+stripped and other control characters escaped: the text came from envs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Final
+
+from gym_goldens.format.codec import ArraySummary
+
+__all__ = [
+    "CHECK_FAILED",
+    "DETERMINISTIC",
+    "ERROR",
+    "NONDETERMINISTIC",
+    "SKIPPED",
+    "VERDICTS",
+    "AuditRow",
+    "RunDifference",
+    "audit_json",
+    "format_left_out",
+    "format_table",
+    "printable",
+]
+
+DETERMINISTIC: Final = "deterministic"
+NONDETERMINISTIC: Final = "NONDETERMINISTIC"
+ERROR: Final = "error"
+SKIPPED: Final = "skipped"
+CHECK_FAILED: Final = "check failed"
+VERDICTS: Final = (DETERMINISTIC, NONDETERMINISTIC, CHECK_FAILED, ERROR, SKIPPED)
+"""Every verdict, in the order the summary counts them."""
+
+JSON_FORMAT: Final = 1
+"""The version of the layout of ``--json``; raised when a key changes meaning."""
+
+_INDENT: Final = "    "
+_MAX_JSON_FIELDS: Final = 20
+# Terminal colour codes (gymnasium's logger wraps its warnings in them), and
+# every other control character but the newline, which lines are split on.
+_ANSI: Final = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+_CONTROL: Final = re.compile(r"[\x00-\x09\x0b-\x1f\x7f]")
+
+
+@dataclasses.dataclass(frozen=True)
+class RunDifference:
+    """Where two runs of the same seeded rollout first differ.
+
+    Attributes:
+        seed: The rollout's seed.
+        first: The run compared against (``run 1``).
+        second: The run that differs (``run 2``, ``run 3``).
+        how: How the second run was made (``in this process``, ``in a fresh
+            process, PYTHONHASHSEED=1``).
+        episode: The episode that differs first.
+        t: Its first differing step; None for the reset record.
+        fields: ``(field, value in the first run, value in the second)`` for
+            the fields that differ there.
+        report: The nondeterminism report, as ``--goldens-determinism`` words it.
+    """
+
+    seed: int
+    first: str
+    second: str
+    how: str
+    episode: int
+    t: int | None
+    fields: tuple[tuple[str, Any, Any], ...]
+    report: str
+
+
+@dataclasses.dataclass(frozen=True)
+class AuditRow:
+    """The audit of one env.
+
+    Attributes:
+        env_id: The env id.
+        verdict: One of :data:`VERDICTS`.
+        steps: Steps recorded in one run, over all seeds (for an error, as
+            far as the run got); None when the env did not run.
+        seconds: The time the env's audit took; None when it did not run.
+        reason: Why it was skipped, or the error.
+        difference: The first difference between runs, when nondeterministic.
+        check_failure: The ``AssertionError`` of gymnasium's ``check_env``.
+        warnings: Warnings raised while the env was made, run and checked.
+        recordings: Where the recordings were kept (nondeterministic envs).
+        nondeterministic_spec: The spec says ``nondeterministic=True``.
+    """
+
+    env_id: str
+    verdict: str
+    steps: int | None = None
+    seconds: float | None = None
+    reason: str | None = None
+    difference: RunDifference | None = None
+    check_failure: str | None = None
+    warnings: tuple[str, ...] = ()
+    recordings: str | None = None
+    nondeterministic_spec: bool = False
+
+    @property
+    def details(self) -> list[str]:
+        """The lines shown under the row."""
+        lines: list[str] = []
+        if self.reason is not None:
+            lines += self.reason.splitlines()
+        if self.difference is not None:
+            lines += self.difference.report.splitlines()
+        if self.nondeterministic_spec and self.verdict == NONDETERMINISTIC:
+            lines.append("its spec says nondeterministic=True: gymnasium expects as much")
+        if self.recordings is not None:
+            lines.append(f"recordings kept in {self.recordings}")
+        if self.check_failure is not None:
+            lines += f"check_env failed: {self.check_failure}".splitlines()
+        lines += [f"warning: {text}" for text in self.warnings]
+        return lines
+
+
+def format_table(
+    rows: Sequence[AuditRow],
+    *,
+    left_out: Mapping[str, str] | None = None,
+    seconds: float | None = None,
+) -> list[str]:
+    """The table of an audit, its counts and the ids left out, as lines.
+
+    Example:
+        >>> for line in format_table([AuditRow("CartPole-v1", DETERMINISTIC, 100, 0.52)]):
+        ...     print(line)
+        env          verdict        steps  time
+        CartPole-v1  deterministic    100  0.5s
+        <BLANKLINE>
+        1 env: 1 deterministic
+    """
+    width = max([len("env"), *(len(printable(row.env_id)) for row in rows)])
+    verdict_width = max(len(v) for v in VERDICTS)
+    lines = [f"{'env':<{width}}  {'verdict':<{verdict_width}}  steps  time".rstrip()]
+    for row in rows:
+        steps = "-" if row.steps is None else str(row.steps)
+        time = "-" if row.seconds is None else f"{row.seconds:.1f}s"
+        lines.append(
+            f"{printable(row.env_id):<{width}}  {row.verdict:<{verdict_width}}  {steps:>5}  {time}"
+        )
+        lines += [f"{_INDENT}{printable(line)}" for line in row.details]
+    counts = _counts(rows)
+    shown = ", ".join(f"{count} {verdict}" for verdict, count in counts.items() if count)
+    took = "" if seconds is None else f" in {seconds:.1f}s"
+    noun = "env" if len(rows) == 1 else "envs"
+    lines += ["", f"{len(rows)} {noun}{took}: {shown}"]
+    if left_out:
+        lines += format_left_out(left_out)
+    return lines
+
+
+def format_left_out(left_out: Mapping[str, str], *, by: str = "") -> list[str]:
+    """The ids left out as deprecated or legacy, grouped by reason.
+
+    Args:
+        left_out: Each id with the reason.
+        by: Who left them out, to start the heading (``registered_envs``).
+
+    Example:
+        >>> print("\\n".join(format_left_out({"Ant-v2": "moved", "Ant-v3": "moved"})))
+        left out 2 ids: deprecated or legacy, their entry points cannot load
+          Ant-v2, Ant-v3: moved
+    """
+    groups: dict[str, list[str]] = {}
+    for env_id, reason in sorted(left_out.items()):
+        groups.setdefault(reason, []).append(env_id)
+    count = len(left_out)
+    heading = f"{by} left out" if by else "left out"
+    lines = [
+        f"{heading} {count} id{'s' if count != 1 else ''}: deprecated or legacy, "
+        "their entry points cannot load"
+    ]
+    lines += [f"  {', '.join(ids)}: {printable(reason)}" for reason, ids in groups.items()]
+    return lines
+
+
+def audit_json(
+    rows: Sequence[AuditRow],
+    *,
+    left_out: Mapping[str, str],
+    settings: Mapping[str, Any],
+    seconds: float,
+    exit_code: int,
+) -> dict[str, Any]:
+    """The audit as JSON-ready data, for CI (``--json``); see docs/audit.md."""
+    return {
+        "format": JSON_FORMAT,
+        "settings": _jsonable(settings),
+        "envs": [_row_json(row) for row in rows],
+        "left_out": [{"id": env_id, "reason": left_out[env_id]} for env_id in sorted(left_out)],
+        "counts": _counts(rows),
+        "seconds": round(seconds, 3),
+        "exit_code": exit_code,
+    }
+
+
+def printable(text: str) -> str:
+    """``text`` without colour codes, other control characters escaped (``\\x07``)."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group(0)):02x}", _ANSI.sub("", text))
+
+
+def _counts(rows: Iterable[AuditRow]) -> dict[str, int]:
+    counts = dict.fromkeys(VERDICTS, 0)
+    for row in rows:
+        counts[row.verdict] = counts.get(row.verdict, 0) + 1
+    return counts
+
+
+def _row_json(row: AuditRow) -> dict[str, Any]:
+    difference = row.difference
+    return {
+        "id": row.env_id,
+        "verdict": row.verdict,
+        "steps": row.steps,
+        "seconds": None if row.seconds is None else round(row.seconds, 3),
+        "reason": row.reason,
+        "difference": None
+        if difference is None
+        else {
+            "seed": difference.seed,
+            "runs": [difference.first, difference.second],
+            "how": difference.how,
+            "episode": difference.episode,
+            "t": difference.t,
+            "fields": [
+                {"field": field, "first": _jsonable(first), "second": _jsonable(second)}
+                for field, first, second in difference.fields[:_MAX_JSON_FIELDS]
+            ],
+            "report": difference.report,
+        },
+        "check_failure": row.check_failure,
+        "warnings": list(row.warnings),
+        "recordings": row.recordings,
+        "nondeterministic_spec": row.nondeterministic_spec,
+    }
+
+
+def _jsonable(value: Any) -> Any:
+    """``value`` as the recording format writes it (``$float``, ``$array``); else as text."""
+    if value is None or isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, float):
+        if math.isfinite(value):
+            return value
+        return {"$float": "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")}
+    if isinstance(value, ArraySummary):
+        return {"$array": _jsonable(value.to_json())}
+    if isinstance(value, Mapping):
+        return {str(key): _jsonable(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(item) for item in value]
+    return repr(value)

@@ -1,0 +1,160 @@
+"""The table of gym-goldens audit, as text and as JSON."""
+
+from __future__ import annotations
+
+import json
+
+from gym_goldens.format.codec import ArraySummary
+from gym_goldens.present.table import (
+    CHECK_FAILED,
+    DETERMINISTIC,
+    ERROR,
+    NONDETERMINISTIC,
+    SKIPPED,
+    AuditRow,
+    RunDifference,
+    audit_json,
+    format_left_out,
+    format_table,
+    printable,
+)
+
+DIFFERENCE = RunDifference(
+    seed=1,
+    first="run 1",
+    second="run 3",
+    how="in a fresh process, PYTHONHASHSEED=1",
+    episode=0,
+    t=None,
+    fields=(("info.tour[0]", "alpha", "kilo"), ("obs[0]", float("nan"), float("inf"))),
+    report="nondeterministic: run 1 vs run 3: x.jsonl:2\n  first divergence: episode 0, reset",
+)
+ROWS = [
+    AuditRow("A-v0", DETERMINISTIC, 200, 1.25, warnings=("WARN: careful",)),
+    AuditRow("Bee/Long-Name-v1", NONDETERMINISTIC, 200, 0.5, difference=DIFFERENCE, recordings="r"),
+    AuditRow("C-v0", SKIPPED, reason="Box2D is not installed"),
+    AuditRow("D-v0", ERROR, 3, 0.01, reason="seed 0, run 1: at step 4: ValueError: no"),
+    AuditRow("E-v0", CHECK_FAILED, 200, 2.0, check_failure="obs out of space"),
+]
+
+
+def test_one_row_per_env_and_the_reasons_under_it() -> None:
+    assert format_table(ROWS, seconds=3.76) == [
+        "env               verdict           steps  time",
+        "A-v0              deterministic       200  1.2s",
+        "    warning: WARN: careful",
+        "Bee/Long-Name-v1  NONDETERMINISTIC    200  0.5s",
+        "    nondeterministic: run 1 vs run 3: x.jsonl:2",
+        "      first divergence: episode 0, reset",
+        "    recordings kept in r",
+        "C-v0              skipped               -  -",
+        "    Box2D is not installed",
+        "D-v0              error                 3  0.0s",
+        "    seed 0, run 1: at step 4: ValueError: no",
+        "E-v0              check failed        200  2.0s",
+        "    check_env failed: obs out of space",
+        "",
+        "5 envs in 3.8s: 1 deterministic, 1 NONDETERMINISTIC, 1 check failed, 1 error, 1 skipped",
+    ]
+
+
+def test_ids_left_out_are_grouped_by_reason() -> None:
+    left_out = {"Ant-v3": "moved", "Ant-v2": "moved", "Gym-v0": "needs shimmy"}
+    assert format_table(ROWS[:1], left_out=left_out)[-3:] == [
+        "left out 3 ids: deprecated or legacy, their entry points cannot load",
+        "  Ant-v2, Ant-v3: moved",
+        "  Gym-v0: needs shimmy",
+    ]
+    assert format_left_out({"X-v0": "gone"}, by="registered_envs") == [
+        "registered_envs left out 1 id: deprecated or legacy, their entry points cannot load",
+        "  X-v0: gone",
+    ]
+
+
+def test_text_from_envs_reaches_the_terminal_without_control_characters() -> None:
+    assert printable("\x1b[33mWARN: low\x1b[0m") == "WARN: low"
+    assert printable("bell\x07 and\rreturn\ttab") == "bell\\x07 and\\x0dreturn\\x09tab"
+    row = AuditRow("Evil\x1b]0;title\x07-v0", ERROR, reason="boom\x1b[2J\nsecond\x00 line")
+    text = "\n".join(format_table([row]))
+    assert "\x1b" not in text
+    assert "\x07" not in text
+    assert "    boom\n    second\\x00 line" in text
+
+
+def test_json_holds_every_row_with_its_difference() -> None:
+    data = audit_json(
+        ROWS,
+        left_out={"Ant-v2": "moved"},
+        settings={"seeds": [0, 1], "steps": 200},
+        seconds=3.7512,
+        exit_code=1,
+    )
+    # Valid JSON: no NaN or Infinity literals.
+    text = json.dumps(data, allow_nan=False)
+    assert json.loads(text) == data
+    assert data["format"] == 1
+    assert data["counts"] == {
+        DETERMINISTIC: 1,
+        NONDETERMINISTIC: 1,
+        CHECK_FAILED: 1,
+        ERROR: 1,
+        SKIPPED: 1,
+    }
+    assert (data["seconds"], data["exit_code"]) == (3.751, 1)
+    assert data["left_out"] == [{"id": "Ant-v2", "reason": "moved"}]
+    assert data["settings"] == {"seeds": [0, 1], "steps": 200}
+    row = data["envs"][1]
+    assert row["id"] == "Bee/Long-Name-v1"
+    assert row["difference"] == {
+        "seed": 1,
+        "runs": ["run 1", "run 3"],
+        "how": "in a fresh process, PYTHONHASHSEED=1",
+        "episode": 0,
+        "t": None,
+        "fields": [
+            {"field": "info.tour[0]", "first": "alpha", "second": "kilo"},
+            {"field": "obs[0]", "first": {"$float": "nan"}, "second": {"$float": "inf"}},
+        ],
+        "report": DIFFERENCE.report,
+    }
+    assert data["envs"][2] == {
+        "id": "C-v0",
+        "verdict": SKIPPED,
+        "steps": None,
+        "seconds": None,
+        "reason": "Box2D is not installed",
+        "difference": None,
+        "check_failure": None,
+        "warnings": [],
+        "recordings": None,
+        "nondeterministic_spec": False,
+    }
+
+
+def test_json_writes_values_as_the_recording_format_does() -> None:
+    summary = ArraySummary("float32", (64, 64), "ab" * 32, 0.0, 1.0, 0.5, float("inf"))
+    difference = RunDifference(
+        0, "run 1", "run 2", "here", 0, 3, (("obs", summary, [1.0, float("-inf")]),), "r"
+    )
+    data = audit_json(
+        [AuditRow("A-v0", NONDETERMINISTIC, difference=difference)],
+        left_out={},
+        settings={},
+        seconds=0.0,
+        exit_code=1,
+    )
+    json.dumps(data, allow_nan=False)
+    (field,) = data["envs"][0]["difference"]["fields"]
+    assert field["first"] == {
+        "$array": {
+            "dtype": "float32",
+            "shape": [64, 64],
+            "sha256": "ab" * 32,
+            "min": 0.0,
+            "max": 1.0,
+            "mean": 0.5,
+            "sum": {"$float": "inf"},
+            "bands": None,
+        }
+    }
+    assert field["second"] == [1.0, {"$float": "-inf"}]
