@@ -15,7 +15,7 @@ Example:
     >>> import gymnasium as gym, tempfile
     >>> from gym_goldens import RecordTrajectory, compare
     >>> def record(path):
-    ...     env = RecordTrajectory(gym.make("CartPole-v1"), path)
+    ...     env = RecordTrajectory(gym.make("Pendulum-v1"), path)
     ...     env.action_space.seed(0)
     ...     _ = env.reset(seed=0)
     ...     for _ in range(20):

@@ -136,8 +136,8 @@ def format_table(
     Example:
         >>> for line in format_table([AuditRow("CartPole-v1", DETERMINISTIC, 100, 0.52)]):
         ...     print(line)
-        env          verdict        steps  time
-        CartPole-v1  deterministic    100  0.5s
+        env          verdict           steps  time
+        CartPole-v1  deterministic       100  0.5s
         <BLANKLINE>
         1 env: 1 deterministic
     """

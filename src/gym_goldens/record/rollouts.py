@@ -68,33 +68,32 @@ def rollout(
 ) -> RolloutResult:
     """Run a seeded rollout of ``steps`` steps.
 
-        The first reset is ``env.reset(seed=seed)``; after an episode ends
-        (terminated or truncated) the env is reset again without a seed, so its
-        random generator carries on as gymnasium intends. Without a policy, the
-        actions are samples of the action space, seeded with ``seed`` after the
-        first reset, so the same call always takes the same actions (see
-        :class:`SeededActions`, which also seeds an action space an env builds
-        anew in ``reset``).
+    The first reset is ``env.reset(seed=seed)``; after an episode ends
+    (terminated or truncated) the env is reset again without a seed, so its
+    random generator carries on as gymnasium intends. Without a policy, the
+    actions are samples of the action space, seeded with ``seed`` after the
+    first reset, so the same call always takes the same actions (see
+    :class:`SeededActions`, which also seeds an action space an env builds
+    anew in ``reset``).
 
-        Args:
-            env: The env, typically wrapped by the ``record_trajectory`` fixture.
-            seed: Seeds the first reset and, without a policy, the action space.
-            steps: How many steps to take, across episodes.
-            policy: ``policy(obs) -> action``; None samples the action space.
+    Args:
+        env: The env, typically wrapped by the ``record_trajectory`` fixture.
+        seed: Seeds the first reset and, without a policy, the action space.
+        steps: How many steps to take, across episodes.
+        policy: ``policy(obs) -> action``; None samples the action space.
 
-        Returns:
-            The number of steps and episodes, and the episode returns.
+    Returns:
+        The number of steps and episodes, and the episode returns.
 
-        Raises:
-            TypeError: ``seed`` or ``steps`` is not an int, or ``policy`` is not callable.
-            ValueError: ``steps`` is negative.
+    Raises:
+        TypeError: ``seed`` or ``steps`` is not an int, or ``policy`` is not callable.
+        ValueError: ``steps`` is negative.
 
-        Example:
-            >>> import gymnasium as gym
-    import numpy as np
-            >>> result = rollout(gym.make("CartPole-v1"), seed=0, steps=50)
-            >>> result.steps, result.episodes
-            (50, 4)
+    Example:
+        >>> import gymnasium as gym
+        >>> result = rollout(gym.make("CartPole-v1"), seed=0, steps=50)
+        >>> result.steps, result.episodes
+        (50, 4)
     """
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise TypeError(f"rollout seed must be an int, got {type(seed).__name__} {seed!r}")
