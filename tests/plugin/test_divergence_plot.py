@@ -159,3 +159,26 @@ def test_warnings_while_plotting_stay_out_of_the_run(pytester: pytest.Pytester) 
     assert plot_path(result).is_file()
     assert "not drawn" not in result.stdout.str()
     assert "parseString" not in result.stdout.str()
+
+
+def test_a_nondeterministic_test_gets_a_plot_of_where_its_runs_part(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(
+        determinism_envs=(
+            Path(__file__).parent.parent / "support" / "determinism_envs.py"
+        ).read_text(),
+        test_noise="""
+        from determinism_envs import UnseededNumpyEnv
+        from gym_goldens import rollout
+
+        def test_noise(record_trajectory):
+            rollout(record_trajectory(UnseededNumpyEnv(), "noisy"), seed=0, steps=20)
+        """,
+    )
+    result = pytester.runpytest("--goldens-determinism=1")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        ["nondeterministic: run 1 vs run 2: *", "  plot: */noisy/divergence.png"]
+    )
+    assert plot_path(result).is_file()

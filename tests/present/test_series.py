@@ -89,7 +89,8 @@ def test_a_step_held_by_one_side_diverges(golden: Path, tmp_path: Path) -> None:
     (shorter / "trajectory.jsonl").write_bytes(b"\n".join(kept) + b"\n")
     last_common = second - 5 - 2  # header and reset lines are not steps
     fields = compare_series(episode_series(golden), episode_series(shorter))
-    assert {f.first for f in fields} == {last_common + 1}
+    assert {f.first_unpaired for f in fields} == {last_common + 1}
+    assert all(f.first is None and f.differs for f in fields)  # no step held by both differs
     later = compare_series(episode_series(golden, episode=1), episode_series(shorter, episode=1))
     assert not any(f.diverges for f in later)
 
@@ -178,7 +179,8 @@ def test_series_of_episodes_kept_at_different_strides_compare_at_the_larger_one(
     assert (short_series.stride, long_series.stride) == (1, 4)
     (field,) = compare_series([short_series], [long_series])
     assert set(field.t.tolist()) <= set(range(0, 3_001, 4))
-    assert field.first == 904  # the first step the short episode lacks, at stride 4
+    assert field.first is None
+    assert field.first_unpaired == 904  # the first step the short episode lacks, at stride 4
 
 
 def test_a_large_array_is_one_series_of_its_mean_unless_its_elements_are_named(

@@ -15,7 +15,7 @@ import numpy as np
 import orjson
 import pytest
 
-from gym_goldens import RecordVectorTrajectory, compare
+from gym_goldens import RecordTrajectory, RecordVectorTrajectory, compare
 from gym_goldens.errors import GoldensError
 from gym_goldens.format.reader import read_recording
 from gym_goldens.present.viz import (
@@ -238,3 +238,47 @@ def test_values_near_the_largest_float_are_drawn(tmp_path: Path) -> None:
     top = figures[0].axes[2]  # obs[1]: golden and actual lines
     drawn = np.concatenate([line.get_ydata() for line in top.get_lines()[:2]])
     assert np.nanmax(np.abs(drawn)) == 1e300
+
+
+def _cartpole(path: Path, *, gravity: float = 9.8, length: int = 60) -> Path:
+    """CartPole kept upright by a controller, for ``length`` steps at most."""
+    env = RecordTrajectory(gym.make("CartPole-v1", max_episode_steps=length), path)
+    env.unwrapped.gravity = gravity  # type: ignore[attr-defined]
+    obs, _ = env.reset(seed=0)
+    for _ in range(length):
+        obs, _, terminated, truncated, _ = env.step(int(obs[2] + 0.5 * obs[3] > 0))
+        if terminated or truncated:
+            break
+    env.close()
+    return path
+
+
+def test_the_title_starts_inside_the_figure_however_long_the_paths(tmp_path: Path) -> None:
+    deep = tmp_path.joinpath(*(["a-rather-long-folder-name"] * 6))
+    golden, actual = _cartpole(deep / "golden"), _cartpole(deep / "actual", gravity=9.81)
+    figure = plot_divergence(compare(golden, actual))
+    assert figure is not None
+    title = figure._suptitle  # the figure's title Text
+    assert title.get_ha() == "left"
+    assert title.get_position()[0] > 0  # from the left edge of the axes, not centred past it
+    assert all(len(line) <= 105 for line in title.get_text().splitlines())
+
+
+def test_fields_that_differ_only_where_one_episode_ended_do_not_fill_the_plot(
+    tmp_path: Path,
+) -> None:
+    # The same dynamics, a shorter time limit: only "truncated" diverges; obs,
+    # action and reward differ only where the golden goes on alone.
+    golden, actual = _cartpole(tmp_path / "golden"), _cartpole(tmp_path / "actual", length=40)
+    figure = plot_divergence(compare(golden, actual))
+    assert figure is not None
+    titles = [axes.get_title(loc="left") for axes in figure.axes if axes.get_title(loc="left")]
+    assert titles == ["truncated"]
+
+
+def test_a_tolerance_band_too_thin_to_see_is_said_in_words(tmp_path: Path) -> None:
+    golden, actual = _cartpole(tmp_path / "golden"), _cartpole(tmp_path / "actual", gravity=9.81)
+    figure = plot_divergence(compare(golden, actual))
+    assert figure is not None
+    said = [text.get_text() for axes in figure.axes for text in axes.texts]
+    assert any("too thin to see at this scale" in text for text in said)

@@ -220,10 +220,16 @@ class TrajectoryChecks:
         """
         if runs:
             self.flush()
+            display = self.settings.display
+
+            def plot(comparison: Comparison, folder: Path) -> str | None:
+                return _divergence_plot(comparison, folder, display)[1]
+
             found = find_nondeterminism(
                 [(r.name, r.env.output_dir, r.tolerance) for r in self._recordings],
                 runs,
-                display=self.settings.display,
+                display=display,
+                plot=plot,
             )
             if found:
                 results = [

@@ -37,6 +37,7 @@ import pytest
 from _pytest.runner import runtestprotocol
 
 from gym_goldens.comparison.engine import compare
+from gym_goldens.comparison.result import Comparison
 from gym_goldens.comparison.tolerance import Tolerance
 from gym_goldens.errors import GoldenFormatError
 from gym_goldens.format.layout import run_dirname, safe_segment
@@ -248,6 +249,7 @@ def find_nondeterminism(
     runs: Sequence[Run],
     *,
     display: Callable[[Path], str] = str,
+    plot: Callable[[Comparison, Path], str | None] | None = None,
 ) -> dict[str, tuple[str | None, tuple[tuple[str, Path], ...]]]:
     """Compare each recording across runs.
 
@@ -255,6 +257,8 @@ def find_nondeterminism(
         recordings: ``(name, folder in the checked run, tolerance)``.
         runs: Every run, the checked one with ``dirs=None``.
         display: Turns a path into the text shown.
+        plot: Draws where two runs part, into the checked run's folder;
+            gives the line that names the plot, if it drew one.
 
     Returns:
         For each recording that is not the same in every run: the failure
@@ -313,6 +317,11 @@ def find_nondeterminism(
                 text = format_nondeterminism(
                     comparison, first=first.label, second=other.label, notes=notes, display=display
                 )
+                plot_line = plot(comparison, this_dir) if plot is not None else None
+                if plot_line:
+                    # Before the last line, the fix, as in a golden mismatch.
+                    head, _, fix = text.rpartition("\n")
+                    text = f"{head}\n  {plot_line}\n{fix}"
                 found[name] = (text, kept)
                 break
     return found

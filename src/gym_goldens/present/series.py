@@ -108,9 +108,11 @@ class FieldComparison:
         in_golden: Where the golden holds the step.
         in_actual: Where the actual recording holds the step.
         allowed: The largest difference the tolerance allows, per step.
-        first: The first step out of tolerance (or held by one side only),
-            None when the leaf matches throughout.
+        first: The first step, held by both sides, out of tolerance; None
+            when the leaf matches wherever both hold it.
         discrete: Whether the values are ints or bools on both sides.
+        first_unpaired: The first step held by one side only (one episode
+            is longer, or the leaf appears on one side), or None.
     """
 
     path: FieldPath
@@ -122,6 +124,7 @@ class FieldComparison:
     allowed: np.ndarray[Any, np.dtype[np.float64]]
     first: int | None
     discrete: bool
+    first_unpaired: int | None = None
 
     @property
     def label(self) -> str:
@@ -130,8 +133,13 @@ class FieldComparison:
 
     @property
     def diverges(self) -> bool:
-        """Whether the leaf leaves its tolerance somewhere."""
+        """Whether the leaf leaves its tolerance somewhere both sides hold it."""
         return self.first is not None
+
+    @property
+    def differs(self) -> bool:
+        """Whether it diverges, or a step is held by one side only."""
+        return self.first is not None or self.first_unpaired is not None
 
 
 def episode_series(
@@ -387,11 +395,22 @@ def _compare_one(
     # The band drawn around the golden: the largest difference that matches.
     finite_golden = np.nan_to_num(golden_values, nan=0.0, posinf=0.0, neginf=0.0)
     allowed = arrays_allowed(finite_golden, rtol, atol)
-    matches = in_golden & in_actual & arrays_match(golden_values, actual_values, rtol, atol)
-    misses = np.flatnonzero(~matches)
+    both = in_golden & in_actual
+    misses = np.flatnonzero(both & ~arrays_match(golden_values, actual_values, rtol, atol))
     first = int(grid[misses[0]]) if misses.size else None
+    unpaired = np.flatnonzero(~both)
+    first_unpaired = int(grid[unpaired[0]]) if unpaired.size else None
     return FieldComparison(
-        path, grid, golden_values, actual_values, in_golden, in_actual, allowed, first, discrete
+        path,
+        grid,
+        golden_values,
+        actual_values,
+        in_golden,
+        in_actual,
+        allowed,
+        first,
+        discrete,
+        first_unpaired,
     )
 
 

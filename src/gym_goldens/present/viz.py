@@ -28,6 +28,7 @@ Example:
 from __future__ import annotations
 
 import io
+import textwrap
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -83,13 +84,17 @@ _DIFF_COLOR: Final = "#6a3d9a"
 _MARKER_COLOR: Final = "#d62728"
 _ONE_SIDED_COLOR: Final = "#d62728"
 _DIFFERENCE: Final = "actual \N{MINUS SIGN} golden"
-_MAX_TITLE_PATH: Final = 90
+_MAX_TITLE_PATH: Final = 72
 _DPI: Final = 100
 # matplotlib's axis and tick arithmetic overflows near the largest float, so
 # finite values beyond this are drawn at it (see _plottable).
 _PLOT_LIMIT: Final = 1e300
 # The steps kept on each side of a first divergence in a long episode.
 _KEPT_AROUND: Final = 100
+# A tolerance band narrower than this share of the largest difference is said in words.
+_THIN_BAND: Final = 0.02
+# Title lines are wrapped at this many characters, to stay inside the figure.
+_TITLE_CHARS: Final = 105
 
 
 class VizDependencyError(GoldensError, ImportError):
@@ -145,7 +150,11 @@ def plot_recording(
     if not series:
         raise NothingToPlotError(_nothing_message(found, episode, fields))
     shown = series[:max_fields]
-    layout = _Layout(head=0.75, right=0.3)
+    title = f"{_name([found], path)}: episode {episode}"
+    if len(shown) < len(series):
+        title += f" (first {len(shown)} of {len(series)} fields; choose with --fields)"
+    title = title_lines(f"{title}\n{_where(found, str)}")
+    layout = _Layout(head=_title_room(title), right=0.3)
     axes_list = [layout.add(1.3, gap=0.32) for _ in shown]
     figure = layout.figure()
     for axes, item in zip(axes_list, shown, strict=True):
@@ -156,10 +165,7 @@ def plot_recording(
     for axes in axes_list[:-1]:
         axes.tick_params(labelbottom=False)
     axes_list[-1].set_xlabel("t (step; reset at 0)")
-    title = f"{_name([found], path)}: episode {episode}"
-    if len(shown) < len(series):
-        title += f" (first {len(shown)} of {len(series)} fields; choose with --fields)"
-    layout.title(f"{title}\n{_where(found, str)}")
+    layout.title(title)
     return figure
 
 
@@ -239,27 +245,31 @@ def plot_comparison(
         (f for f in fields_compared if f.diverges),
         key=lambda f: f.first if f.first is not None else 0,
     )
-    rest = [f for f in fields_compared if not f.diverges]
-    chosen = diverging if only_divergent else diverging + rest
+    # Fields that differ only where one episode has ended are no divergence:
+    # drawn only when nothing diverges (a change of episode length alone).
+    unpaired = [f for f in fields_compared if not f.diverges and f.differs]
+    rest = [f for f in fields_compared if not f.differs]
+    chosen = [*diverging, *(unpaired if only_divergent and not diverging else [])]
+    if not only_divergent:
+        chosen = [*diverging, *unpaired, *rest]
     if not chosen:
         what = "diverging numeric fields" if only_divergent else "numeric fields"
         raise NothingToPlotError(f"no {what} to plot in {label}")
     shown = chosen[:max_fields]
     # Per field: its values, then their difference just below, then room for
     # the tick labels and the next field's title.
-    layout = _Layout(head=0.95, right=2.0)
+    name = _name([golden_read, actual_read], golden)
+    title = _comparison_title(
+        f"{name}, {label}", golden_read, actual_read, (diverging, shown, chosen), display
+    )
+    layout = _Layout(head=_title_room(title), right=2.0)
     pairs = [(layout.add(1.35, gap=0.6), layout.add(0.6, gap=0.2)) for _ in shown]
     figure = layout.figure()
     for (top, bottom), item in zip(pairs, shown, strict=True):
         top.tick_params(labelbottom=False)
         _draw_field(top, bottom, item)
     pairs[-1][1].set_xlabel("t (step; reset at 0)", fontsize=8)
-    name = _name([golden_read, actual_read], golden)
-    layout.title(
-        _comparison_title(
-            f"{name}, {label}", golden_read, actual_read, (diverging, shown, chosen), display
-        )
-    )
+    layout.title(title)
     return figure
 
 
@@ -387,13 +397,15 @@ class _Layout:
         return self._figure
 
     def title(self, text: str) -> None:
-        """The title, centred over the axes, in the room left at the top."""
+        """The title, from the left edge of the axes, in the room left at the top.
+
+        Long lines are wrapped (see :func:`title_lines`): a centred line
+        wider than the figure would lose its start at the left edge.
+        """
         height = self._figure.get_size_inches()[1]
-        left, width = (
-            self._LEFT / self._WIDTH,
-            (self._WIDTH - self._LEFT - self._right) / self._WIDTH,
+        self._figure.suptitle(
+            text, x=self._LEFT / self._WIDTH, y=1 - 0.1 / height, ha="left", va="top", fontsize=11
         )
-        self._figure.suptitle(text, x=left + width / 2, y=1 - 0.1 / height, va="top", fontsize=11)
 
 
 def _draw_field(top: Axes, bottom: Axes, item: FieldComparison) -> None:
@@ -431,6 +443,7 @@ def _draw_field(top: Axes, bottom: Axes, item: FieldComparison) -> None:
     _draw_series(
         bottom, item.t, difference, discrete=item.discrete, color=_DIFF_COLOR, label=_DIFFERENCE
     )
+    _say_thin_band(bottom, allowed[both], difference[both])
     flat = not np.any(np.nan_to_num(np.where(both, difference, 0.0))) and not np.any(
         item.allowed[both]
     )
@@ -469,6 +482,25 @@ def _draw_field(top: Axes, bottom: Axes, item: FieldComparison) -> None:
         )
     top.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8, frameon=False)
     bottom.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8, frameon=False)
+
+
+def _say_thin_band(
+    axes: Axes, allowed: np.ndarray[Any, Any], difference: np.ndarray[Any, Any]
+) -> None:
+    """Write the tolerance on an axis where its band is too thin to see."""
+    finite = difference[np.isfinite(difference)]
+    widest = float(np.max(allowed)) if allowed.size else 0.0
+    largest = float(np.max(np.abs(finite))) if finite.size else 0.0
+    if largest > 0 and 0 < widest < _THIN_BAND * largest:
+        axes.text(
+            0.01,
+            0.92,
+            f"tolerance \N{PLUS-MINUS SIGN}{widest:.1e}: too thin to see at this scale",
+            transform=axes.transAxes,
+            va="top",
+            fontsize=7,
+            color="0.35",
+        )
 
 
 def _integer_steps(axes: Axes) -> None:
@@ -535,6 +567,8 @@ def _comparison_title(
         verdict = f"first divergence at t={head.first} ({head.label}); " + (
             "1 field diverges" if len(diverging) == 1 else f"{len(diverging)} fields diverge"
         )
+    elif any(field.first_unpaired is not None for field in chosen):
+        verdict = "no divergence within tolerance where both have the step; the lengths differ"
     else:
         verdict = "no divergence within tolerance"
     lines = [f"{heading}: golden vs actual: {verdict}"]
@@ -545,7 +579,20 @@ def _comparison_title(
         lines[0] += f" (every {stride}th step drawn, every step around the first divergence)"
     for side, found in [("golden", golden), ("actual", actual)]:
         lines.append(f"{side}: {_where(found, display) if found else '(no such episode)'}")
-    return "\n".join(lines)
+    return title_lines("\n".join(lines))
+
+
+def title_lines(text: str) -> str:
+    """A title with every line wrapped to fit the figure's width."""
+    return "\n".join(
+        "\n".join(textwrap.wrap(line, _TITLE_CHARS, subsequent_indent="  ") or [""])
+        for line in text.splitlines()
+    )
+
+
+def _title_room(title: str) -> float:
+    """Inches of room above the axes for a title of this many lines."""
+    return 0.25 + 0.22 * (title.count("\n") + 1)
 
 
 def _holder(recording: str | Path, file: Path | None) -> Path | None:
