@@ -86,6 +86,32 @@ def test_nondeterminism_is_caught_in_process(
     result.stdout.no_fnmatch_line("*golden missing*")
 
 
+@pytest.mark.parametrize(
+    ("name", "hint"),
+    [
+        (
+            "GlobalRandomEnv",
+            "*hint: the runs part at the first observation, so reset(seed=...) does not seed "
+            "everything: look for np.random, random or an RNG made outside reset()",
+        ),
+        (
+            "UnseededResetInfoEnv",
+            "*hint: the runs part in reset()'s info (info.action) while the first observation "
+            "matches: the env puts an unseeded value in its reset info, such as a sample of a "
+            "space it never seeds; if it is no part of the dynamics, leave it out with "
+            '@pytest.mark.goldens(ignore=[[]"info.action"[]])',
+        ),
+    ],
+)
+def test_a_divergence_at_reset_names_its_likely_source(
+    pytester: pytest.Pytester, name: str, hint: str
+) -> None:
+    _project(pytester, name)
+    result = pytester.runpytest("--goldens-determinism=1")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([hint])
+
+
 def test_an_update_writes_no_golden_the_env_cannot_reproduce(pytester: pytest.Pytester) -> None:
     # Recorded once, such a golden would fail the very next run, blaming nothing.
     _project(pytester, "UnseededNumpyEnv", "WallClockEnv", "SeededEnv")

@@ -95,6 +95,21 @@ class WallClockEnv(SeededEnv):
         return {"t": self._t, "time": time.perf_counter() - self._started}
 
 
+class UnseededResetInfoEnv(SeededEnv):
+    """Seeds its state, but puts a sample of a space built in reset() in reset's info.
+
+    highway-env does this: its reset() rebuilds the action space and reports
+    ``action_space.sample()`` as ``info["action"]``.
+    """
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        obs, _ = super().reset(seed=seed, options=options)
+        self.action_space = spaces.Discrete(2)  # a fresh space, never seeded
+        return obs, {"action": int(self.action_space.sample())}
+
+
 class LeakyResetEnv(SeededEnv):
     """Counts steps across resets: a second rollout on the same env differs."""
 

@@ -667,10 +667,22 @@ def _hints(comparison: Comparison) -> list[str]:
         return []
     hints: list[str] = []
     if first.event == "reset":
-        hints.append(
-            "hint: the runs part at the first observation, so reset(seed=...) does not seed "
-            "everything: look for np.random, random or an RNG made outside reset()"
-        )
+        in_info = [d.field for d in first.differences if d.path[:1] == ("info",)]
+        if in_info and len(in_info) == len(first.differences):
+            # The observation matches: the env seeds its state, but puts
+            # something unseeded in reset()'s info (highway-env samples a space
+            # it builds in reset() and never seeds).
+            hints.append(
+                f"hint: the runs part in reset()'s info ({in_info[0]}) while the first "
+                "observation matches: the env puts an unseeded value in its reset info, such as "
+                "a sample of a space it never seeds; if it is no part of the dynamics, leave it "
+                f'out with @pytest.mark.goldens(ignore=["{in_info[0]}"])'
+            )
+        else:
+            hints.append(
+                "hint: the runs part at the first observation, so reset(seed=...) does not seed "
+                "everything: look for np.random, random or an RNG made outside reset()"
+            )
     clocks = [
         d.field
         for d in first.differences
