@@ -191,6 +191,46 @@ def test_flush_every_keeps_the_steps_of_a_crashed_episode(tmp_path: Path) -> Non
     assert [step["t"] for step in episode.steps] == list(range(1, len(episode.steps) + 1))
 
 
+_PEAK_RSS_SCRIPT = """
+import re, sys
+from pathlib import Path
+import gymnasium as gym
+from gym_goldens import RecordTrajectory
+steps = int(sys.argv[2])
+env = RecordTrajectory(gym.make("Pendulum-v1", max_episode_steps=steps + 1), sys.argv[1])
+env.action_space.seed(0)
+env.reset(seed=0)
+for _ in range(steps):
+    env.step(env.action_space.sample())
+env.close()
+print(re.search(r"VmHWM:\\s+(\\d+) kB", Path("/proc/self/status").read_text()).group(1))
+"""
+
+
+def _peak_rss_mib(folder: Path, steps: int) -> float:
+    """The peak resident set of a fresh process that records one episode of ``steps`` steps."""
+    output = subprocess.run(
+        [sys.executable, "-c", _PEAK_RSS_SCRIPT, str(folder), str(steps)],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    return int(output.split()[-1]) / 1024
+
+
+@pytest.mark.skipif(
+    not Path("/proc/self/status").exists(), reason="reads the peak resident set from /proc (Linux)"
+)
+def test_a_long_episode_takes_memory_near_what_it_writes(tmp_path: Path) -> None:
+    # 50,000 Pendulum steps are about 8 MB of lines. Kept as one bytes object
+    # per line, as orjson returns them, they took about 4 kB each (200 MB).
+    small = _peak_rss_mib(tmp_path / "small", 1_000)
+    large = _peak_rss_mib(tmp_path / "large", 50_000)
+    written = (tmp_path / "large" / "trajectory.jsonl").stat().st_size / 2**20
+    assert written > 5
+    assert large - small < 30, f"peak RSS {small:.0f} MiB at 1,000 steps, {large:.0f} MiB at 50,000"
+
+
 def test_an_episode_is_on_disk_when_it_ends(tmp_path: Path) -> None:
     env = RecordTrajectory(gym.make("FrozenLake-v1", is_slippery=False), tmp_path)
     env.reset(seed=0)
