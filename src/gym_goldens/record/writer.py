@@ -106,10 +106,14 @@ class Storage:
         compress: Write ``trajectory.jsonl.gz``.
         full_every: Keep only step 1, every ``full_every``-th step and the
             last step of an episode in full, and a digest of the others.
+        format_version: The format version to write: the current one, or
+            ``"2.0"`` to be compared with goldens of 2.0 and earlier (see
+            :func:`~gym_goldens.format.header.version_to_compare_with`).
 
     Raises:
         ValueError: ``flush_every`` or ``full_every`` is not None or a
-            positive int, or ``max_array_size`` is not a valid size.
+            positive int, ``max_array_size`` is not a valid size, or
+            ``format_version`` is not one the recorder writes.
         TypeError: ``max_array_size`` is of another type.
     """
 
@@ -117,6 +121,7 @@ class Storage:
     flush_every: int | None = None
     compress: bool = False
     full_every: int | None = None
+    format_version: str = FORMAT_VERSION
 
     def __post_init__(self) -> None:
         for name in ("flush_every", "full_every"):
@@ -125,7 +130,7 @@ class Storage:
                 isinstance(value, bool) or not isinstance(value, int) or value < 1
             ):
                 raise ValueError(f"{name} must be None or a positive int, got {value!r}")
-        Encoder(max_array_size=self.max_array_size)  # refuses a bad size now, not at a step
+        self.encoder()  # refuses a bad size or version now, not at a step
 
     @property
     def header(self) -> dict[str, Any]:
@@ -134,7 +139,7 @@ class Storage:
 
     def encoder(self) -> Encoder:
         """A new encoder of this storage's arrays."""
-        return Encoder(max_array_size=self.max_array_size)
+        return Encoder(max_array_size=self.max_array_size, version=self.format_version)
 
     def writer(self, path: Path, encoder: Encoder) -> EpisodeWriter:
         """The episode writer of the trajectory file ``path``."""
@@ -287,7 +292,7 @@ class HeaderLines:
         encoder: The recording's encoder.
     """
 
-    __slots__ = ("_cache", "_describe", "_encode", "_fields", "_storage", "_vector")
+    __slots__ = ("_cache", "_describe", "_encode", "_fields", "_storage", "_vector", "_version")
 
     def __init__(
         self, describe: Callable[[], dict[str, Any]], storage: dict[str, Any], encoder: Encoder
@@ -295,6 +300,7 @@ class HeaderLines:
         self._describe = describe
         self._storage = storage
         self._encode = encoder.encode
+        self._version = encoder.version
         self._fields: dict[str, Any] | None = None
         self._vector: dict[str, Any] | None = None
         self._cache: dict[tuple[int | None, Any, bool], bytes] = {}
@@ -321,7 +327,7 @@ class HeaderLines:
             self._fields = {
                 "event": "header",
                 "format": FORMAT_NAME,
-                "version": FORMAT_VERSION,
+                "version": self._version,
                 "storage": orjson.Fragment(encode(self._storage)),
                 **{
                     name: orjson.Fragment(encode(value))
@@ -364,6 +370,7 @@ class EpisodeWriter:
         "_flush_limit",
         "_folder_made",
         "_obs_large",
+        "_options",
         "_pending",
         "_reset_dtypes",
         "_smallest_array",
@@ -393,6 +400,7 @@ class EpisodeWriter:
         self._folder_made = False
         self._encoder = encoder
         self._careful = encoder.encode_careful
+        self._options = encoder.dumps_options
         self._fast_limit = encoder.fast_limit
         # The smallest array that may be summarised (see Encoder.encode).
         limit = encoder.fast_limit
@@ -494,7 +502,7 @@ class EpisodeWriter:
             line = self._careful(record)
         else:
             try:
-                line = _DUMPS(record, option=_DUMPS_OPTIONS)
+                line = _DUMPS(record, option=self._options)
             except orjson.JSONEncodeError:
                 line = self._careful(record)
             else:
