@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import datetime
+import enum
 import subprocess
 import sys
 import textwrap
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -134,6 +137,34 @@ def test_fast_and_careful_encodings_agree(
     encoder = Encoder(max_array_size=8)
     record = {"event": "step", "t": 1, "obs": obs, "reward": reward, "info": info}
     assert encoder.encode(record) == encoder.encode_careful(record)
+
+
+class _Mode(enum.Enum):
+    A = "x"
+    B = "y"
+
+
+def test_the_recorder_writes_enums_datetimes_and_uuids_as_the_careful_encoder(
+    tmp_path: Path,
+) -> None:
+    # The step loop's own fast path, beside a None (careful) and without one (fast).
+    moment = datetime.datetime(2024, 5, 1, 12, 30, tzinfo=datetime.timezone.utc)
+    infos = [
+        {},
+        {"mode": _Mode.A, "when": moment, "id": uuid.UUID(int=1)},
+        {"mode": _Mode.B, "when": moment.date(), "id": uuid.UUID(int=2), "gap": None},
+        {"mode": _Mode.A, "stamp": np.datetime64("2024-05-01T12:30:00")},
+    ]
+    inner = _Recorded(ScriptedEnv(spaces.Discrete(2), [0, 1, 0, 1], infos=infos))
+    env = RecordTrajectory(inner, tmp_path)
+    env.reset(seed=0)
+    for _ in range(3):
+        env.step(0)
+    env.close()
+    written = [raw for _, raw in iter_lines(tmp_path / "trajectory.jsonl")][2:]
+    assert written == _careful_steps(Encoder(), inner.steps)
+    assert b'"mode":"y"' in written[1]
+    assert b'"when":"2024-05-01"' in written[1]
 
 
 def _run(tmp_path: Path, body: str) -> None:

@@ -42,6 +42,7 @@ import base64
 import dataclasses
 import datetime
 import enum
+import functools
 import hashlib
 import math
 import uuid
@@ -217,9 +218,8 @@ class ArraySummary:
         else:
             raise ValueError(f'scheme must be "xxh3" or "sha256", got {scheme!r}')
         low, high, mean, total = _statistics(canonical)
-        return cls(
-            str(canonical.dtype), shape, digest, low, high, mean, total, bands or None, scheme
-        )
+        dtype = _dtype_name(canonical.dtype)
+        return cls(dtype, shape, digest, low, high, mean, total, bands or None, scheme)
 
     def to_json(self) -> dict[str, Any]:
         """The ``$array`` tag's content."""
@@ -241,6 +241,12 @@ _XXH128: Final = xxhash.xxh3_128_hexdigest
 # Sums of arrays of 1-byte integers with fewer elements than this fit in int32
 # (|sum| <= 255 * 2**23 < 2**31), which numpy adds up three times faster than int64.
 _INT32_SUM_SIZE: Final = 2**23
+
+
+@functools.lru_cache(maxsize=64)
+def _dtype_name(dtype: np.dtype[Any]) -> str:
+    """The name of a dtype; worked out by numpy in Python, a few microseconds each time."""
+    return str(dtype)
 
 
 def _statistics(
@@ -387,13 +393,42 @@ class Encoder:
         """Encode one record as a JSON line, without the newline."""
         if type(record) is dict and _large_obs(record.get("obs"), self._smallest):
             # An image would be written in full only to be summarised.
-            return self._encode_careful(record)
+            return self.encode_large_obs(record)
         try:
             line = orjson.dumps(record, option=self.dumps_options)
         except orjson.JSONEncodeError:
             return self._encode_careful(record)
         # The same test as the recorder's inlined copy (see EpisodeWriter.step).
         if line.partition(b"null")[1] or line.partition(b"$")[1] or len(line) > self._fast_limit:
+            return self._encode_careful(record)
+        return line
+
+    def encode_large_obs(self, record: dict[str, Any]) -> bytes:
+        """Encode a record whose obs is a large array (an image): what :meth:`encode` does then.
+
+        The obs is encoded first (summarised, or in full where its field's
+        ``max_array_size`` says so) and handed to orjson as a fragment of
+        JSON; the rest of the record takes the fast path, without a walk of
+        its values. The obs's own JSON holds a known number of ``$`` (one,
+        in ``{"$array": ...}``) and of ``null``: a line that holds more holds
+        them in the rest of the record, which then takes the careful path, as
+        does a line whose rest is long enough to hold another large array.
+        """
+        obs = record["obs"]
+        if type(obs) is not np.ndarray:  # a dict of images: item by item
+            return self._encode_careful(record)
+        encoded = orjson.dumps(self._array(obs, "obs"), option=_DUMPS_OPTIONS)
+        try:
+            line = orjson.dumps(
+                {**record, "obs": orjson.Fragment(encoded)}, option=self.dumps_options
+            )
+        except orjson.JSONEncodeError:
+            return self._encode_careful(record)
+        if (
+            line.count(b"$") != encoded.count(b"$")
+            or line.count(b"null") != encoded.count(b"null")
+            or len(line) - len(encoded) > self._fast_limit
+        ):
             return self._encode_careful(record)
         return line
 

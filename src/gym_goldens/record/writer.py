@@ -36,6 +36,7 @@ from __future__ import annotations
 import dataclasses
 import gzip
 import hashlib
+import math
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -364,6 +365,7 @@ class EpisodeWriter:
     __slots__ = (
         "_buffer",
         "_careful",
+        "_encode_large_obs",
         "_encoder",
         "_fast_limit",
         "_file",
@@ -371,11 +373,11 @@ class EpisodeWriter:
         "_folder_made",
         "_obs_large",
         "_options",
-        "_pending",
         "_reset_dtypes",
         "_smallest_array",
         "_step_types",
         "_t",
+        "_write_at",
         "active",
         "episode_count",
         "full_every",
@@ -400,17 +402,21 @@ class EpisodeWriter:
         self._folder_made = False
         self._encoder = encoder
         self._careful = encoder.encode_careful
-        self._options = encoder.dumps_options
+        self._encode_large_obs = encoder.encode_large_obs
+        # orjson ends the line with its newline: no second append per step.
+        self._options = encoder.dumps_options | orjson.OPT_APPEND_NEWLINE
         self._fast_limit = encoder.fast_limit
         # The smallest array that may be summarised (see Encoder.encode).
         limit = encoder.fast_limit
         self._smallest_array = limit / 2 if limit != float("inf") else limit
-        self._flush_limit = flush_every if flush_every is not None else float("inf")
+        self._flush_limit = flush_every if flush_every is not None else math.inf
         # The lines not yet written, each ending in a newline, in one compact
         # buffer: the bytes objects orjson returns hold several kB each.
         self._buffer = bytearray()
-        self._pending = 0  # the lines in the buffer
         self._t = 0
+        # The step whose line makes the buffer hold flush_every lines: a
+        # comparison with t, where counting lines would cost a store per step.
+        self._write_at = self._flush_limit
         # They outlive an episode: step 1 of the next one writes the field again.
         self._step_types = StepTypes()
         self._obs_large = False
@@ -426,6 +432,7 @@ class EpisodeWriter:
         self.active = True
         self.episode_count += 1
         self._t = 0
+        self._write_at = self._flush_limit
         self._add(header)
 
     def reset(self, obs: Any, info: Any) -> None:
@@ -440,7 +447,7 @@ class EpisodeWriter:
         buffer = self._buffer
         buffer += line
         buffer += b"\n"
-        self._pending += 1
+        self._write_at -= 1
 
     def _reset_types(self, obs: Any, info: Any) -> Any:
         """The dtypes field of a reset record (None for none), kept by type of obs."""
@@ -497,14 +504,15 @@ class EpisodeWriter:
             # The same types as the last step of the previous episode.
             record["dtypes"] = step_types.field
         # Encoder.encode, inlined: this runs at every step of every recording.
+        # Lines end with their newline here.
         if self._obs_large:
             # An image would be written in full only to be summarised.
-            line = self._careful(record)
+            line = self._encode_large_obs(record) + b"\n"
         else:
             try:
                 line = _DUMPS(record, option=self._options)
             except orjson.JSONEncodeError:
-                line = self._careful(record)
+                line = self._careful(record) + b"\n"
             else:
                 # partition(), not find() or "in": its one-argument call costs
                 # least on short bytes. Any "$" (not only '"$') is a false alarm
@@ -514,27 +522,25 @@ class EpisodeWriter:
                     or line.partition(b"$")[1]
                     or len(line) > self._fast_limit
                 ):
-                    line = self._careful(record)
+                    line = self._careful(record) + b"\n"
         done = terminated or truncated
         if self.full_every is not None and t % self.full_every and t != 1 and not done:
-            line = digest_record(t, line)
+            line = digest_record(t, line[:-1]) + b"\n"
         buffer = self._buffer
         buffer += line
-        buffer += b"\n"
-        self._pending = pending = self._pending + 1
-        if done or pending >= self._flush_limit or len(buffer) >= _WRITE_SIZE:
+        if done or t >= self._write_at or len(buffer) >= _WRITE_SIZE:
             self.write_buffer()
 
     @property
     def buffered(self) -> int:
         """The lines that wait in memory, not yet handed to the operating system."""
-        return self._pending
+        return self._buffer.count(b"\n")
 
     def write_buffer(self) -> None:
         """Write what is buffered; recording goes on."""
+        self._write_at = self._t + self._flush_limit
         if self._buffer:
             data, self._buffer = self._buffer, bytearray()
-            self._pending = 0
             self._file.write(data)
 
     def end(self) -> None:
