@@ -289,12 +289,14 @@ def sub_env_infos(infos: Mapping[str, Any], num_envs: int) -> list[dict[str, Any
         kept: Sequence[int] = range(num_envs)
         if mask is not None:
             kept = [i for i, flag in zip(kept, _flags(mask), strict=False) if flag]
-        if isinstance(value, Mapping):
-            items: Sequence[Any] = sub_env_infos(value, num_envs)
-        elif isinstance(value, (np.ndarray, list, tuple)):
+        # Arrays first: isinstance(value, Mapping) is an ABC check, slow on an array.
+        items: Sequence[Any]
+        if isinstance(value, (np.ndarray, list, tuple)):
             # Iterating an array gives the numpy scalars (or rows) indexing would.
             items = list(itertools.islice(value, num_envs))
             items += [value] * (num_envs - len(items))  # not batched for these
+        elif isinstance(value, Mapping):
+            items = sub_env_infos(value, num_envs)
         else:
             items = [value] * num_envs  # not batched: the same for every sub-env
         for i in kept:
