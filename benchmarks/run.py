@@ -2,13 +2,18 @@
 
 Run from the repository root::
 
-    python benchmarks/run.py            # the full run, a few minutes on 2 cores
+    pip install -e ".[bench]"           # MuJoCo, Atari and Minari; rows skip without them
+    python benchmarks/run.py            # the full run, about ten minutes on 2 cores
     python benchmarks/run.py --quick    # smaller sizes, for a smoke test
 
 Every verdict is a ratio of two figures measured in the same run, interleaved,
 so that a busy machine slows both sides alike: the recorded and the bare env
 take turns of 500 steps, the comparisons and pytest runs are repeated in
-turns, and each ratio is a median over the turns. Times are CPU times (user +
+turns, and each ratio is a median over the turns. The recording rows show
+the peers' ratios, measured in the same turns: the seed's recorder
+(``json.dumps`` and a flush per step) and Minari's
+``DataCollector(record_infos=True)``. A row whose env needs a package that is
+missing is skipped, and says which and how to install it. Times are CPU times (user +
 system) of the process that does the work, not wall-clock times, so that other
 processes on a shared machine count as little as possible. Peak memory is the
 peak resident set (VmHWM) of a fresh process. The script prints one table; it
@@ -20,6 +25,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import gc
+import importlib
 import json
 import os
 import platform
@@ -56,9 +62,6 @@ except ImportError:  # a checkout from before the layered package, to compare wi
 
     _Comparer = None  # type: ignore[assignment,misc]
 
-RECORDING_ENVS = {"CartPole-v1": 1.25, "FrozenLake-v1": 1.25, "Pendulum-v1": 1.10}
-VECTOR_ENVS = {("CartPole-v1", 4): 1.35}
-
 
 @dataclasses.dataclass
 class Row:
@@ -69,9 +72,13 @@ class Row:
     ratio: str
     target: str
     met: bool | None
+    seed: str = "-"
+    minari: str = "-"
 
     @property
     def verdict(self) -> str:
+        if self.met is None and self.figures.startswith("skipped"):
+            return "skipped"
         return {True: "yes", False: "NO", None: "-"}[self.met]
 
 
@@ -170,25 +177,119 @@ def _step_chunk(env: gym.Env[Any, Any], actions: list[Any]) -> float:
     return time.process_time() - start
 
 
-def bench_recording(env_id: str, steps: int, folders: dict[str, Path]) -> list[Row]:
-    """Bare and recorded step times, ours and the seed's, into each folder.
+@dataclasses.dataclass(frozen=True)
+class Case:
+    """An env whose recording overhead is measured, and its target.
 
-    Every env (the bare one, ours and the seed's way into each folder) steps
-    the same actions, taking turns of ``RECORDING_CHUNK`` steps in a rotating
-    order, so that a slow spell of a shared machine slows all of them alike.
-    The ratio is the median, over the turns, of recorded time / bare time of
-    the same actions; the ratio of the totals is shown beside it. ``close()``
-    (the last write) counts in the last turn.
+    Attributes:
+        env_id: The registered env.
+        target: The largest ratio of recorded to bare step time that meets it.
+        needs: The module that registers the env (None for gymnasium's own).
+        steps: Steps of a full run (a tenth with ``--quick``).
+        peer_steps: The steps the peers record, when fewer: the seed's way
+            writes a 210x160x3 frame as 350 kB of JSON a step.
+        num_envs: For a vector env, its number of sub-envs.
+        on_disk_too: Also record into a folder on disk, not only in memory.
     """
+
+    env_id: str
+    target: float
+    needs: str | None = None
+    steps: int = 50_000
+    peer_steps: int | None = None
+    num_envs: int | None = None
+    on_disk_too: bool = False
+
+
+RECORDING_CASES = [
+    Case("CartPole-v1", 1.35, on_disk_too=True),
+    Case("FrozenLake-v1", 1.35),
+    Case("Pendulum-v1", 1.20),
+    Case("HalfCheetah-v5", 1.08, needs="mujoco", steps=20_000),
+    Case("Hopper-v5", 1.08, needs="mujoco", steps=20_000),
+    Case("ALE/Pong-v5", 1.15, needs="ale_py", steps=5_000, peer_steps=500),
+]
+VECTOR_CASES = [
+    Case("CartPole-v1", 1.35, steps=20_000, num_envs=4),
+    Case("HalfCheetah-v5", 1.10, needs="mujoco", steps=5_000, num_envs=4),
+]
+INSTALL_HINT = 'pip install -e ".[bench]"'
+WARM_UP_STEPS = 50
+
+
+def missing_package(case: Case) -> str | None:
+    """Why the env of ``case`` cannot be made here, or None when it can."""
+    if case.needs is None:
+        return None
+    try:
+        module = importlib.import_module(case.needs)
+    except ImportError as error:
+        return f"{case.needs} is not installed ({error}); {INSTALL_HINT}"
+    if case.needs == "ale_py":
+        gym.register_envs(module)
+    return None
+
+
+def make_peers(env_id: str, folder: Path) -> dict[str, Callable[[], gym.Env[Any, Any]] | str]:
+    """The peers' recorders of ``env_id`` (or why one cannot be made), by column.
+
+    Minari's ``DataCollector(record_infos=True)`` needs the same info keys at
+    reset and at every step; where an env breaks that (MuJoCo's reset info
+    has fewer keys), it is measured with ``record_infos=False`` and says so.
+    """
+    peers: dict[str, Callable[[], gym.Env[Any, Any]] | str] = {
+        "seed": lambda: SeedRecorder(gym.make(env_id), folder / "seed")
+    }
+    try:
+        from minari import DataCollector
+    except ImportError as error:
+        peers["minari"] = f"not installed ({error}); {INSTALL_HINT}"
+        return peers
+    os.environ["MINARI_DATASETS_PATH"] = str(folder / "minari")
+
+    def minari(record_infos: bool = True) -> gym.Env[Any, Any]:
+        return DataCollector(gym.make(env_id), record_infos=record_infos)  # type: ignore[no-any-return]
+
+    peers["minari"] = minari
+    return peers
+
+
+def _warm_up(env: gym.Env[Any, Any], actions: list[Any]) -> None:
+    """Reset and step a little: imports, caches and JIT compilation out of the timing."""
+    env.reset(seed=0)
+    _step_chunk(env, actions)
+    env.reset(seed=0)
+
+
+def bench_recording(case: Case, quick: bool, folders: dict[str, Path]) -> list[Row]:
+    """Bare and recorded step times: ours into each folder, and the peers'.
+
+    Every env (the bare one, ours into each folder, the seed's recorder and
+    Minari's) steps the same actions, taking turns of ``RECORDING_CHUNK``
+    steps in a rotating order, so that a slow spell of a shared machine slows
+    all of them alike. The ratio is the median, over the turns, of recorded
+    time / bare time of the same actions; the ratio of the totals is shown
+    beside it. ``close()`` (the last write) counts in the last turn.
+    """
+    env_id = case.env_id
+    title = f"record {env_id}"
+    reason = missing_package(case)
+    if reason is not None:
+        return [Row(title, f"skipped: {reason}", "-", f"<= {case.target:.2f}", None, "-", "-")]
+    steps = case.steps // 10 if quick else case.steps
+    peer_steps = min(case.peer_steps or steps, steps)
     sampler = gym.make(env_id)
     sampler.action_space.seed(0)
     actions = [sampler.action_space.sample() for _ in range(steps)]
+    warm_up = actions[:WARM_UP_STEPS]
     envs: dict[str, gym.Env[Any, Any]] = {"bare": gym.make(env_id)}
     for place, folder in folders.items():
         envs[f"ours {place}"] = RecordTrajectory(gym.make(env_id), folder / env_id / "ours")
-        envs[f"seed {place}"] = SeedRecorder(gym.make(env_id), folder / env_id / "seed")
-    for env in envs.values():
-        env.reset(seed=0)
+    # The peers record into the first folder (memory, when there is one).
+    notes = _start_peers(envs, env_id, next(iter(folders.values())) / env_id, warm_up)
+    for name, env in envs.items():
+        if name not in ("seed", "minari"):
+            _warm_up(env, warm_up)
     names = list(envs)
     times: dict[str, list[float]] = {name: [] for name in names}
     gc.collect()
@@ -196,6 +297,8 @@ def bench_recording(env_id: str, steps: int, folders: dict[str, Path]) -> list[R
         chunk = actions[start : start + RECORDING_CHUNK]
         first = turn % len(names)
         for name in names[first:] + names[:first]:
+            if name in ("seed", "minari") and start >= peer_steps:
+                continue
             times[name].append(_step_chunk(envs[name], chunk))
     for name, env in envs.items():
         start_close = time.process_time()
@@ -203,44 +306,89 @@ def bench_recording(env_id: str, steps: int, folders: dict[str, Path]) -> list[R
         times[name][-1] += time.process_time() - start_close
     bare = times["bare"]
     bare_us = sum(bare) / steps * 1e6
-    target = RECORDING_ENVS[env_id]
+    peers = _peer_cells(times, notes)
     rows = []
     for place, folder in folders.items():
         episodes = count_episodes(folder / env_id / "ours" / "trajectory.jsonl")
-        shutil.rmtree(folder / env_id)
-        summary = {}
-        for kind in ("ours", "seed"):
-            spent = times[f"{kind} {place}"]
-            turn_ratios = sorted(t / b for t, b in zip(spent, bare, strict=True))
-            summary[kind] = (
-                sum(spent) / steps * 1e6,
-                statistics.median(turn_ratios),
-                sum(spent) / sum(bare),
-                turn_ratios[len(turn_ratios) // 4],
-                turn_ratios[(3 * len(turn_ratios)) // 4],
-            )
-        ours_us, ours_ratio, ours_total, low, high = summary["ours"]
-        seed_us, seed_ratio = summary["seed"][:2]
+        spent = times[f"ours {place}"]
+        turn_ratios = sorted(t / b for t, b in zip(spent, bare, strict=True))
+        ratio = statistics.median(turn_ratios)
+        peer_note = f"; peers on the first {peer_steps:,} steps" if peer_steps < steps else ""
         figures = (
-            f"bare {bare_us:.2f} us/step, recorded {ours_us:.2f} (ratio of totals "
-            f"{ours_total:.2f}, middle half of turns {low:.2f} to {high:.2f}), "
-            f"seed's way {seed_us:.2f} ({seed_ratio:.2f}x); "
-            f"{steps:,} steps, {steps / max(episodes, 1):.0f} steps/episode"
+            f"bare {bare_us:.2f} us/step, recorded {sum(spent) / steps * 1e6:.2f} (ratio of "
+            f"totals {sum(spent) / sum(bare):.2f}, middle half of turns "
+            f"{turn_ratios[len(turn_ratios) // 4]:.2f} to "
+            f"{turn_ratios[(3 * len(turn_ratios)) // 4]:.2f}); {steps:,} steps, "
+            f"{steps / max(episodes, 1):.0f} steps/episode{peer_note}"
         )
         rows.append(
             Row(
-                f"record {env_id}, {place}",
+                f"{title}, {place}",
                 figures,
-                f"{ours_ratio:.3f}",
-                f"<= {target:.2f}",
-                ours_ratio <= target,
+                f"{ratio:.3f}",
+                f"<= {case.target:.2f}",
+                ratio <= case.target,
+                peers["seed"],
+                peers["minari"],
             )
         )
+    for folder in folders.values():
+        shutil.rmtree(folder / env_id.split("/")[0])
     return rows
 
 
-def bench_vector_recording(env_id: str, num_envs: int, steps: int, folder: Path) -> list[Row]:
+def _start_peers(
+    envs: dict[str, gym.Env[Any, Any]], env_id: str, folder: Path, warm_up: list[Any]
+) -> dict[str, str]:
+    """Add the peers' recorders to ``envs``, warmed up; return a note per peer that needs one."""
+    notes: dict[str, str] = {}
+    for name, peer in make_peers(env_id, folder).items():
+        if isinstance(peer, str):
+            notes[name] = peer
+            continue
+        try:
+            envs[name] = peer()
+            _warm_up(envs[name], warm_up)
+        except Exception as error:
+            envs.pop(name, None)
+            if name != "minari":
+                raise
+            # record_infos=True refuses infos whose keys change: measured without infos.
+            notes[name] = f"record_infos=False; True raises {_reason(error)}"
+            envs[name] = peer(record_infos=False)  # type: ignore[call-arg]
+            _warm_up(envs[name], warm_up)
+    return notes
+
+
+def _peer_cells(times: dict[str, list[float]], notes: dict[str, str]) -> dict[str, str]:
+    """Each peer's median ratio over its turns (with its note), or why it is missing."""
+    cells = {}
+    for name in ("seed", "minari"):
+        if name in times:
+            ratios = sorted(t / b for t, b in zip(times[name], times["bare"], strict=False))
+            cells[name] = f"{statistics.median(ratios):.2f}"
+            if name in notes:
+                cells[name] += f" ({notes[name]})"
+        else:
+            cells[name] = notes.get(name, "-")
+    return cells
+
+
+def _reason(error: BaseException) -> str:
+    """The first line of an error, short enough for a table cell."""
+    first = str(error).strip().splitlines()[0] if str(error).strip() else ""
+    return f"{type(error).__name__}: {first[:60]}"
+
+
+def bench_vector_recording(case: Case, quick: bool, folder: Path) -> list[Row]:
     """Bare and recorded step times of a sync vector env, in turns as for single envs."""
+    env_id, num_envs = case.env_id, case.num_envs or 1
+    title = f"record {env_id} x{num_envs}, sync vector env"
+    peers = "- (records single envs)"
+    reason = missing_package(case)
+    if reason is not None:
+        return [Row(title, f"skipped: {reason}", "-", f"<= {case.target:.2f}", None, "-", "-")]
+    steps = case.steps // 10 if quick else case.steps
     sampler = gym.make_vec(env_id, num_envs=num_envs, vectorization_mode="sync")
     sampler.action_space.seed(0)
     actions = [sampler.action_space.sample() for _ in range(steps)]
@@ -251,6 +399,8 @@ def bench_vector_recording(env_id: str, num_envs: int, steps: int, folder: Path)
     envs = {"bare": bare, "ours": ours}
     for env in envs.values():
         env.reset(seed=0)
+        for action in actions[:WARM_UP_STEPS]:
+            env.step(action)
     times: dict[str, list[float]] = {name: [] for name in envs}
     gc.collect()
     for turn, start in enumerate(range(0, steps, RECORDING_CHUNK)):
@@ -268,16 +418,17 @@ def bench_vector_recording(env_id: str, num_envs: int, steps: int, folder: Path)
     bare_us = sum(times["bare"]) / steps * 1e6
     ours_us = sum(times["ours"]) / steps * 1e6
     shutil.rmtree(folder / env_id)
-    target = VECTOR_ENVS[(env_id, num_envs)]
     return [
         Row(
-            f"record {env_id} x{num_envs}, sync vector env",
+            title,
             f"bare {bare_us:.2f} us/vector step, recorded {ours_us:.2f} (middle half of turns "
             f"{ratios[len(ratios) // 4]:.2f} to {ratios[(3 * len(ratios)) // 4]:.2f}); "
             f"{steps:,} vector steps",
             f"{ratio:.3f}",
-            f"<= {target:.2f}",
-            ratio <= target,
+            f"<= {case.target:.2f}",
+            ratio <= case.target,
+            peers,
+            peers,
         )
     ]
 
@@ -500,6 +651,54 @@ def bench_memory(small_steps: int, large_steps: int, work: Path) -> list[Row]:
     ]
 
 
+_RECORDING_MEMORY_SCRIPT = textwrap.dedent(
+    """
+    import re, sys
+    from pathlib import Path
+    import gymnasium as gym
+    from gym_goldens import RecordTrajectory
+    steps = int(sys.argv[2])
+    env = RecordTrajectory(gym.make("Pendulum-v1", max_episode_steps=steps + 1), sys.argv[1])
+    env.action_space.seed(0)
+    env.reset(seed=0)
+    for _ in range(steps):
+        env.step(env.action_space.sample())
+    env.close()
+    print(re.search(r"VmHWM:\\s+(\\d+) kB", Path("/proc/self/status").read_text()).group(1))
+    """
+)
+
+
+def _recording_peak_rss_mib(folder: Path, steps: int) -> float:
+    output = subprocess.run(
+        [sys.executable, "-c", _RECORDING_MEMORY_SCRIPT, str(folder), str(steps)],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    return int(output.split()[-1]) / 1024
+
+
+def bench_recording_memory(small_steps: int, large_steps: int, work: Path) -> list[Row]:
+    """Peak memory of fresh processes that record one Pendulum episode, short and long."""
+    small = statistics.median(
+        _recording_peak_rss_mib(work / f"rec-small-{i}", small_steps) for i in range(3)
+    )
+    large = _recording_peak_rss_mib(work / "rec-large", large_steps)
+    size = (work / "rec-large" / "trajectory.jsonl").stat().st_size / 2**20
+    growth = large - small
+    return [
+        Row(
+            f"record one {large_steps:,}-step episode, peak memory",
+            f"Pendulum-v1: peak RSS {small:.1f} MiB for a {small_steps:,}-step episode, "
+            f"{large:.1f} MiB for a {large_steps:,}-step one ({size:.0f} MiB of lines)",
+            f"{large:.0f} MiB, +{growth:.1f} MiB",
+            "< 400 MiB, < 100 MiB growth",
+            large < 400 and growth < 100,
+        )
+    ]
+
+
 # --- 4. start-up -----------------------------------------------------------------
 
 
@@ -563,8 +762,10 @@ def machine() -> str:
 
 
 def print_table(rows: list[Row]) -> None:
-    headers = ("measurement", "ratio", "target", "met", "figures")
-    cells = [(r.measurement, r.ratio, r.target, r.verdict, r.figures) for r in rows]
+    headers = ("measurement", "ratio", "target", "met", "seed's recorder", "Minari", "figures")
+    cells = [
+        (r.measurement, r.ratio, r.target, r.verdict, r.seed, r.minari, r.figures) for r in rows
+    ]
     print("| " + " | ".join(headers) + " |")
     print("|" + "|".join(" --- " for _ in headers) + "|")
     for row in cells:
@@ -594,24 +795,24 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="gym-goldens-bench-") as tmp:
         work = Path(tmp)
         if "recording" in only:
-            recording_steps = 5_000 if quick else 50_000
-            folders = {"disk": work / "disk"}
-            if args.tmpfs.is_dir():
-                with tempfile.TemporaryDirectory(dir=args.tmpfs) as shm:
-                    folders = {"tmpfs": Path(shm), **folders}
-                    for env_id in RECORDING_ENVS:
-                        rows += bench_recording(env_id, recording_steps, folders)
-            else:
-                for env_id in RECORDING_ENVS:
-                    rows += bench_recording(env_id, recording_steps, folders)
+            with tempfile.TemporaryDirectory(
+                dir=args.tmpfs if args.tmpfs.is_dir() else tmp
+            ) as fast:
+                # Into memory: the recorder's own cost. CartPole into a folder on disk too.
+                place = "tmpfs" if args.tmpfs.is_dir() else "disk"
+                for case in RECORDING_CASES:
+                    folders = {place: Path(fast)}
+                    if case.on_disk_too and place != "disk":
+                        folders["disk"] = work / "disk"
+                    rows += bench_recording(case, quick, folders)
         if "vector" in only:
-            for env_id, num_envs in VECTOR_ENVS:
-                vector_steps = 2_000 if quick else 20_000
-                rows += bench_vector_recording(env_id, num_envs, vector_steps, work)
+            for case in VECTOR_CASES:
+                rows += bench_vector_recording(case, quick, work)
         if "compare" in only:
             steps, episodes, rounds = (10_000, 5, 3) if quick else (100_000, 10, 7)
             rows += bench_compare(steps, episodes, rounds, work)
         if "memory" in only:
+            rows += bench_recording_memory(1_000, 50_000 if quick else 200_000, work)
             rows += bench_memory(10_000, 100_000 if quick else 1_000_000, work)
         if "startup" in only:
             rows += bench_startup(5 if quick else 40, work)

@@ -22,6 +22,7 @@ import pytest
 from gym_goldens import RecordTrajectory, compare
 from gym_goldens.cli import main
 from gym_goldens.format.reader import read_recording
+from tests.support.envs import ImageEnv
 from tests.support.legacy import write_format_1
 from tests.support.recordings import perturb, record_cartpole
 
@@ -217,6 +218,21 @@ def test_diff_prints_the_plugin_report_and_exits_1(
     assert "steps differing: 24 of 40 (from t=17)" in out
     assert f"actual recording: {actual}" in out
     assert lines[-1] == f"  plot it with: gym-goldens plot {golden} --vs {actual}"
+
+
+def test_diff_of_summaries_of_two_format_versions_says_so_and_exits_1(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for name, version in [("golden", "2.0"), ("actual", "2.1")]:
+        env = RecordTrajectory(ImageEnv(length=3), tmp_path / name, format_version=version)
+        env.reset(seed=0)
+        for _ in range(3):
+            env.step(0)
+        env.close()
+    code, out, err = run(capsys, "diff", tmp_path / "golden", tmp_path / "actual")
+    assert (code, err) == (1, "")
+    assert "summaries of different format versions (golden 2.0, SHA-256; actual 2.1" in out
+    assert "Record the golden again in format 2.1" in out
 
 
 @pytest.mark.parametrize(

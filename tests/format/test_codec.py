@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
+import datetime
 import enum
 import json
 import math
 import subprocess
 import sys
+import uuid
 import warnings
 from typing import Any
 
@@ -84,8 +87,14 @@ def test_other_tags_round_trip() -> None:
     assert decoded["neg"] == -(2**64)
     assert decoded["bytes"] == TaggedValue("$bytes", "AP8=")
     assert decoded["set"] == TaggedValue("$set", ("a", "b"))
-    assert decoded["enum"] == TaggedValue("$enum", f"{__name__}.Color.RED")
+    assert decoded["enum"] == 1  # its value, as the fast path writes it
     assert decoded["$dollar"] == 1
+
+
+def test_format_2_0_writes_enums_as_it_did() -> None:
+    # To compare with goldens of 2.0, whose careful path tagged enums.
+    decoded = decode_line(Encoder(version="2.0").encode({"enum": Color.RED, "none": None}))
+    assert decoded["enum"] == TaggedValue("$enum", f"{__name__}.Color.RED")
 
 
 def test_large_arrays_are_summaries_that_see_one_element_change() -> None:
@@ -97,7 +106,7 @@ def test_large_arrays_are_summaries_that_see_one_element_change() -> None:
     second = decode_line(encoder.encode({"obs": changed}))["obs"]
     assert isinstance(first, ArraySummary)
     assert (first.dtype, first.shape) == ("uint8", (4, 4))
-    assert first.sha256 != second.sha256
+    assert first.digest != second.digest
     assert Encoder(max_array_size=None).encode({"obs": image}).count(b"0") == 16
 
 
@@ -179,6 +188,102 @@ def test_fast_and_careful_paths_give_identical_bytes(
     assert encoder.encode(record) == careful
     assert encoder.encode(record) == encoder.encode(record)
     _strict_json(careful)
+
+
+class Mode(enum.Enum):
+    A = "x"
+    B = 2
+    C = (1, None)
+
+
+class Level(enum.IntEnum):
+    LOW = 1
+
+
+class Tone(str, enum.Enum):
+    HIGH = "$high"
+
+
+@dataclasses.dataclass
+class Pose:
+    x: float
+    _hidden: int = 3
+
+    def __post_init__(self) -> None:
+        self.derived = self.x * 2  # an attribute, not a field
+
+
+_UTC = datetime.timezone.utc
+_datetimes = st.datetimes(timezones=st.none() | st.just(_UTC))
+# Values orjson writes natively that the careful path once wrote otherwise.
+_native_values = st.one_of(
+    st.sampled_from([*Mode, *Level, *Tone]),
+    _datetimes,
+    _datetimes.map(lambda moment: moment.date()),
+    _datetimes.map(lambda moment: moment.timetz()),
+    st.uuids(),
+    _datetimes.map(lambda moment: np.datetime64(moment.replace(tzinfo=None), "us")),
+    st.sampled_from(["2024-05-01", "NaT"]).map(np.datetime64),
+    st.builds(Pose, st.floats(-1e3, 1e3)),
+)
+_with_natives = st.recursive(
+    _scalars | _native_values,
+    lambda children: st.lists(children, max_size=3) | st.dictionaries(_keys, children, max_size=3),
+    max_leaves=6,
+)
+_beside = st.sampled_from([None, math.nan, math.inf, {"$tag": 1}, 1.5])
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=_with_natives, other=_beside)
+def test_a_value_is_written_alike_whatever_else_is_on_its_line(value: Any, other: Any) -> None:
+    # A None, a NaN or a "$" key sends the line down the careful path; the
+    # value's bytes must not change with it.
+    encoder = Encoder()
+    alone = encoder.encode({"a": value})
+    beside = encoder.encode({"a": value, "b": other})
+    written_other = encoder.encode({"b": other})[len(b'{"b":') : -1]
+    assert beside == alone[:-1] + b',"b":' + written_other + b"}"
+    assert encoder.encode({"a": value}) == encoder.encode_careful({"a": value})
+
+
+def test_enums_datetimes_and_uuids_are_written_as_orjson_writes_them() -> None:
+    moment = datetime.datetime(2024, 5, 1, 12, 30, 0, 250000, tzinfo=_UTC)
+    record = {
+        "mode": Mode.A,
+        "level": Level.LOW,
+        "tone": Tone.HIGH,
+        "when": moment,
+        "day": moment.date(),
+        "id": uuid.UUID(int=5),
+        "stamp": np.datetime64("2024-05-01T12:30:00"),
+        "pose": Pose(0.5),
+        "none": None,
+    }
+    expected = (
+        b'{"day":"2024-05-01","id":"00000000-0000-0000-0000-000000000005","level":1,'
+        b'"mode":"x","none":null,"pose":{"_hidden":3,"x":0.5},"stamp":"2024-05-01T12:30:00",'
+        b'"tone":"$high","when":"2024-05-01T12:30:00.250000+00:00"}'
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # nothing is lost, nothing to warn about
+        assert Encoder().encode(record) == expected
+        del record["none"]
+        assert Encoder().encode(record) == expected.replace(b'"none":null,', b"")
+
+
+def test_a_datetime_that_moves_is_a_change_beside_a_none() -> None:
+    encoder = Encoder()
+    before = encoder.encode({"when": datetime.datetime(2024, 5, 1), "x": None})
+    after = encoder.encode({"when": datetime.datetime(2024, 5, 2), "x": None})
+    assert before != after
+
+
+def test_timedeltas_and_str_enum_keys_are_written_not_raised() -> None:
+    with pytest.warns(GoldensWarning, match="numpy.timedelta64"):
+        line = Encoder().encode({"wait": np.timedelta64(5, "s")})
+    assert line == b'{"wait":{"$object":"numpy.timedelta64"}}'
+    assert Encoder().encode({"by": {Tone.HIGH: 1}}) == b'{"by":{"HIGH":1}}'
 
 
 def test_tuple_keys_are_written_as_their_json_and_stay_apart() -> None:

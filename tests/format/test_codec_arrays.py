@@ -3,18 +3,23 @@
 from __future__ import annotations
 
 import gzip
+import hashlib
 import itertools
 import math
 import warnings
+import zlib
 from pathlib import Path
 
 import numpy as np
+import orjson
 import pytest
+import xxhash
+from gymnasium import spaces
 
-from gym_goldens import ArraySummary, RecordTrajectory, compare, read_recording
+from gym_goldens import ArraySummary, RecordTrajectory, Tolerance, compare, read_recording
 from gym_goldens.format.codec import Encoder, decode_line
 from gym_goldens.present.report import format_comparison
-from tests.support.envs import ImageEnv, run
+from tests.support.envs import ImageEnv, ScriptedEnv, run
 
 
 def record_image(path: Path, poke: int | None = None, steps: int = 1000, **storage: object) -> None:
@@ -31,7 +36,7 @@ class TestArraySummary:
         summary = ArraySummary.of(array)
         assert summary == ArraySummary.of(array.copy())
         # A summary read from a format 1.0 file has no sum or bands and is still equal.
-        legacy = ArraySummary(summary.dtype, summary.shape, summary.sha256, 0.0, 9.0, 4.5)
+        legacy = ArraySummary(summary.dtype, summary.shape, summary.digest, 0.0, 9.0, 4.5)
         assert legacy == summary
         assert hash(legacy) == hash(summary)
 
@@ -76,6 +81,93 @@ class TestArraySummary:
         assert decoded == ArraySummary.of(array)
         assert decoded.bands == ArraySummary.of(array).bands
         assert decoded.sum == float(array.sum(dtype=np.float64))
+
+
+class TestDigests:
+    """The digests of format 2.1 (xxh3), and those of 2.0 and earlier (SHA-256), as documented."""
+
+    def test_the_digest_is_the_xxh3_of_the_band_hashes(self) -> None:
+        array = np.arange(40 * 3, dtype=np.int16).reshape(40, 3)
+        summary = ArraySummary.of(array)
+        bands = [xxhash.xxh3_64_digest(part.tobytes()) for part in np.array_split(array, 16)]
+        assert summary.bands == tuple(band.hex() for band in bands)
+        assert summary.digest == xxhash.xxh3_128_hexdigest(b"".join(bands))
+        assert decode_line(Encoder(max_array_size=4).encode({"obs": array}))["obs"] == summary
+
+    def test_format_2_0_summaries_are_sha256_and_crc32_as_before(self) -> None:
+        array = np.arange(40 * 3, dtype=np.int16).reshape(40, 3)
+        line = Encoder(max_array_size=4, version="2.0").encode({"obs": array})
+        content = orjson.loads(line)["obs"]["$array"]
+        assert content["sha256"] == hashlib.sha256(array.tobytes()).hexdigest()
+        assert content["bands"] == [
+            f"{zlib.crc32(part.tobytes()):08x}" for part in np.array_split(array, 16)
+        ]
+        assert "digest" not in content
+        read = decode_line(line)["obs"]
+        assert read.scheme == "sha256"
+        assert read == ArraySummary.of(array, scheme="sha256")
+
+    def test_summaries_of_two_schemes_are_never_equal(self) -> None:
+        array = np.zeros(5000, dtype=np.uint8)
+        new, old = ArraySummary.of(array), ArraySummary.of(array, scheme="sha256")
+        assert new != old
+        assert (new.version, old.version) == ("2.1", "2.0")
+
+    @pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.complex128])
+    def test_negative_zero_and_nan_payloads_summarise_as_the_float_rule_compares(
+        self, dtype: type
+    ) -> None:
+        plain = np.zeros(5000, dtype=dtype)
+        plain[7] = np.nan
+        odd = plain.copy()
+        odd[3] = -0.0
+        # Another NaN at 7: its sign bit set, another payload.
+        floats = odd.view(odd.real.dtype)
+        bits = floats.view(f"u{floats.itemsize}")
+        sign = np.array(1, bits.dtype) << (8 * floats.itemsize - 1)
+        bits[floats.size // odd.size * 7] ^= sign | 1
+        assert np.isnan(odd[7])
+        assert odd.tobytes() != plain.tobytes()
+        assert ArraySummary.of(odd) == ArraySummary.of(plain)
+        assert ArraySummary.of(odd, scheme="sha256") != ArraySummary.of(plain, scheme="sha256")
+
+    def test_negative_zero_in_a_summarised_obs_matches_zero_without_tolerance(
+        self, tmp_path: Path
+    ) -> None:
+        def record(folder: Path, zero: float) -> None:
+            frame = np.full((100, 50), zero, dtype=np.float32)
+            space = spaces.Box(-1.0, 1.0, (100, 50), dtype=np.float32)
+            run(RecordTrajectory(ScriptedEnv(space, [frame, frame, frame]), folder), [0, 0])
+
+        record(tmp_path / "golden", 0.0)
+        record(tmp_path / "actual", -0.0)
+        exact = Tolerance(rtol=0.0, atol=0.0)
+        assert compare(tmp_path / "golden", tmp_path / "actual", exact).equal
+
+    def test_arrays_of_objects_summarise_by_their_items(self) -> None:
+        # Equal items in other objects: the addresses the arrays hold differ.
+        first = np.array([f"item {i}" for i in range(5000)], dtype=object)
+        second = np.array([f"item {i}" for i in range(5000)], dtype=object)
+        changed = second.copy()
+        changed[4321] = "moved"
+        for scheme in ("xxh3", "sha256"):
+            assert ArraySummary.of(first, scheme=scheme) == ArraySummary.of(second, scheme=scheme)
+            assert ArraySummary.of(first, scheme=scheme) != ArraySummary.of(changed, scheme=scheme)
+        encoder = Encoder()
+        assert encoder.encode({"info": {"names": first}}) == encoder.encode(
+            {"info": {"names": second}}
+        )
+
+    def test_a_recorded_array_of_objects_matches_its_own_recording(self, tmp_path: Path) -> None:
+        def record(folder: Path) -> None:
+            names = np.array([str(i) for i in range(5000)], dtype=object)
+            space = spaces.Discrete(2)
+            env = ScriptedEnv(space, [0, 1, 0], infos=[{}, {"names": names}, {"names": names}])
+            run(RecordTrajectory(env, folder), [0, 0])
+
+        record(tmp_path / "golden")
+        record(tmp_path / "actual")
+        assert compare(tmp_path / "golden", tmp_path / "actual").equal
 
 
 class TestMaxArraySize:
@@ -183,6 +275,33 @@ class TestMixedStorage:
         )
         run(small, [0, 0])
         assert not compare(tmp_path / "summary", tmp_path / "full").equal
+
+
+class TestOlderSummaries:
+    """Goldens of format 2.0 hold SHA-256 summaries; recordings of 2.1 hold xxh3 ones."""
+
+    def test_a_recording_in_2_0_compares_with_a_golden_of_2_0(self, tmp_path: Path) -> None:
+        record_image(tmp_path / "golden", steps=5, format_version="2.0")
+        record_image(tmp_path / "same", steps=5, format_version="2.0")
+        record_image(tmp_path / "poked", poke=3, steps=5, format_version="2.0")
+        record_image(tmp_path / "full", steps=5, max_array_size=None)
+        assert compare(tmp_path / "golden", tmp_path / "same").equal
+        assert not compare(tmp_path / "golden", tmp_path / "poked").equal
+        # A full array is summarised the golden's way to be compared with it.
+        assert compare(tmp_path / "golden", tmp_path / "full").equal
+
+    def test_summaries_of_two_versions_never_match_and_say_so(self, tmp_path: Path) -> None:
+        record_image(tmp_path / "golden", steps=5, format_version="2.0")
+        record_image(tmp_path / "actual", steps=5)
+        comparison = compare(tmp_path / "golden", tmp_path / "actual")
+        assert not comparison.equal
+        message = format_comparison(comparison)
+        assert (
+            "array uint8[210, 160, 3] is stored as summaries of different format versions "
+            "(golden 2.0, SHA-256; actual 2.1, xxh3), whose digests cannot be compared" in message
+        )
+        fix = "Record the golden again in format 2.1 (a golden: pytest --update-goldens)"
+        assert fix in message
 
 
 class TestCompress:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import datetime
+import enum
 import subprocess
 import sys
 import textwrap
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -136,6 +139,34 @@ def test_fast_and_careful_encodings_agree(
     assert encoder.encode(record) == encoder.encode_careful(record)
 
 
+class _Mode(enum.Enum):
+    A = "x"
+    B = "y"
+
+
+def test_the_recorder_writes_enums_datetimes_and_uuids_as_the_careful_encoder(
+    tmp_path: Path,
+) -> None:
+    # The step loop's own fast path, beside a None (careful) and without one (fast).
+    moment = datetime.datetime(2024, 5, 1, 12, 30, tzinfo=datetime.timezone.utc)
+    infos = [
+        {},
+        {"mode": _Mode.A, "when": moment, "id": uuid.UUID(int=1)},
+        {"mode": _Mode.B, "when": moment.date(), "id": uuid.UUID(int=2), "gap": None},
+        {"mode": _Mode.A, "stamp": np.datetime64("2024-05-01T12:30:00")},
+    ]
+    inner = _Recorded(ScriptedEnv(spaces.Discrete(2), [0, 1, 0, 1], infos=infos))
+    env = RecordTrajectory(inner, tmp_path)
+    env.reset(seed=0)
+    for _ in range(3):
+        env.step(0)
+    env.close()
+    written = [raw for _, raw in iter_lines(tmp_path / "trajectory.jsonl")][2:]
+    assert written == _careful_steps(Encoder(), inner.steps)
+    assert b'"mode":"y"' in written[1]
+    assert b'"when":"2024-05-01"' in written[1]
+
+
 def _run(tmp_path: Path, body: str) -> None:
     script = textwrap.dedent(
         """
@@ -189,6 +220,46 @@ def test_flush_every_keeps_the_steps_of_a_crashed_episode(tmp_path: Path) -> Non
     # At most the last flush_every - 1 lines were still buffered.
     assert 57 - 10 < len(episode.steps) < 57
     assert [step["t"] for step in episode.steps] == list(range(1, len(episode.steps) + 1))
+
+
+_PEAK_RSS_SCRIPT = """
+import re, sys
+from pathlib import Path
+import gymnasium as gym
+from gym_goldens import RecordTrajectory
+steps = int(sys.argv[2])
+env = RecordTrajectory(gym.make("Pendulum-v1", max_episode_steps=steps + 1), sys.argv[1])
+env.action_space.seed(0)
+env.reset(seed=0)
+for _ in range(steps):
+    env.step(env.action_space.sample())
+env.close()
+print(re.search(r"VmHWM:\\s+(\\d+) kB", Path("/proc/self/status").read_text()).group(1))
+"""
+
+
+def _peak_rss_mib(folder: Path, steps: int) -> float:
+    """The peak resident set of a fresh process that records one episode of ``steps`` steps."""
+    output = subprocess.run(
+        [sys.executable, "-c", _PEAK_RSS_SCRIPT, str(folder), str(steps)],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    return int(output.split()[-1]) / 1024
+
+
+@pytest.mark.skipif(
+    not Path("/proc/self/status").exists(), reason="reads the peak resident set from /proc (Linux)"
+)
+def test_a_long_episode_takes_memory_near_what_it_writes(tmp_path: Path) -> None:
+    # 50,000 Pendulum steps are about 8 MB of lines. Kept as one bytes object
+    # per line, as orjson returns them, they took about 4 kB each (200 MB).
+    small = _peak_rss_mib(tmp_path / "small", 1_000)
+    large = _peak_rss_mib(tmp_path / "large", 50_000)
+    written = (tmp_path / "large" / "trajectory.jsonl").stat().st_size / 2**20
+    assert written > 5
+    assert large - small < 30, f"peak RSS {small:.0f} MiB at 1,000 steps, {large:.0f} MiB at 50,000"
 
 
 def test_an_episode_is_on_disk_when_it_ends(tmp_path: Path) -> None:

@@ -99,15 +99,18 @@ class UnseededResetInfoEnv(SeededEnv):
     """Seeds its state, but puts a sample of a space built in reset() in reset's info.
 
     highway-env does this: its reset() rebuilds the action space and reports
-    ``action_space.sample()`` as ``info["action"]``.
+    ``action_space.sample()`` as ``info["action"]``. Here the sample is drawn
+    from a wide space so that two runs never agree by chance.
     """
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
         obs, _ = super().reset(seed=seed, options=options)
-        self.action_space = spaces.Discrete(2)  # a fresh space, never seeded
-        return obs, {"action": int(self.action_space.sample())}
+        # A fresh space, never seeded; wide enough that two runs of two
+        # episodes draw the same values once in 10**12.
+        unseeded = spaces.Discrete(10**6)
+        return obs, {"action": int(unseeded.sample())}
 
 
 class LeakyResetEnv(SeededEnv):

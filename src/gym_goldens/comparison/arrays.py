@@ -73,15 +73,21 @@ def array_deltas(
 def summarise_like(summary: ArraySummary, value: Any) -> ArraySummary | None:
     """The summary of ``value``, an array written in full, read as ``summary``'s dtype.
 
-    None when ``value`` is not an array of that dtype and shape.
+    It is made by the summary's own scheme (the xxh3 of format 2.1, or the
+    SHA-256 of earlier versions), so that the two compare. None when
+    ``value`` is not an array of that dtype and shape, or the summary is of
+    an array of objects, whose items cannot be rebuilt from what was read.
     """
     try:
-        array = np.asarray(value, dtype=np.dtype(summary.dtype))
+        dtype = np.dtype(summary.dtype)
+        if dtype.hasobject:
+            return None
+        array = np.asarray(value, dtype=dtype)
     except (ValueError, TypeError, OverflowError):
         return None
     if array.shape != summary.shape:
         return None
-    return ArraySummary.of(array)
+    return ArraySummary.of(array, scheme=summary.scheme)
 
 
 def summary_matches(golden: Any, actual: Any) -> bool:

@@ -40,16 +40,20 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import datetime
 import enum
+import functools
 import hashlib
 import math
+import uuid
 import warnings
 import zlib
-from collections.abc import Mapping
-from typing import Any, Final
+from collections.abc import Callable, Mapping
+from typing import Any, Final, Literal
 
 import numpy as np
 import orjson
+import xxhash
 
 from gym_goldens.errors import GoldenFormatError, GoldensWarning
 from gym_goldens.format.fields import (
@@ -59,12 +63,15 @@ from gym_goldens.format.fields import (
     specificity,
     split_path,
 )
+from gym_goldens.format.header import FORMAT_VERSION, WRITABLE_VERSIONS
 
 __all__ = [
     "DEFAULT_MAX_ARRAY_SIZE",
+    "SCHEME_VERSIONS",
     "ArraySizeSpec",
     "ArraySummary",
     "Encoder",
+    "SummaryScheme",
     "TaggedValue",
     "decode_line",
     "decode_value",
@@ -79,49 +86,78 @@ ArraySizeSpec = int | None | Mapping[str, int | None]
 _MAX_BANDS: Final = 16
 
 _DUMPS_OPTIONS: Final = orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_SORT_KEYS
+# The fast path's: orjson writes a dataclass's attributes, not its fields (it
+# leaves out "_x" fields and adds attributes set in __post_init__), so it
+# hands dataclasses to the careful path.
+_FAST_OPTIONS: Final = _DUMPS_OPTIONS | orjson.OPT_PASSTHROUGH_DATACLASS
 _INT_MIN: Final = -(2**63)
 _INT_LIMIT: Final = 2**64
 _NATIVE_ARRAY_KINDS: Final = frozenset("biuf")
 _NONFINITE_NAMES: Final = {math.inf: "inf", -math.inf: "-inf"}
 
 
+SummaryScheme = Literal["xxh3", "sha256"]
+"""How a summary's digests were made: ``"xxh3"`` in format 2.1, ``"sha256"`` before."""
+
+SCHEME_VERSIONS: Final[dict[str, str]] = {"sha256": "2.0", "xxh3": "2.1"}
+"""The format version whose summaries each scheme makes (``sha256``: 2.0 and earlier)."""
+
+
 @dataclasses.dataclass(frozen=True, eq=False)
 class ArraySummary:
     """A large array as stored in a file: enough to detect any change.
 
-    Two summaries are equal when their dtype, shape and digest are; the
-    statistics and bands only help to describe a difference.
+    Two summaries are equal when their dtype, shape and digest are, the
+    digests made by the same scheme; the statistics and bands only help to
+    describe a difference. Summaries of two schemes are never equal: their
+    digests cannot be compared.
 
     Attributes:
         dtype: Numpy dtype name, such as ``"uint8"``.
         shape: The array's shape.
-        sha256: Digest of the little-endian, C-ordered contents.
+        digest: Of the contents: in format 2.1, the xxh3-128 of the band
+            digests, with ``-0.0`` written as ``0.0`` and every NaN as one
+            NaN, so that arrays the float rule finds equal summarise alike;
+            before, the SHA-256 of the little-endian, C-ordered bytes.
         min: Smallest finite element (None when there is none).
         max: Largest finite element (None when there is none).
         mean: Mean of the finite elements (None when there is none).
         sum: Sum of the finite elements, an exact int for integer and bool
             arrays (None when there is none, or in files of format 1.0).
-        bands: CRC-32 (8 hex digits) of each of up to 16 equal bands of the
-            array along its first axis, so that a change can be located
-            (None for 0-d arrays, or in files of format 1.0).
+        bands: A digest of each of up to 16 equal bands of the array along
+            its first axis, so that a change can be located: xxh3-64 (16 hex
+            digits) in format 2.1, CRC-32 (8 hex digits) before (None for 0-d
+            arrays, or in files of format 1.0).
+        scheme: ``"xxh3"`` (format 2.1) or ``"sha256"`` (2.0 and earlier).
     """
 
     dtype: str
     shape: tuple[int, ...]
-    sha256: str
+    digest: str
     min: float | None
     max: float | None
     mean: float | None
     sum: float | None = None
     bands: tuple[str, ...] | None = None
+    scheme: SummaryScheme = "xxh3"
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, ArraySummary):
             return NotImplemented
-        return (self.dtype, self.shape, self.sha256) == (other.dtype, other.shape, other.sha256)
+        return (self.dtype, self.shape, self.scheme, self.digest) == (
+            other.dtype,
+            other.shape,
+            other.scheme,
+            other.digest,
+        )
 
     def __hash__(self) -> int:
-        return hash((self.dtype, self.shape, self.sha256))
+        return hash((self.dtype, self.shape, self.scheme, self.digest))
+
+    @property
+    def version(self) -> str:
+        """The format version whose summaries these are (``"2.0"`` for 2.0 and earlier)."""
+        return SCHEME_VERSIONS[self.scheme]
 
     def band_rows(self, band: int) -> tuple[int, int]:
         """The first and last index along the first axis covered by ``band``."""
@@ -133,49 +169,161 @@ class ArraySummary:
         return start, start + size + (1 if band < extra else 0) - 1
 
     @classmethod
-    def of(cls, array: np.ndarray[Any, Any]) -> ArraySummary:
-        """Summarise ``array``."""
+    def of(
+        cls,
+        array: np.ndarray[Any, Any],
+        *,
+        scheme: SummaryScheme = "xxh3",
+        encode: Callable[[Any], bytes] | None = None,
+    ) -> ArraySummary:
+        """Summarise ``array``.
+
+        Args:
+            array: The array.
+            scheme: ``"xxh3"`` for format 2.1, ``"sha256"`` for 2.0.
+            encode: Encodes the items of an array of objects: their bytes
+                are hashed, not the addresses the array holds (by default,
+                a JSON line of them as :class:`Encoder` writes it).
+        """
         canonical = np.ascontiguousarray(array)
         if canonical.dtype.byteorder == ">":
             canonical = canonical.astype(canonical.dtype.newbyteorder("<"))
-        # Hash the buffer itself: no copy of a large image.
-        digest = hashlib.sha256(_buffer(canonical)).hexdigest()
-        low = high = mean = total = None
-        kind = canonical.dtype.kind
-        if kind in "biuf" and canonical.size:
-            finite = canonical[np.isfinite(canonical)] if kind == "f" else canonical
-            if finite.size:
-                low, high = float(finite.min()), float(finite.max())
-                if kind == "f":
-                    # Finite values can sum past the largest float: the sum is
-                    # then inf, the env's data, not an error to warn about.
-                    with np.errstate(over="ignore"):
-                        total = float(finite.sum(dtype=np.float64))
-                elif finite.dtype.itemsize < 8:
-                    # Exact: int64 holds the sum of 2**31 elements of 32 bits.
-                    total = int(finite.sum(dtype=np.int64))
-                else:
-                    total = sum(finite.reshape(-1).tolist())  # Python ints: exact
-                mean = total / finite.size
-        bands = None
-        if canonical.ndim and canonical.shape[0]:
-            parts = np.array_split(canonical, min(_MAX_BANDS, canonical.shape[0]), axis=0)
-            bands = tuple(f"{zlib.crc32(_buffer(part)):08x}" for part in parts)
         shape = tuple(canonical.shape)
-        return cls(str(canonical.dtype), shape, digest, low, high, mean, total, bands)
+        band_count = min(_MAX_BANDS, shape[0]) if shape and shape[0] else 0
+        kind = canonical.dtype.kind
+        bands_data: list[bytes] | list[memoryview]
+        if canonical.dtype.hasobject:
+            encode = encode or _encode_items
+            bands_data = [encode(part) for part in _band_items(canonical, band_count)]
+            data: Any = b"".join(bands_data)
+        else:
+            if scheme == "xxh3" and kind in "fc":
+                canonical_floats = _canonical_floats(canonical)
+                # Its statistics are the same, but for the sign of a zero.
+                canonical = canonical_floats if kind == "f" else canonical
+                data = _buffer(canonical_floats)
+            else:
+                # The buffer itself, cut into bands: no copy of a large image.
+                data = _buffer(canonical)
+            bands_data = _band_bytes(data, shape, band_count)
+        if scheme == "xxh3":
+            # One fast hash per band, the digest made of theirs: the array's
+            # bytes are read once, and any change moves its band and so the digest.
+            band_digests = [_XXH64(part) for part in (bands_data if shape else [data])]
+            digest = _XXH128(b"".join(band_digests))
+            bands = tuple(part.hex() for part in band_digests) if shape else None
+        elif scheme == "sha256":
+            digest = hashlib.sha256(data).hexdigest()
+            bands = tuple(f"{zlib.crc32(part):08x}" for part in bands_data) if shape else None
+        else:
+            raise ValueError(f'scheme must be "xxh3" or "sha256", got {scheme!r}')
+        low, high, mean, total = _statistics(canonical)
+        dtype = _dtype_name(canonical.dtype)
+        return cls(dtype, shape, digest, low, high, mean, total, bands or None, scheme)
 
     def to_json(self) -> dict[str, Any]:
         """The ``$array`` tag's content."""
-        return {
+        content = {
             "dtype": self.dtype,
             "shape": list(self.shape),
-            "sha256": self.sha256,
             "min": self.min,
             "max": self.max,
             "mean": self.mean,
             "sum": _json_sum(self.sum),
             "bands": list(self.bands) if self.bands is not None else None,
         }
+        content["digest" if self.scheme == "xxh3" else "sha256"] = self.digest
+        return content
+
+
+_XXH64: Final = xxhash.xxh3_64_digest
+_XXH128: Final = xxhash.xxh3_128_hexdigest
+# Sums of arrays of 1-byte integers with fewer elements than this fit in int32
+# (|sum| <= 255 * 2**23 < 2**31), which numpy adds up three times faster than int64.
+_INT32_SUM_SIZE: Final = 2**23
+
+
+@functools.lru_cache(maxsize=64)
+def _dtype_name(dtype: np.dtype[Any]) -> str:
+    """The name of a dtype; worked out by numpy in Python, a few microseconds each time."""
+    return str(dtype)
+
+
+def _statistics(
+    array: np.ndarray[Any, Any],
+) -> tuple[float | None, float | None, float | None, float | int | None]:
+    """The min, max, mean and sum of the finite elements of a numeric array."""
+    kind = array.dtype.kind
+    if kind not in "biuf" or not array.size:
+        return None, None, None, None
+    finite = array[np.isfinite(array)] if kind == "f" else array
+    if not finite.size:
+        return None, None, None, None
+    low, high = float(finite.min()), float(finite.max())
+    total: float | int
+    if kind == "f":
+        # Finite values can sum past the largest float: the sum is then inf,
+        # the env's data, not an error to warn about.
+        with np.errstate(over="ignore"):
+            total = float(finite.sum(dtype=np.float64))
+    elif kind == "b":
+        total = int(np.count_nonzero(finite))
+    elif finite.dtype.itemsize == 1 and finite.size < _INT32_SUM_SIZE:
+        total = int(finite.sum(dtype=np.int32))
+    elif finite.dtype.itemsize < 8:
+        # Exact: int64 holds the sum of 2**31 elements of 32 bits.
+        total = int(finite.sum(dtype=np.int64))
+    else:
+        total = sum(finite.reshape(-1).tolist())  # Python ints: exact
+    return low, high, total / finite.size, total
+
+
+def _canonical_floats(array: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """A copy of a float (or complex) array with ``-0.0`` as ``0.0`` and one NaN for every NaN.
+
+    The copy is flat (and of floats for a complex array): its bytes are what
+    is hashed; its values keep their order.
+
+    The float rule finds ``-0.0`` equal to ``0.0`` and a NaN equal to any NaN,
+    whatever its sign and payload; summaries of such arrays must be equal too.
+    """
+    parts = array.reshape(-1)
+    if array.dtype.kind == "c":
+        # Complex numbers as pairs of floats: each part is canonicalised.
+        parts = parts.view(f"<f{array.dtype.itemsize // 2}")
+    # Adding zero turns -0.0 into 0.0 and leaves every other number as it is.
+    canonical: np.ndarray[Any, Any] = parts + parts.dtype.type(0)
+    nan = np.isnan(canonical)
+    if nan.any():
+        canonical[nan] = np.nan
+    return canonical
+
+
+def _band_bytes(data: memoryview, shape: tuple[int, ...], count: int) -> list[memoryview]:
+    """The bytes of each band of rows along the first axis, as ``numpy.array_split`` cuts them."""
+    if not count:
+        return []
+    row = len(data) // shape[0]
+    size, extra = divmod(shape[0], count)
+    parts = []
+    start = 0
+    for band in range(count):
+        end = start + (size + (band < extra)) * row
+        parts.append(data[start:end])
+        start = end
+    return parts
+
+
+def _band_items(array: np.ndarray[Any, Any], count: int) -> list[Any]:
+    """The items of each band of rows of an array of objects (the whole array for 0-d)."""
+    if not count:
+        return [array.tolist()]
+    return [part.tolist() for part in np.array_split(array, count, axis=0)]
+
+
+def _encode_items(items: Any) -> bytes:
+    """A JSON line of items as the default encoder writes them."""
+    return orjson.dumps(Encoder(max_array_size=None).to_jsonable(items), option=_DUMPS_OPTIONS)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -192,7 +340,11 @@ class Encoder:
     The fast path hands the record to orjson as it is. Only when the result
     could be lossy (a ``null`` that may stand for NaN, a ``$`` key, a line long
     enough to hold a large array) or orjson refuses a type does the careful
-    path walk the values. Both paths give the same bytes for the same values.
+    path walk the values. Both paths give the same bytes for the same values,
+    whatever else is on the line: the careful path writes what orjson writes
+    natively (an enum as its value, a datetime as its ISO string, a UUID as
+    its string), and orjson is kept from writing dataclasses, whose fields the
+    careful path writes.
 
     Args:
         max_array_size: Arrays with more elements are stored as a summary;
@@ -200,6 +352,10 @@ class Encoder:
             (``"obs.image"``, ``"info.*.frame"``) to sizes sets the size by
             field; the most specific pattern wins, and other fields keep
             :data:`DEFAULT_MAX_ARRAY_SIZE`.
+        version: The format version to write: the current one, or ``"2.0"``
+            to be compared with goldens of 2.0 and earlier, whose array
+            summaries hash with SHA-256 and whose careful path wrote enums as
+            ``$enum`` and datetimes and UUIDs as ``$object`` tags.
 
     Example:
         >>> import numpy as np
@@ -207,7 +363,23 @@ class Encoder:
         b'{"obs":[0.5,{"$float":"nan"}]}'
     """
 
-    def __init__(self, *, max_array_size: ArraySizeSpec = DEFAULT_MAX_ARRAY_SIZE) -> None:
+    def __init__(
+        self,
+        *,
+        max_array_size: ArraySizeSpec = DEFAULT_MAX_ARRAY_SIZE,
+        version: str = FORMAT_VERSION,
+    ) -> None:
+        if version not in WRITABLE_VERSIONS:
+            raise ValueError(
+                f"format version must be one of {', '.join(map(repr, WRITABLE_VERSIONS))} (the "
+                f"current one, {FORMAT_VERSION!r}, or an older one to compare with goldens of "
+                f"it), got {version!r}"
+            )
+        self.version = version
+        self._legacy = version != FORMAT_VERSION
+        self._scheme: SummaryScheme = "sha256" if self._legacy else "xxh3"
+        # Format 2.0 let orjson write dataclasses its own way on the fast path.
+        self.dumps_options = _DUMPS_OPTIONS if self._legacy else _FAST_OPTIONS
         self.max_array_size = max_array_size
         self._limits = _ArrayLimits(max_array_size)
         # Any array with more than N elements encodes to more than 2N bytes,
@@ -221,13 +393,42 @@ class Encoder:
         """Encode one record as a JSON line, without the newline."""
         if type(record) is dict and _large_obs(record.get("obs"), self._smallest):
             # An image would be written in full only to be summarised.
-            return self._encode_careful(record)
+            return self.encode_large_obs(record)
         try:
-            line = orjson.dumps(record, option=_DUMPS_OPTIONS)
+            line = orjson.dumps(record, option=self.dumps_options)
         except orjson.JSONEncodeError:
             return self._encode_careful(record)
-        # The same test as the recorder's inlined copy (see RecordTrajectory.step).
+        # The same test as the recorder's inlined copy (see EpisodeWriter.step).
         if line.partition(b"null")[1] or line.partition(b"$")[1] or len(line) > self._fast_limit:
+            return self._encode_careful(record)
+        return line
+
+    def encode_large_obs(self, record: dict[str, Any]) -> bytes:
+        """Encode a record whose obs is a large array (an image): what :meth:`encode` does then.
+
+        The obs is encoded first (summarised, or in full where its field's
+        ``max_array_size`` says so) and handed to orjson as a fragment of
+        JSON; the rest of the record takes the fast path, without a walk of
+        its values. The obs's own JSON holds a known number of ``$`` (one,
+        in ``{"$array": ...}``) and of ``null``: a line that holds more holds
+        them in the rest of the record, which then takes the careful path, as
+        does a line whose rest is long enough to hold another large array.
+        """
+        obs = record["obs"]
+        if type(obs) is not np.ndarray:  # a dict of images: item by item
+            return self._encode_careful(record)
+        encoded = orjson.dumps(self._array(obs, "obs"), option=_DUMPS_OPTIONS)
+        try:
+            line = orjson.dumps(
+                {**record, "obs": orjson.Fragment(encoded)}, option=self.dumps_options
+            )
+        except orjson.JSONEncodeError:
+            return self._encode_careful(record)
+        if (
+            line.count(b"$") != encoded.count(b"$")
+            or line.count(b"null") != encoded.count(b"null")
+            or len(line) - len(encoded) > self._fast_limit
+        ):
             return self._encode_careful(record)
         return line
 
@@ -272,7 +473,9 @@ class Encoder:
 
     def _key(self, key: Any, path: str) -> str:
         if isinstance(key, str):
-            return "$" + key if key.startswith("$") else key
+            # A str enum's name; another subclass's own str.
+            text: str = key if type(key) is str else _str_key(key)
+            return "$" + text if text.startswith("$") else text
         if isinstance(key, (bool, np.bool_)):
             return "true" if key else "false"
         if isinstance(key, (int, np.integer)):
@@ -310,7 +513,13 @@ class Encoder:
     def _array(self, array: np.ndarray[Any, Any], path: str) -> Any:
         limit = self._limits.default if self._limits.uniform else self._limits.limit(path)
         if limit is not None and array.size > limit:
-            return {"$array": ArraySummary.of(array).to_json()}
+            # The items of an array of objects are hashed as they would be
+            # written, not as the addresses the array holds.
+            def encode(items: Any) -> bytes:
+                return orjson.dumps(self.to_jsonable(items, path), option=_DUMPS_OPTIONS)
+
+            summary = ArraySummary.of(array, scheme=self._scheme, encode=encode)
+            return {"$array": summary.to_json()}
         if array.ndim == 0:
             return self.to_jsonable(array[()], path)
         kind = array.dtype.kind
@@ -318,13 +527,23 @@ class Encoder:
             if kind == "f" and not np.isfinite(array).all():
                 return _float_rows(array)
             return np.ascontiguousarray(array)
+        if kind == "M" and not self._legacy:
+            # As the fast path writes it, when orjson takes the whole array.
+            try:
+                return orjson.Fragment(orjson.dumps(array, option=_DUMPS_OPTIONS))
+            except orjson.JSONEncodeError:
+                pass  # NaT, or a unit orjson does not write: item by item
         return [self.to_jsonable(item, f"{path}[{i}]") for i, item in enumerate(array)]
 
     def _numpy_scalar(self, value: np.generic, path: str) -> Any:
         if isinstance(value, np.bool_):
             return bool(value)
+        if isinstance(value, np.timedelta64):  # an integer to numpy, not to orjson
+            return self._lost(value, path)
         if isinstance(value, np.integer):
             return value
+        if isinstance(value, np.datetime64) and not self._legacy:
+            return _native(value, str)
         if isinstance(value, np.floating):
             if not np.isfinite(value):
                 return _nonfinite(float(value))
@@ -335,7 +554,15 @@ class Encoder:
 
     def _other(self, value: Any, path: str) -> Any:
         if isinstance(value, enum.Enum):
-            return {"$enum": f"{_type_name(value)}.{value.name}"}
+            if self._legacy:
+                return {"$enum": f"{_type_name(value)}.{value.name}"}
+            # Its value, as orjson writes an enum: a change of member is seen.
+            return self.to_jsonable(value.value, path)
+        if not self._legacy:
+            if isinstance(value, (datetime.date, datetime.time)):
+                return _native(value, _isoformat)
+            if isinstance(value, uuid.UUID):
+                return _native(value, str)
         if isinstance(value, bool):
             return bool(value)
         if isinstance(value, int):
@@ -343,7 +570,7 @@ class Encoder:
         if isinstance(value, float):
             return self.to_jsonable(float(value), path)
         if isinstance(value, str):
-            return str(value)
+            return str.__str__(value)  # what orjson writes of a str subclass
         if isinstance(value, (bytes, bytearray, memoryview)):
             return {"$bytes": base64.b64encode(bytes(value)).decode("ascii")}
         if isinstance(value, (set, frozenset)):
@@ -353,6 +580,10 @@ class Encoder:
         if dataclasses.is_dataclass(value) and not isinstance(value, type):
             fields = {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
             return self.to_jsonable(fields, path)
+        return self._lost(value, path)
+
+    def _lost(self, value: Any, path: str) -> dict[str, str]:
+        """The ``$object`` tag of a value without an encoding, with a warning once per field."""
         name = _type_name(value)
         if (path, name) not in self._warned:
             self._warned.add((path, name))
@@ -361,9 +592,30 @@ class Encoder:
                 f'it is recorded as {{"$object": "{name}"}}, so changes to it are not '
                 "detected. Convert it to numbers, strings, lists or dicts to record it.",
                 GoldensWarning,
-                stacklevel=2,
+                stacklevel=3,
             )
         return {"$object": name}
+
+
+def _native(value: Any, fallback: Callable[[Any], str]) -> Any:
+    """A value as orjson writes it natively (a datetime, a UUID), else its ``fallback`` string.
+
+    The fast path writes such values as orjson does; the careful path must
+    write the same bytes. A value orjson refuses (a tzinfo it does not know,
+    NaT) failed the fast path too, and is written as the fallback string.
+    """
+    try:
+        return orjson.Fragment(orjson.dumps(value, option=_DUMPS_OPTIONS))
+    except orjson.JSONEncodeError:
+        return fallback(value)
+
+
+def _str_key(key: str) -> str:
+    return str(key.name) if isinstance(key, enum.Enum) else str.__str__(key)
+
+
+def _isoformat(value: datetime.date | datetime.time) -> str:
+    return value.isoformat()
 
 
 def _large_obs(obs: Any, size: float) -> bool:
@@ -465,16 +717,19 @@ def _decode_tag(tag: str, content: Any) -> Any:
         except ValueError:
             pass  # not digits, or more than Python converts: kept as a tag
     if tag == "$array" and isinstance(content, dict):
+        # Format 2.1 writes "digest" (xxh3), older versions "sha256".
+        scheme: SummaryScheme = "xxh3" if "digest" in content else "sha256"
         try:
             return ArraySummary(
                 dtype=str(content["dtype"]),
                 shape=tuple(int(n) for n in content["shape"]),
-                sha256=str(content["sha256"]),
+                digest=str(content["digest" if scheme == "xxh3" else "sha256"]),
                 min=content.get("min"),
                 max=content.get("max"),
                 mean=content.get("mean"),
                 sum=content.get("sum"),
                 bands=tuple(str(b) for b in content["bands"]) if content.get("bands") else None,
+                scheme=scheme,
             )
         except (KeyError, TypeError, ValueError):
             pass

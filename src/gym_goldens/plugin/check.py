@@ -24,8 +24,9 @@ from gym_goldens.comparison.tolerance import Tolerance, ToleranceSpec
 from gym_goldens.errors import GoldenFormatError, UnsafeGoldenPathError
 from gym_goldens.format.codec import ArraySizeSpec
 from gym_goldens.format.files import checked_recording_files
+from gym_goldens.format.header import FORMAT_VERSION, LEGACY_VERSION, version_to_compare_with
 from gym_goldens.format.layout import DIVERGENCE_PLOT, golden_dir_for, safe_segment
-from gym_goldens.format.reader import has_episodes
+from gym_goldens.format.reader import has_episodes, read_header, recording_files, sub_env_dirs
 from gym_goldens.plugin.repeats import Run, find_nondeterminism
 from gym_goldens.plugin.settings import GoldensSettings
 from gym_goldens.plugin.store import golden_header, still_matches, update_golden
@@ -155,7 +156,10 @@ class TrajectoryChecks:
         and ``compress`` default to the ini values ``goldens_max_array_size``
         and ``goldens_compress``. With ``replay=True`` the env is driven by the
         golden's actions and reset arguments instead of the test's (see
-        :mod:`gym_goldens.record.replay`).
+        :mod:`gym_goldens.record.replay`). The recording is written in the
+        format version of its golden's array summaries, so that a golden of
+        an older version keeps comparing; ``--update-goldens`` writes the
+        current version.
         """
         is_vector = isinstance(env, gym.vector.VectorEnv)
         if not is_vector and not isinstance(env, gym.Env):
@@ -176,6 +180,9 @@ class TrajectoryChecks:
             ),
             "compress": self.settings.compress if compress is None else compress,
             "full_every": full_every,
+            "format_version": (
+                FORMAT_VERSION if self.settings.update else self._version_of_golden(unique)
+            ),
         }
         output = self.output_dir / _dir_name(unique)
         wrapped: RecordTrajectory[Any, Any] | RecordVectorTrajectory
@@ -362,6 +369,21 @@ class TrajectoryChecks:
             )
             return CheckResult(recording.name, target, "failed", message)
         return CheckResult(recording.name, target, update.status)
+
+    def _version_of_golden(self, name: str) -> str:
+        """The format version to record ``name`` in: its golden's (see version_to_compare_with)."""
+        golden_dir = self._golden(name).path
+        try:
+            files = checked_recording_files(self.settings.goldens_dir, golden_dir)
+            if not files:
+                sub_envs = sub_env_dirs(golden_dir)  # checked with the folder
+                files = recording_files(sub_envs[0][1]) if sub_envs else []
+            header = read_header(files[0]) if files else None
+        except (UnsafeGoldenPathError, GoldenFormatError):
+            return FORMAT_VERSION  # the check refuses it, and says why
+        if not files:
+            return FORMAT_VERSION  # no golden yet
+        return version_to_compare_with((header or {}).get("version", LEGACY_VERSION))
 
     def _golden(self, name: str) -> GoldenChoice:
         plain = golden_dir_for(self.settings.goldens_dir, self.nodeid, name)

@@ -33,8 +33,9 @@ keys whose mask is set for it, at every level of nesting.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
@@ -43,16 +44,19 @@ import numpy as np
 from gymnasium.vector.utils import iterate
 
 from gym_goldens.format.codec import DEFAULT_MAX_ARRAY_SIZE, ArraySizeSpec
-from gym_goldens.format.header import describe_vector_env
+from gym_goldens.format.header import FORMAT_VERSION, describe_vector_env
 from gym_goldens.format.layout import sub_env_dirname, trajectory_filename
 from gym_goldens.record.writer import HeaderLines, Storage
 
-__all__ = ["RecordVectorTrajectory", "sub_env_info"]
+__all__ = ["RecordVectorTrajectory", "sub_env_info", "sub_env_infos"]
 
 _NEXT_STEP: Final = "NextStep"
 _SAME_STEP: Final = "SameStep"
 _DISABLED: Final = "Disabled"
 _FINAL_KEYS: Final = frozenset({"final_obs", "final_info", "_final_obs", "_final_info"})
+# Batched spaces whose batches gymnasium's iterate() splits as iter() does:
+# row by row along the first axis. It is called twice per step; iter() costs less.
+_ROW_SPACES: Final = (gym.spaces.Box, gym.spaces.MultiDiscrete, gym.spaces.MultiBinary)
 
 
 class RecordVectorTrajectory(gym.vector.VectorWrapper, gym.utils.RecordConstructorArgs):
@@ -66,6 +70,7 @@ class RecordVectorTrajectory(gym.vector.VectorWrapper, gym.utils.RecordConstruct
         compress: As for :class:`~gym_goldens.record.single.RecordTrajectory`.
         full_every: As for :class:`~gym_goldens.record.single.RecordTrajectory`.
         versions_of: As for :class:`~gym_goldens.record.single.RecordTrajectory`.
+        format_version: As for :class:`~gym_goldens.record.single.RecordTrajectory`.
 
     Example:
         >>> import gymnasium as gym, tempfile
@@ -88,13 +93,14 @@ class RecordVectorTrajectory(gym.vector.VectorWrapper, gym.utils.RecordConstruct
         compress: bool = False,
         full_every: int | None = None,
         versions_of: Iterable[str] = (),
+        format_version: str = FORMAT_VERSION,
     ) -> None:
         if not isinstance(env, gym.vector.VectorEnv):
             raise TypeError(
                 f"RecordVectorTrajectory expects a gymnasium.vector.VectorEnv, got "
                 f"{type(env).__name__}; for a single env use RecordTrajectory"
             )
-        storage = Storage(max_array_size, flush_every, compress, full_every)
+        storage = Storage(max_array_size, flush_every, compress, full_every, format_version)
         gym.utils.RecordConstructorArgs.__init__(
             self,
             output_dir=str(output_dir),
@@ -122,7 +128,7 @@ class RecordVectorTrajectory(gym.vector.VectorWrapper, gym.utils.RecordConstruct
             for i in range(self.num_envs)
         ]
         # Sub-envs whose next step is NextStep's autoreset.
-        self._autoreset = np.zeros(self.num_envs, dtype=bool)
+        self._autoreset = [False] * self.num_envs
 
     @property
     def episode_count(self) -> int:
@@ -149,11 +155,12 @@ class RecordVectorTrajectory(gym.vector.VectorWrapper, gym.utils.RecordConstruct
         except BaseException:
             self._end_all()
             raise
-        for i, sub_obs in enumerate(iterate(self.observation_space, _contiguous(obs))):
+        split_infos = sub_env_infos(infos, self.num_envs)
+        for i, sub_obs in enumerate(_split(self.observation_space, obs)):
             if mask is not None and not mask[i]:
                 continue
             self._autoreset[i] = False
-            self._start(i, sub_obs, sub_env_info(infos, i), seed=seed, options=recorded_options)
+            self._start(i, sub_obs, split_infos[i], seed=seed, options=recorded_options)
         return obs, infos
 
     def step(self, actions: Any) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
@@ -165,32 +172,41 @@ class RecordVectorTrajectory(gym.vector.VectorWrapper, gym.utils.RecordConstruct
             raise
         obs, rewards, terminations, truncations, infos = result
         same_step = self.autoreset_mode == _SAME_STEP
-        sub_actions = iterate(self.action_space, _contiguous(actions))
-        sub_observations = iterate(self.observation_space, _contiguous(obs))
-        for i, (sub_action, sub_obs) in enumerate(zip(sub_actions, sub_observations, strict=False)):
-            sub = self._subs[i]
-            if self._autoreset[i]:
+        autoreset = self._autoreset
+        # Each batch split once, not indexed per sub-env: this runs at every step.
+        per_env = zip(
+            self._subs,
+            _split(self.action_space, actions),
+            _split(self.observation_space, obs),
+            rewards,  # iterating an array gives the numpy scalars indexing would
+            _flags(terminations),
+            _flags(truncations),
+            sub_env_infos(infos, self.num_envs) if infos else [{}] * self.num_envs,
+            strict=False,
+        )
+        for i, (sub, sub_action, sub_obs, reward, terminated, truncated, info) in enumerate(
+            per_env
+        ):
+            if autoreset[i]:
                 # NextStep: this sub-env ignored its action and reset.
-                self._autoreset[i] = False
-                self._start(i, sub_obs, sub_env_info(infos, i), autoreset=True)
+                autoreset[i] = False
+                self._start(i, sub_obs, info, autoreset=True)
                 continue
             if not sub.active:
                 raise gym.error.ResetNeeded(
                     f"RecordVectorTrajectory: sub-env {i} was stepped before it was reset"
                 )
-            terminated, truncated = bool(terminations[i]), bool(truncations[i])
-            info = sub_env_info(infos, i)
             done = terminated or truncated
             if same_step and done and "final_obs" in info:
                 final_obs = info["final_obs"]
                 final_info = info.get("final_info", {})
                 reset_info = {k: v for k, v in info.items() if k not in _FINAL_KEYS}
-                sub.step(sub_action, final_obs, rewards[i], terminated, truncated, final_info)
+                sub.step(sub_action, final_obs, reward, terminated, truncated, final_info)
                 self._start(i, sub_obs, reset_info, autoreset=True)
                 continue
-            sub.step(sub_action, sub_obs, rewards[i], terminated, truncated, info)
+            sub.step(sub_action, sub_obs, reward, terminated, truncated, info)
             if done and self.autoreset_mode == _NEXT_STEP:
-                self._autoreset[i] = True
+                autoreset[i] = True
         return result
 
     def flush(self) -> None:
@@ -237,6 +253,21 @@ def _contiguous(batch: Any) -> Any:
     return batch
 
 
+def _split(space: gym.Space[Any], batch: Any) -> Iterator[Any]:
+    """The sub-env items of a batch, as gymnasium's ``iterate`` gives them."""
+    batch = _contiguous(batch)
+    if type(batch) is np.ndarray and type(space) in _ROW_SPACES:
+        return iter(batch)
+    return iterate(space, batch)
+
+
+def _flags(batch: Any) -> list[bool]:
+    """A batch of terminated or truncated flags as Python bools."""
+    if type(batch) is np.ndarray and batch.dtype == np.bool_:
+        return batch.tolist()  # type: ignore[no-any-return]
+    return [bool(flag) for flag in batch]
+
+
 def sub_env_info(infos: Mapping[str, Any], index: int) -> dict[str, Any]:
     """The info of sub-env ``index``, out of a vector env's batched info.
 
@@ -248,17 +279,34 @@ def sub_env_info(infos: Mapping[str, Any], index: int) -> dict[str, Any]:
         >>> sub_env_info(infos, 0), sub_env_info(infos, 1)
         ({}, {'x': np.float64(2.0)})
     """
-    info: dict[str, Any] = {}
+    return sub_env_infos(infos, index + 1)[index]
+
+
+def sub_env_infos(infos: Mapping[str, Any], num_envs: int) -> list[dict[str, Any]]:
+    """The info of each of the first ``num_envs`` sub-envs (see :func:`sub_env_info`).
+
+    Each key's batch is split once for every sub-env, not indexed per sub-env.
+    A value that is not batched (not a sequence, or one with fewer items than
+    the sub-env's index) is the same for every sub-env.
+    """
+    split: list[dict[str, Any]] = [{} for _ in range(num_envs)]
     for key, value in infos.items():
         if isinstance(key, str) and key.startswith("_") and key[1:] in infos:
             continue
         mask = infos.get(f"_{key}") if isinstance(key, str) else None
-        if mask is not None and not mask[index]:
-            continue
-        if isinstance(value, Mapping):
-            info[key] = sub_env_info(value, index)
-        elif isinstance(value, (np.ndarray, list, tuple)) and len(value) > index:
-            info[key] = value[index]
+        kept: Sequence[int] = range(num_envs)
+        if mask is not None:
+            kept = [i for i, flag in zip(kept, _flags(mask), strict=False) if flag]
+        # Arrays first: isinstance(value, Mapping) is an ABC check, slow on an array.
+        items: Sequence[Any]
+        if isinstance(value, (np.ndarray, list, tuple)):
+            # Iterating an array gives the numpy scalars (or rows) indexing would.
+            items = list(itertools.islice(value, num_envs))
+            items += [value] * (num_envs - len(items))  # not batched for these
+        elif isinstance(value, Mapping):
+            items = sub_env_infos(value, num_envs)
         else:
-            info[key] = value  # not batched: the same for every sub-env
-    return info
+            items = [value] * num_envs  # not batched: the same for every sub-env
+        for i in kept:
+            split[i][key] = items[i]
+    return split

@@ -13,18 +13,22 @@ the next reset, on ``flush()`` and ``close()``, and when the env raises. A
 completed episode is therefore handed to the operating system before the
 next one starts: if the process then dies (even by a segfault or SIGKILL),
 every completed episode is on disk and only the episode in progress is lost.
-``flush_every=N`` also writes the buffer every N lines (steps), for per-step
-durability of long episodes at the cost of a write every N steps; after a
-crash the last episode then ends early, and the reader reports it as
-incomplete (see :attr:`gym_goldens.format.reader.Episode.complete`). The file
-stays open between episodes: an append costs a few microseconds where
-creating a file per episode costs tens to hundreds.
+The buffer is also written whenever it holds 4 MiB, so that memory stays
+near that however long an episode runs; ``flush_every=N`` also writes it
+every N lines (steps), for per-step durability of long episodes at the cost
+of a write every N steps. After a crash in the middle of such an episode, its
+first part is in the file, and the reader reports it as incomplete (see
+:attr:`gym_goldens.format.reader.Episode.complete`). The file stays open
+between episodes: an append costs a few microseconds where creating a file
+per episode costs tens to hundreds.
 
 The step loop does as little as it can: one dict, one ``orjson.dumps`` (the
-careful encoder only when that line may be lossy) and a list append; the
-header, which does not change between episodes, is encoded once, and the
-numpy types of a step are worked out in full only when a cheap signature of
-them changes (:class:`StepTypes`).
+careful encoder only when that line may be lossy) and an append to one
+``bytearray``, which holds the lines compactly (each ``bytes`` that orjson
+returns holds a few kB of memory); the header, which does not change between
+episodes, is encoded once, and the numpy types of a step are worked out in
+full only when a cheap key of them changes (:class:`StepTypes`), which
+MuJoCo's info of ``np.float64`` values does not.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from __future__ import annotations
 import dataclasses
 import gzip
 import hashlib
+import math
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -59,6 +64,7 @@ __all__ = [
     "Storage",
     "TrajectoryFile",
     "digest_record",
+    "step_key",
 ]
 
 _DIGEST_BYTES: Final = 8
@@ -74,6 +80,11 @@ _SIMPLE_TYPES: Final = frozenset(
     | {kind for kind in np.sctypeDict.values() if issubclass(kind, (np.number, np.bool_))}
 )
 _ALL_PLAIN: Final = frozenset({float, int, bool, str, bytes, type(None)}).issuperset
+# The key part of an empty info dict: no keys, no types.
+_NO_INFO: Final[tuple[tuple[Any, ...], tuple[type, ...]]] = ((), ())
+# The buffer is written when it holds this much, however long the episode, so
+# that a long episode costs memory near what is buffered, not what it writes.
+_WRITE_SIZE: Final = 4 * 1024 * 1024
 _NEW_FILE: Final = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0)
 _APPEND: Final = os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_CLOEXEC", 0)
 
@@ -96,10 +107,14 @@ class Storage:
         compress: Write ``trajectory.jsonl.gz``.
         full_every: Keep only step 1, every ``full_every``-th step and the
             last step of an episode in full, and a digest of the others.
+        format_version: The format version to write: the current one, or
+            ``"2.0"`` to be compared with goldens of 2.0 and earlier (see
+            :func:`~gym_goldens.format.header.version_to_compare_with`).
 
     Raises:
         ValueError: ``flush_every`` or ``full_every`` is not None or a
-            positive int, or ``max_array_size`` is not a valid size.
+            positive int, ``max_array_size`` is not a valid size, or
+            ``format_version`` is not one the recorder writes.
         TypeError: ``max_array_size`` is of another type.
     """
 
@@ -107,6 +122,7 @@ class Storage:
     flush_every: int | None = None
     compress: bool = False
     full_every: int | None = None
+    format_version: str = FORMAT_VERSION
 
     def __post_init__(self) -> None:
         for name in ("flush_every", "full_every"):
@@ -115,7 +131,7 @@ class Storage:
                 isinstance(value, bool) or not isinstance(value, int) or value < 1
             ):
                 raise ValueError(f"{name} must be None or a positive int, got {value!r}")
-        Encoder(max_array_size=self.max_array_size)  # refuses a bad size now, not at a step
+        self.encoder()  # refuses a bad size or version now, not at a step
 
     @property
     def header(self) -> dict[str, Any]:
@@ -124,7 +140,7 @@ class Storage:
 
     def encoder(self) -> Encoder:
         """A new encoder of this storage's arrays."""
-        return Encoder(max_array_size=self.max_array_size)
+        return Encoder(max_array_size=self.max_array_size, version=self.format_version)
 
     def writer(self, path: Path, encoder: Encoder) -> EpisodeWriter:
         """The episode writer of the trajectory file ``path``."""
@@ -142,12 +158,15 @@ class StepTypes:
 
     Walking every value of a step for its numpy type costs more than encoding
     a small step, so the writer walks them (:meth:`walk`) only when a cheap
-    key of a step (the types of action, obs and reward, and the dtype and
-    shape of array ones) differs from :attr:`key`, or when the info dict may
-    hold numpy values. The key stands for the types when each of action, obs
-    and reward is a plain array, a Python value or a numpy number, and the
-    info dict holds Python values only (which have no numpy type); otherwise
-    :attr:`key` is None and every step is walked.
+    key of the step differs from :attr:`key`. The key holds the types of
+    action, obs and reward (with the dtype and shape of array ones), and the
+    keys of the info dict with the types of their values (:func:`step_key`).
+    It stands for the numpy types when each of those types gives the numpy
+    type of its value alone: an array (whose dtype and shape are in the key),
+    a Python value (which has none) or a numpy number (whose type is its
+    dtype), as MuJoCo's ``np.float64`` info values are. Otherwise (an array
+    or a dict inside info, an info that is not a dict) :attr:`key` is None and
+    every step is walked.
 
     Attributes:
         key: The key that stands for the last walked types, or None.
@@ -176,10 +195,34 @@ class StepTypes:
             fields = zip(("action", "obs", "reward", "info"), types, strict=True)
             typed = {name: found for name, found in fields if found is not None}
             self.field = dtypes.to_json(typed) if typed else None
-        simple = type(info) is dict and types[3] is None
-        simple = simple and all(type(part) is tuple or part in _SIMPLE_TYPES for part in key)
-        self.key = key if simple else None
+        self.key = key if _stands_for_types(key) else None
         return changed
+
+
+def step_key(action: Any, obs: Any, reward: Any, info: Any) -> tuple[Any, ...]:
+    """The cheap key of a step's types (see :class:`StepTypes`); the writer inlines it."""
+    action_key: Any = type(action)
+    if action_key is _NDARRAY:
+        action_key = (action.dtype, action.shape)
+    obs_key: Any = type(obs)
+    if obs_key is _NDARRAY:
+        obs_key = (obs.dtype, obs.shape)
+    info_key: Any = None
+    if type(info) is dict:
+        info_key = (tuple(info), tuple(map(type, info.values()))) if info else _NO_INFO
+    return (action_key, obs_key, type(reward), info_key)
+
+
+def _stands_for_types(key: tuple[Any, ...]) -> bool:
+    """Whether a step key gives the numpy types of every value of its step."""
+    action_key, obs_key, reward_type, info_key = key
+    return (
+        (type(action_key) is tuple or action_key in _SIMPLE_TYPES)
+        and (type(obs_key) is tuple or obs_key in _SIMPLE_TYPES)
+        and reward_type in _SIMPLE_TYPES
+        and info_key is not None
+        and all(kind in _SIMPLE_TYPES for kind in info_key[1])
+    )
 
 
 class TrajectoryFile:
@@ -211,13 +254,8 @@ class TrajectoryFile:
         """Whether a handle on the file is open."""
         return self._fd is not None
 
-    def write(self, lines: list[bytes]) -> None:
-        """Append ``lines`` (without newlines), each ending in a newline.
-
-        The list is used up: the caller hands over its buffer.
-        """
-        lines.append(b"")  # the last newline, without copying the joined lines again
-        data = b"\n".join(lines)
+    def write(self, data: bytes | bytearray) -> None:
+        """Append ``data``: whole lines, each ending in a newline."""
         if self._compress:
             data = gzip.compress(data, compresslevel=_GZIP_LEVEL, mtime=0)
         if self._fd is None:
@@ -255,7 +293,7 @@ class HeaderLines:
         encoder: The recording's encoder.
     """
 
-    __slots__ = ("_cache", "_describe", "_encode", "_fields", "_storage", "_vector")
+    __slots__ = ("_cache", "_describe", "_encode", "_fields", "_storage", "_vector", "_version")
 
     def __init__(
         self, describe: Callable[[], dict[str, Any]], storage: dict[str, Any], encoder: Encoder
@@ -263,6 +301,7 @@ class HeaderLines:
         self._describe = describe
         self._storage = storage
         self._encode = encoder.encode
+        self._version = encoder.version
         self._fields: dict[str, Any] | None = None
         self._vector: dict[str, Any] | None = None
         self._cache: dict[tuple[int | None, Any, bool], bytes] = {}
@@ -289,7 +328,7 @@ class HeaderLines:
             self._fields = {
                 "event": "header",
                 "format": FORMAT_NAME,
-                "version": FORMAT_VERSION,
+                "version": self._version,
                 "storage": orjson.Fragment(encode(self._storage)),
                 **{
                     name: orjson.Fragment(encode(value))
@@ -324,18 +363,21 @@ class EpisodeWriter:
     """
 
     __slots__ = (
+        "_buffer",
         "_careful",
+        "_encode_large_obs",
         "_encoder",
         "_fast_limit",
         "_file",
         "_flush_limit",
         "_folder_made",
-        "_lines",
         "_obs_large",
+        "_options",
         "_reset_dtypes",
         "_smallest_array",
         "_step_types",
         "_t",
+        "_write_at",
         "active",
         "episode_count",
         "full_every",
@@ -360,13 +402,21 @@ class EpisodeWriter:
         self._folder_made = False
         self._encoder = encoder
         self._careful = encoder.encode_careful
+        self._encode_large_obs = encoder.encode_large_obs
+        # orjson ends the line with its newline: no second append per step.
+        self._options = encoder.dumps_options | orjson.OPT_APPEND_NEWLINE
         self._fast_limit = encoder.fast_limit
         # The smallest array that may be summarised (see Encoder.encode).
         limit = encoder.fast_limit
         self._smallest_array = limit / 2 if limit != float("inf") else limit
-        self._flush_limit = flush_every if flush_every is not None else float("inf")
-        self._lines: list[bytes] = []
+        self._flush_limit = flush_every if flush_every is not None else math.inf
+        # The lines not yet written, each ending in a newline, in one compact
+        # buffer: the bytes objects orjson returns hold several kB each.
+        self._buffer = bytearray()
         self._t = 0
+        # The step whose line makes the buffer hold flush_every lines: a
+        # comparison with t, where counting lines would cost a store per step.
+        self._write_at = self._flush_limit
         # They outlive an episode: step 1 of the next one writes the field again.
         self._step_types = StepTypes()
         self._obs_large = False
@@ -374,7 +424,7 @@ class EpisodeWriter:
 
     def begin(self, header: bytes) -> None:
         """Start an episode with its header line; an unfinished one is written as it is."""
-        if self._lines:
+        if self._buffer:
             self.write_buffer()
         if not self._folder_made:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -382,7 +432,8 @@ class EpisodeWriter:
         self.active = True
         self.episode_count += 1
         self._t = 0
-        self._lines = [header]
+        self._write_at = self._flush_limit
+        self._add(header)
 
     def reset(self, obs: Any, info: Any) -> None:
         """Record the reset that begins the episode."""
@@ -390,7 +441,13 @@ class EpisodeWriter:
         reset_dtypes = self._reset_types(obs, info)
         if reset_dtypes is not None:
             record["dtypes"] = reset_dtypes
-        self._lines.append(self._encoder.encode(record))
+        self._add(self._encoder.encode(record))
+
+    def _add(self, line: bytes) -> None:
+        buffer = self._buffer
+        buffer += line
+        buffer += b"\n"
+        self._write_at -= 1
 
     def _reset_types(self, obs: Any, info: Any) -> Any:
         """The dtypes field of a reset record (None for none), kept by type of obs."""
@@ -426,20 +483,19 @@ class EpisodeWriter:
         }
         # The numpy types are written when they change (in practice on step 1),
         # walked in full only when a cheap key of them changes (see StepTypes).
-        # The key of StepTypes, worked out inline: this runs at every step.
+        # step_key(), inlined: this runs at every step.
         action_key: Any = type(action)
         if action_key is _NDARRAY:
             action_key = (action.dtype, action.shape)
         obs_key: Any = type(obs)
         if obs_key is _NDARRAY:
             obs_key = (obs.dtype, obs.shape)
-        key = (action_key, obs_key, type(reward))
+        info_key: Any = None
+        if type(info) is dict:
+            info_key = (tuple(info), tuple(map(type, info.values()))) if info else _NO_INFO
+        key = (action_key, obs_key, type(reward), info_key)
         step_types = self._step_types
-        if (
-            key != step_types.key
-            or type(info) is not dict
-            or (info and not _ALL_PLAIN(map(type, info.values())))
-        ):
+        if key != step_types.key:
             changed = step_types.walk(action, obs, reward, info, key)
             if (changed or t == 1) and step_types.field is not None:
                 record["dtypes"] = step_types.field
@@ -448,14 +504,15 @@ class EpisodeWriter:
             # The same types as the last step of the previous episode.
             record["dtypes"] = step_types.field
         # Encoder.encode, inlined: this runs at every step of every recording.
+        # Lines end with their newline here.
         if self._obs_large:
             # An image would be written in full only to be summarised.
-            line = self._careful(record)
+            line = self._encode_large_obs(record) + b"\n"
         else:
             try:
-                line = _DUMPS(record, option=_DUMPS_OPTIONS)
+                line = _DUMPS(record, option=self._options)
             except orjson.JSONEncodeError:
-                line = self._careful(record)
+                line = self._careful(record) + b"\n"
             else:
                 # partition(), not find() or "in": its one-argument call costs
                 # least on short bytes. Any "$" (not only '"$') is a false alarm
@@ -465,25 +522,26 @@ class EpisodeWriter:
                     or line.partition(b"$")[1]
                     or len(line) > self._fast_limit
                 ):
-                    line = self._careful(record)
+                    line = self._careful(record) + b"\n"
         done = terminated or truncated
         if self.full_every is not None and t % self.full_every and t != 1 and not done:
-            line = digest_record(t, line)
-        lines = self._lines
-        lines.append(line)
-        if done or len(lines) >= self._flush_limit:
+            line = digest_record(t, line[:-1]) + b"\n"
+        buffer = self._buffer
+        buffer += line
+        if done or t >= self._write_at or len(buffer) >= _WRITE_SIZE:
             self.write_buffer()
 
     @property
     def buffered(self) -> int:
         """The lines that wait in memory, not yet handed to the operating system."""
-        return len(self._lines)
+        return self._buffer.count(b"\n")
 
     def write_buffer(self) -> None:
         """Write what is buffered; recording goes on."""
-        if self._lines:
-            lines, self._lines = self._lines, []
-            self._file.write(lines)
+        self._write_at = self._t + self._flush_limit
+        if self._buffer:
+            data, self._buffer = self._buffer, bytearray()
+            self._file.write(data)
 
     def end(self) -> None:
         """Write what is buffered and close the file; the next episode needs a begin."""
