@@ -29,6 +29,7 @@ from gym_goldens.present.viz import (
     plot_recording,
     save_figure,
 )
+from tests.support.envs import ScriptedEnv, run
 from tests.support.legacy import write_format_1
 from tests.support.recordings import perturb, record_extremes, record_gauge
 
@@ -280,5 +281,40 @@ def test_a_tolerance_band_too_thin_to_see_is_said_in_words(tmp_path: Path) -> No
     golden, actual = _cartpole(tmp_path / "golden"), _cartpole(tmp_path / "actual", gravity=9.81)
     figure = plot_divergence(compare(golden, actual))
     assert figure is not None
-    said = [text.get_text() for axes in figure.axes for text in axes.texts]
-    assert any("too thin to see at this scale" in text for text in said)
+    legends = [text.get_text() for axes in figure.axes for text in axes.get_legend().get_texts()]
+    assert any(
+        text.startswith("tolerance \N{PLUS-MINUS SIGN}") and "too thin to see here" in text
+        for text in legends
+    )
+
+
+def test_fields_parting_at_the_same_step_come_in_the_order_the_reports_name_them(
+    tmp_path: Path,
+) -> None:
+    # Sorted by name, info.speed came before obs, and the plot's title named
+    # another first divergence than the failure message.
+    space = gym.spaces.Box(-10.0, 10.0, (1,), np.float64)
+
+    def record(out: Path, *, shift: float) -> Path:
+        observations = [np.array([0.0]), np.array([1.0 + shift]), np.array([2.0 + shift])]
+        infos = [{}, {"speed": 1.0 + shift}, {"speed": 2.0 + shift}]
+        env = ScriptedEnv(space, observations, rewards=[1.0 + shift, 1.0], infos=infos)
+        run(RecordTrajectory(env, out), [0, 0])
+        return out
+
+    comparison = compare(record(tmp_path / "g", shift=0.0), record(tmp_path / "a", shift=0.5))
+    figure = plot_divergence(comparison)
+    assert figure is not None
+    titles = [axes.get_title(loc="left") for axes in figure.axes if axes.get_title(loc="left")]
+    assert titles == ["obs[0]", "reward", "info.speed"]
+    assert "first divergence at t=1 (obs[0])" in figure.get_suptitle()
+
+
+def test_two_runs_are_named_as_runs(tmp_path: Path) -> None:
+    golden, actual = _cartpole(tmp_path / "golden"), _cartpole(tmp_path / "actual", gravity=9.81)
+    figure = plot_divergence(compare(golden, actual), sides=("run 1", "run 2"))
+    assert figure is not None
+    assert "run 1 vs run 2" in figure.get_suptitle()
+    legends = {text.get_text() for axes in figure.axes for text in axes.get_legend().get_texts()}
+    assert {"run 1", "run 2", "run 2 \N{MINUS SIGN} run 1"} <= legends
+    assert not any("golden" in text or "actual" in text for text in legends)

@@ -229,8 +229,8 @@ class TrajectoryChecks:
             self.flush()
             display = self.settings.display
 
-            def plot(comparison: Comparison, folder: Path) -> str | None:
-                return _divergence_plot(comparison, folder, display)[1]
+            def plot(comparison: Comparison, folder: Path, sides: tuple[str, str]) -> str | None:
+                return _divergence_plot(comparison, folder, display, sides)[1]
 
             found = find_nondeterminism(
                 [(r.name, r.env.output_dir, r.tolerance) for r in self._recordings],
@@ -458,7 +458,10 @@ def _format_not_updated(error: Exception, *, actual_dir: str) -> str:
 
 
 def _divergence_plot(
-    comparison: Comparison, actual_dir: Path, display: Callable[[Path], str]
+    comparison: Comparison,
+    actual_dir: Path,
+    display: Callable[[Path], str],
+    sides: tuple[str, str] = ("golden", "actual"),
 ) -> tuple[Path | None, str | None]:
     """Plot the diverging fields next to the actual recording, if matplotlib is installed."""
     try:
@@ -467,7 +470,9 @@ def _divergence_plot(
         # the suite, and must not fail it under -W error.
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            plot = write_divergence_plot(comparison, actual_dir / DIVERGENCE_PLOT, display=display)
+            plot = write_divergence_plot(
+                comparison, actual_dir / DIVERGENCE_PLOT, display=display, sides=sides
+            )
     except VizDependencyError:
         return None, None
     except Exception as error:  # a broken plot must not hide the mismatch

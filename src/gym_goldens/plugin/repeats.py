@@ -249,7 +249,7 @@ def find_nondeterminism(
     runs: Sequence[Run],
     *,
     display: Callable[[Path], str] = str,
-    plot: Callable[[Comparison, Path], str | None] | None = None,
+    plot: Callable[[Comparison, Path, tuple[str, str]], str | None] | None = None,
 ) -> dict[str, tuple[str | None, tuple[tuple[str, Path], ...]]]:
     """Compare each recording across runs.
 
@@ -257,8 +257,9 @@ def find_nondeterminism(
         recordings: ``(name, folder in the checked run, tolerance)``.
         runs: Every run, the checked one with ``dirs=None``.
         display: Turns a path into the text shown.
-        plot: Draws where two runs part, into the checked run's folder;
-            gives the line that names the plot, if it drew one.
+        plot: Draws where two runs part, into the checked run's folder,
+            given the runs' names; gives the line that names the plot, if it
+            drew one.
 
     Returns:
         For each recording that is not the same in every run: the failure
@@ -317,7 +318,8 @@ def find_nondeterminism(
                 text = format_nondeterminism(
                     comparison, first=first.label, second=other.label, notes=notes, display=display
                 )
-                plot_line = plot(comparison, this_dir) if plot is not None else None
+                names = (first.label, other.label)
+                plot_line = plot(comparison, this_dir, names) if plot is not None else None
                 if plot_line:
                     # Before the last line, the fix, as in a golden mismatch.
                     head, _, fix = text.rpartition("\n")

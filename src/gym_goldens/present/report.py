@@ -30,6 +30,7 @@ from gym_goldens.present.summary import format_space
 __all__ = [
     "FIELD_ORDER",
     "NONDETERMINISM_FIX",
+    "field_rank",
     "format_comparison",
     "format_missing",
     "format_nondeterminism",
@@ -210,14 +211,15 @@ def _describe_episode(episode: EpisodeComparison) -> list[str]:
     return lines
 
 
+def field_rank(path: Sequence[object]) -> int:
+    """Where a field's top-level name comes in :data:`FIELD_ORDER` (unknown names last)."""
+    field = path[0] if path else ""
+    return FIELD_ORDER.index(field) if field in FIELD_ORDER else len(FIELD_ORDER)
+
+
 def headline_order(differences: Sequence[Difference]) -> list[Difference]:
     """The differences in the order reports name them (:data:`FIELD_ORDER`), stable."""
-
-    def rank(difference: Difference) -> int:
-        field = difference.path[0] if difference.path else ""
-        return FIELD_ORDER.index(field) if field in FIELD_ORDER else len(FIELD_ORDER)
-
-    return sorted(differences, key=rank)
+    return sorted(differences, key=lambda difference: field_rank(difference.path))
 
 
 def suggested_tolerance(first: Divergence) -> str | None:

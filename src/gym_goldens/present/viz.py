@@ -40,6 +40,7 @@ from gym_goldens.comparison.result import Comparison, EpisodeComparison
 from gym_goldens.comparison.tolerance import Tolerance
 from gym_goldens.errors import GoldenFormatError, GoldensError
 from gym_goldens.format.fields import format_path
+from gym_goldens.present.report import field_rank
 from gym_goldens.present.series import (
     DEFAULT_FIELDS,
     SERIES_FIELDS,
@@ -83,7 +84,6 @@ _ACTUAL_COLOR: Final = "#ff7f0e"
 _DIFF_COLOR: Final = "#6a3d9a"
 _MARKER_COLOR: Final = "#d62728"
 _ONE_SIDED_COLOR: Final = "#d62728"
-_DIFFERENCE: Final = "actual \N{MINUS SIGN} golden"
 _MAX_TITLE_PATH: Final = 72
 _DPI: Final = 100
 # matplotlib's axis and tick arithmetic overflows near the largest float, so
@@ -181,6 +181,7 @@ def plot_comparison(
     comparison: Comparison | None = None,
     display: Callable[[Path], str] = str,
     advance: Callable[[int], None] | None = None,
+    sides: tuple[str, str] = ("golden", "actual"),
 ) -> Figure:
     """Plot golden and actual for one episode, with their difference.
 
@@ -204,6 +205,8 @@ def plot_comparison(
             it is at hand (it picks the episode).
         display: Turns a path into the text shown in the title.
         advance: Called with the number of records read, now and then.
+        sides: What the two recordings are called in the title and legends,
+            such as ``("run 1", "run 2")`` for two runs of a determinism check.
 
     Raises:
         VizDependencyError: matplotlib is not installed.
@@ -241,9 +244,10 @@ def plot_comparison(
         actual_read.series if actual_read else [],
         tolerance,
     )
+    # Earliest first; at the same step, in the order the text reports name them.
     diverging = sorted(
         (f for f in fields_compared if f.diverges),
-        key=lambda f: f.first if f.first is not None else 0,
+        key=lambda f: (f.first if f.first is not None else 0, field_rank(f.path)),
     )
     # Fields that differ only where one episode has ended are no divergence:
     # drawn only when nothing diverges (a change of episode length alone).
@@ -260,23 +264,29 @@ def plot_comparison(
     # the tick labels and the next field's title.
     name = _name([golden_read, actual_read], golden)
     title = _comparison_title(
-        f"{name}, {label}", golden_read, actual_read, (diverging, shown, chosen), display
+        f"{name}, {label}", (golden_read, actual_read), (diverging, shown, chosen), display, sides
     )
     layout = _Layout(head=_title_room(title), right=2.0)
     pairs = [(layout.add(1.35, gap=0.6), layout.add(0.6, gap=0.2)) for _ in shown]
     figure = layout.figure()
     for (top, bottom), item in zip(pairs, shown, strict=True):
         top.tick_params(labelbottom=False)
-        _draw_field(top, bottom, item)
+        _draw_field(top, bottom, item, sides)
     pairs[-1][1].set_xlabel("t (step; reset at 0)", fontsize=8)
     layout.title(title)
     return figure
 
 
 def plot_divergence(
-    comparison: Comparison, *, max_fields: int = 6, display: Callable[[Path], str] = str
+    comparison: Comparison,
+    *,
+    max_fields: int = 6,
+    display: Callable[[Path], str] = str,
+    sides: tuple[str, str] = ("golden", "actual"),
 ) -> Figure | None:
     """Plot the diverging fields of the first differing episode of a comparison.
+
+    ``sides`` names the two recordings, as for :func:`plot_comparison`.
 
     Returns:
         The figure, or None when the comparison is equal or no numeric
@@ -298,6 +308,7 @@ def plot_divergence(
             max_fields=max_fields,
             comparison=comparison,
             display=display,
+            sides=sides,
         )
     except NothingToPlotError:
         return None
@@ -321,9 +332,15 @@ def _divergent_fields(episode: EpisodeComparison, limit: int) -> list[str] | Non
 
 
 def write_divergence_plot(
-    comparison: Comparison, path: str | Path, *, display: Callable[[Path], str] = str
+    comparison: Comparison,
+    path: str | Path,
+    *,
+    display: Callable[[Path], str] = str,
+    sides: tuple[str, str] = ("golden", "actual"),
 ) -> Path | None:
     """Write :func:`plot_divergence` as PNG to ``path``, if there is anything to plot.
+
+    ``sides`` names the two recordings, as for :func:`plot_comparison`.
 
     Returns:
         ``path``, or None when no numeric field diverges.
@@ -331,7 +348,7 @@ def write_divergence_plot(
     Raises:
         VizDependencyError: matplotlib is not installed.
     """
-    figure = plot_divergence(comparison, display=display)
+    figure = plot_divergence(comparison, display=display, sides=sides)
     return None if figure is None else save_figure(figure, path)
 
 
@@ -408,11 +425,13 @@ class _Layout:
         )
 
 
-def _draw_field(top: Axes, bottom: Axes, item: FieldComparison) -> None:
+def _draw_field(top: Axes, bottom: Axes, item: FieldComparison, sides: tuple[str, str]) -> None:
+    golden_name, actual_name = sides
+    difference_label = f"{actual_name} \N{MINUS SIGN} {golden_name}"
     golden_t, golden_values = item.t[item.in_golden], item.golden[item.in_golden]
     actual_t, actual_values = item.t[item.in_actual], item.actual[item.in_actual]
     _draw_series(
-        top, golden_t, golden_values, discrete=item.discrete, color=_GOLDEN_COLOR, label="golden"
+        top, golden_t, golden_values, discrete=item.discrete, color=_GOLDEN_COLOR, label=golden_name
     )
     _draw_series(
         top,
@@ -421,13 +440,14 @@ def _draw_field(top: Axes, bottom: Axes, item: FieldComparison) -> None:
         discrete=item.discrete,
         color=_ACTUAL_COLOR,
         style="--",
-        label="actual",
+        label=actual_name,
     )
     top.set_title(item.label, loc="left", fontsize=10, fontweight="bold")
     with np.errstate(invalid="ignore"):  # inf - inf: NaN, a gap like NaN itself
         difference = _plottable(item.actual) - _plottable(item.golden)
     both = item.in_golden & item.in_actual
     allowed = _plottable(item.allowed)
+    difference = np.where(both, difference, np.nan)
     bottom.fill_between(
         item.t,
         -allowed,
@@ -436,26 +456,31 @@ def _draw_field(top: Axes, bottom: Axes, item: FieldComparison) -> None:
         color="0.6",
         alpha=0.35,
         linewidth=0,
-        label="tolerance",
+        label=_band_label(allowed[both], difference[both]),
     )
     bottom.axhline(0.0, color="0.5", linewidth=0.6)
-    difference = np.where(both, difference, np.nan)
     _draw_series(
-        bottom, item.t, difference, discrete=item.discrete, color=_DIFF_COLOR, label=_DIFFERENCE
+        bottom,
+        item.t,
+        difference,
+        discrete=item.discrete,
+        color=_DIFF_COLOR,
+        label=difference_label,
     )
-    _say_thin_band(bottom, allowed[both], difference[both])
     flat = not np.any(np.nan_to_num(np.where(both, difference, 0.0))) and not np.any(
         item.allowed[both]
     )
     if flat:
         # Nothing to scale to: keep matplotlib from zooming in on rounding noise.
         bottom.set_ylim(-1.0, 1.0)
-    bottom.set_ylabel(_DIFFERENCE.replace(" ", "\n", 1), fontsize=8)
+    bottom.set_ylabel(
+        difference_label.replace(" \N{MINUS SIGN}", "\n\N{MINUS SIGN}", 1), fontsize=8
+    )
     for axes in (top, bottom):
         axes.grid(alpha=0.3)
         axes.tick_params(labelsize=8)
         _integer_steps(axes)
-        _shade_one_sided(axes, item)
+        _shade_one_sided(axes, item, sides)
     if item.first is not None:
         label = f"first divergence, t={item.first}"
         for axes in (top, bottom):
@@ -484,23 +509,17 @@ def _draw_field(top: Axes, bottom: Axes, item: FieldComparison) -> None:
     bottom.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8, frameon=False)
 
 
-def _say_thin_band(
-    axes: Axes, allowed: np.ndarray[Any, Any], difference: np.ndarray[Any, Any]
-) -> None:
-    """Write the tolerance on an axis where its band is too thin to see."""
+def _band_label(allowed: np.ndarray[Any, Any], difference: np.ndarray[Any, Any]) -> str:
+    """The legend entry of the tolerance band, with its width where it is too thin to see.
+
+    In the legend, not on the axes: a note there would hide the lines it crosses.
+    """
     finite = difference[np.isfinite(difference)]
     widest = float(np.max(allowed)) if allowed.size else 0.0
     largest = float(np.max(np.abs(finite))) if finite.size else 0.0
     if largest > 0 and 0 < widest < _THIN_BAND * largest:
-        axes.text(
-            0.01,
-            0.92,
-            f"tolerance \N{PLUS-MINUS SIGN}{widest:.1e}: too thin to see at this scale",
-            transform=axes.transAxes,
-            va="top",
-            fontsize=7,
-            color="0.35",
-        )
+        return f"tolerance \N{PLUS-MINUS SIGN}{widest:.1e}\n(too thin to see here)"
+    return "tolerance"
 
 
 def _integer_steps(axes: Axes) -> None:
@@ -536,13 +555,13 @@ def _plottable(values: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
     return np.where(np.isfinite(values), np.clip(values, -_PLOT_LIMIT, _PLOT_LIMIT), values)
 
 
-def _shade_one_sided(axes: Axes, item: FieldComparison) -> None:
+def _shade_one_sided(axes: Axes, item: FieldComparison, sides: tuple[str, str]) -> None:
     one_sided = item.in_golden ^ item.in_actual
     if not one_sided.any():
         return
     start = int(item.t[one_sided].min())
     end = int(item.t[one_sided].max())
-    side = "golden" if item.in_golden[one_sided].all() else "actual"
+    side = sides[0] if item.in_golden[one_sided].all() else sides[1]
     axes.axvspan(
         start - 0.5,
         end + 0.5,
@@ -555,12 +574,13 @@ def _shade_one_sided(axes: Axes, item: FieldComparison) -> None:
 
 def _comparison_title(
     heading: str,
-    golden: EpisodeSeries | None,
-    actual: EpisodeSeries | None,
+    found: tuple[EpisodeSeries | None, EpisodeSeries | None],
     fields: tuple[Sequence[FieldComparison], Sequence[FieldComparison], Sequence[FieldComparison]],
     display: Callable[[Path], str],
+    sides: tuple[str, str],
 ) -> str:
-    """The figure title; ``fields`` are the diverging, shown and chosen ones."""
+    """The figure title; ``found`` are the golden's and actual's series, ``fields``
+    the diverging, shown and chosen ones."""
     diverging, shown, chosen = fields
     if diverging:
         head = diverging[0]
@@ -571,14 +591,14 @@ def _comparison_title(
         verdict = "no divergence within tolerance where both have the step; the lengths differ"
     else:
         verdict = "no divergence within tolerance"
-    lines = [f"{heading}: golden vs actual: {verdict}"]
+    lines = [f"{heading}: {sides[0]} vs {sides[1]}: {verdict}"]
     if len(shown) < len(chosen):
         lines[0] += f" (first {len(shown)} of {len(chosen)} fields shown)"
-    stride = max((s.stride for found in (golden, actual) if found for s in found.series), default=1)
+    stride = max((s.stride for one in found if one for s in one.series), default=1)
     if stride > 1:
         lines[0] += f" (every {stride}th step drawn, every step around the first divergence)"
-    for side, found in [("golden", golden), ("actual", actual)]:
-        lines.append(f"{side}: {_where(found, display) if found else '(no such episode)'}")
+    for side, one in zip(sides, found, strict=True):
+        lines.append(f"{side}: {_where(one, display) if one else '(no such episode)'}")
     return title_lines("\n".join(lines))
 
 
