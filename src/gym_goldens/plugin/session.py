@@ -270,9 +270,14 @@ class GoldensSession:
         lines = self.report.lines
         if not lines:
             return
+        # Loaded here, at the hook, like the rest of the package: a run that
+        # touched no golden prints nothing and loads only the wiring.
+        from gym_goldens.present.text import printable
+
         terminalreporter.section("gym-goldens", sep="-", bold=False)
         for line in lines:
-            terminalreporter.line(line)
+            # Folder names come from the goldens dir, as a pull request left it.
+            terminalreporter.line(printable(line))
 
 
 session_key: Final = pytest.StashKey[GoldensSession]()

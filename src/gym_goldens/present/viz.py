@@ -39,6 +39,7 @@ from gym_goldens.comparison.result import Comparison, EpisodeComparison
 from gym_goldens.comparison.tolerance import Tolerance
 from gym_goldens.errors import GoldenFormatError, GoldensError
 from gym_goldens.format.fields import format_path
+from gym_goldens.format.limits import DEFAULT_MAX_DECOMPRESSED_SIZE
 from gym_goldens.present.series import (
     DEFAULT_FIELDS,
     SERIES_FIELDS,
@@ -49,6 +50,7 @@ from gym_goldens.present.series import (
     episode_series,
     read_episode_series,
 )
+from gym_goldens.present.text import escape_value, printable
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -122,6 +124,7 @@ def plot_recording(
     fields: Sequence[str] | None = DEFAULT_FIELDS,
     max_fields: int = 12,
     advance: Callable[[int], None] | None = None,
+    max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
 ) -> Figure:
     """Plot the chosen fields of one episode of a recording, one axis per leaf.
 
@@ -132,6 +135,8 @@ def plot_recording(
         fields: Field patterns; None for every field.
         max_fields: Plot at most this many leaves (the first ones).
         advance: Called with the number of records read, now and then.
+        max_decompressed_size: What the compressed files of the recording
+            may expand to, in bytes.
 
     Raises:
         VizDependencyError: matplotlib is not installed.
@@ -139,7 +144,9 @@ def plot_recording(
         GoldenFormatError: The recording cannot be read or lacks the episode.
     """
     require_matplotlib()
-    found = read_episode_series(path, episode, fields, advance)
+    found = read_episode_series(
+        path, episode, fields, advance, max_decompressed_size=max_decompressed_size
+    )
     assert found is not None  # only missing_ok reads give None
     series = found.series
     if not series:
@@ -175,6 +182,7 @@ def plot_comparison(
     comparison: Comparison | None = None,
     display: Callable[[Path], str] = str,
     advance: Callable[[int], None] | None = None,
+    max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
 ) -> Figure:
     """Plot golden and actual for one episode, with their difference.
 
@@ -198,6 +206,8 @@ def plot_comparison(
             it is at hand (it picks the episode).
         display: Turns a path into the text shown in the title.
         advance: Called with the number of records read, now and then.
+        max_decompressed_size: What the compressed files of each recording
+            may expand to, in bytes.
 
     Raises:
         VizDependencyError: matplotlib is not installed.
@@ -207,7 +217,9 @@ def plot_comparison(
     require_matplotlib()
     tolerance = tolerance or (comparison.tolerance if comparison is not None else Tolerance())
     if episode is None:
-        comparison = comparison or compare(golden, actual, tolerance)
+        comparison = comparison or compare(
+            golden, actual, tolerance, max_decompressed_size=max_decompressed_size
+        )
         episode = comparison.differing[0] if comparison.differing else 0
     keep = None
     if isinstance(episode, EpisodeComparison):
@@ -223,7 +235,15 @@ def plot_comparison(
         index, label = episode, f"episode {episode}"
         golden_source, actual_source = Path(golden), Path(actual)
     golden_read, actual_read = (
-        read_episode_series(source, index, fields, advance, missing_ok=True, keep=keep)
+        read_episode_series(
+            source,
+            index,
+            fields,
+            advance,
+            missing_ok=True,
+            keep=keep,
+            max_decompressed_size=max_decompressed_size,
+        )
         if source is not None
         else None
         for source in (golden_source, actual_source)
@@ -264,9 +284,16 @@ def plot_comparison(
 
 
 def plot_divergence(
-    comparison: Comparison, *, max_fields: int = 6, display: Callable[[Path], str] = str
+    comparison: Comparison,
+    *,
+    max_fields: int = 6,
+    display: Callable[[Path], str] = str,
+    max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
 ) -> Figure | None:
     """Plot the diverging fields of the first differing episode of a comparison.
+
+    ``max_decompressed_size`` is what the compressed files of each recording
+    may expand to, in bytes.
 
     Returns:
         The figure, or None when the comparison is equal or no numeric
@@ -288,6 +315,7 @@ def plot_divergence(
             max_fields=max_fields,
             comparison=comparison,
             display=display,
+            max_decompressed_size=max_decompressed_size,
         )
     except NothingToPlotError:
         return None
@@ -311,7 +339,11 @@ def _divergent_fields(episode: EpisodeComparison, limit: int) -> list[str] | Non
 
 
 def write_divergence_plot(
-    comparison: Comparison, path: str | Path, *, display: Callable[[Path], str] = str
+    comparison: Comparison,
+    path: str | Path,
+    *,
+    display: Callable[[Path], str] = str,
+    max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
 ) -> Path | None:
     """Write :func:`plot_divergence` as PNG to ``path``, if there is anything to plot.
 
@@ -321,7 +353,9 @@ def write_divergence_plot(
     Raises:
         VizDependencyError: matplotlib is not installed.
     """
-    figure = plot_divergence(comparison, display=display)
+    figure = plot_divergence(
+        comparison, display=display, max_decompressed_size=max_decompressed_size
+    )
     return None if figure is None else save_figure(figure, path)
 
 
@@ -393,7 +427,10 @@ class _Layout:
             self._LEFT / self._WIDTH,
             (self._WIDTH - self._LEFT - self._right) / self._WIDTH,
         )
-        self._figure.suptitle(text, x=left + width / 2, y=1 - 0.1 / height, va="top", fontsize=11)
+        # Ids, keys and paths from the files are in it: no control character reaches it.
+        self._figure.suptitle(
+            printable(text), x=left + width / 2, y=1 - 0.1 / height, va="top", fontsize=11
+        )
 
 
 def _draw_field(top: Axes, bottom: Axes, item: FieldComparison) -> None:
@@ -572,7 +609,7 @@ def _name(found: Sequence[EpisodeSeries | None], given: str | Path) -> str:
         env = ((item.header if item else None) or {}).get("env")
         name = env.get("id") or env.get("class") if isinstance(env, dict) else None
         if name:
-            return str(name)
+            return escape_value(name)
     given_path = Path(given)
     return given_path.name if given_path.is_dir() else given_path.parent.name
 
