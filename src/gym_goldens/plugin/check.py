@@ -21,7 +21,7 @@ import gymnasium as gym
 from gym_goldens.comparison.engine import compare
 from gym_goldens.comparison.result import Comparison
 from gym_goldens.comparison.tolerance import Tolerance, ToleranceSpec
-from gym_goldens.errors import GoldenFormatError, UnsafeGoldenPathError
+from gym_goldens.errors import GoldenFormatError, GoldenWriteError, UnsafeGoldenPathError
 from gym_goldens.format.codec import ArraySizeSpec
 from gym_goldens.format.files import checked_recording_files
 from gym_goldens.format.layout import DIVERGENCE_PLOT, golden_dir_for, safe_segment
@@ -151,6 +151,7 @@ class TrajectoryChecks:
         golden's actions and reset arguments instead of the test's (see
         :mod:`gym_goldens.record.replay`).
         """
+        __tracebackhide__ = True  # a golden that cannot be replayed: the test's line, not ours
         is_vector = isinstance(env, gym.vector.VectorEnv)
         if not is_vector and not isinstance(env, gym.Env):
             raise TypeError(
@@ -216,6 +217,7 @@ class TrajectoryChecks:
                 [(r.name, r.env.output_dir, r.tolerance) for r in self._recordings],
                 runs,
                 display=self.settings.display,
+                max_decompressed_size=self.settings.max_decompressed_size,
             )
             if found:
                 results = [
@@ -253,6 +255,7 @@ class TrajectoryChecks:
         choice = self._golden(recording.name)
         golden_dir = choice.path
         display = self.settings.display
+        limit = self.settings.max_decompressed_size
         notes = [_REPLAY_MODE if recording.replay else _RECORDED_MODE]
         if self._variant_by:
             notes.append(choice.describe(display))
@@ -265,16 +268,27 @@ class TrajectoryChecks:
                 "call env.reset(seed=...) before stepping it",
             )
         if self.settings.update:
-            if choice.fallback and _matches(golden_dir, actual_dir, recording.tolerance):
+            if choice.fallback and _matches(golden_dir, actual_dir, recording.tolerance, limit):
                 # The plain golden serves this variant too: no copy of it is needed.
                 return CheckResult(recording.name, golden_dir, "unchanged")
             try:
                 update = update_golden(
-                    actual_dir, choice.variant_path, goldens_dir=self.settings.goldens_dir
+                    actual_dir,
+                    choice.variant_path,
+                    goldens_dir=self.settings.goldens_dir,
+                    max_decompressed_size=limit,
                 )
             except GoldenFormatError as error:
                 message = _format_not_updated(
                     _displayed(error, display), actual_dir=display(actual_dir)
+                )
+                return CheckResult(recording.name, golden_dir, "failed", message)
+            except GoldenWriteError as error:
+                # A read-only folder, a full disk: nothing of ours to fix, and the
+                # golden is as it was (written to a temporary file, never renamed).
+                refused = GoldenWriteError(display(Path(error.path)), error.reason)
+                message = _format_not_updated(
+                    refused, actual_dir=display(actual_dir), fix=_WRITE_FIX
                 )
                 return CheckResult(recording.name, golden_dir, "failed", message)
             return CheckResult(recording.name, choice.variant_path, update.status)
@@ -289,7 +303,9 @@ class TrajectoryChecks:
                 )
                 message = _with_notes(message, notes[1:])
                 return CheckResult(recording.name, golden_dir, "missing", message, actual_dir)
-            comparison = compare(golden_dir, actual_dir, recording.tolerance)
+            comparison = compare(
+                golden_dir, actual_dir, recording.tolerance, max_decompressed_size=limit
+            )
         except UnsafeGoldenPathError as error:
             message = _format_refused(
                 _displayed(error, display), actual_dir=display(actual_dir), nodeid=self.nodeid
@@ -315,7 +331,7 @@ class TrajectoryChecks:
                 "the golden's actions with record_trajectory(env, replay=True)"
             )
         message = _with_notes(message, notes)
-        plot, plot_line = _divergence_plot(comparison, actual_dir, display)
+        plot, plot_line = _divergence_plot(comparison, actual_dir, display, limit)
         if plot_line:
             # Beside the actual recording, before the last line (the fix).
             head, _, fix = message.rpartition("\n")
@@ -342,7 +358,9 @@ class TrajectoryChecks:
                 "record_trajectory(env, replay=True) replays a golden, and there is none here; "
                 f"record it first with: {update_command(self.nodeid)}",
             )
-        return ReplayActions(recorder, golden_dir)
+        return ReplayActions(
+            recorder, golden_dir, max_decompressed_size=self.settings.max_decompressed_size
+        )
 
     def _unique_name(self, name: str) -> str:
         taken = {recording.name for recording in self._recordings}
@@ -369,9 +387,9 @@ def _actions_differ(comparison: Comparison) -> bool:
     return False
 
 
-def _matches(golden_dir: Path, actual_dir: Path, tolerance: Tolerance) -> bool:
+def _matches(golden_dir: Path, actual_dir: Path, tolerance: Tolerance, limit: int) -> bool:
     try:
-        return compare(golden_dir, actual_dir, tolerance).equal
+        return compare(golden_dir, actual_dir, tolerance, max_decompressed_size=limit).equal
     except GoldenFormatError:
         return False
 
@@ -392,19 +410,25 @@ def _format_refused(error: Exception, *, actual_dir: str, nodeid: str) -> str:
     )
 
 
-def _format_not_updated(error: Exception, *, actual_dir: str) -> str:
+_NOT_UPDATED_FIX: Final = "fix or remove the golden, then run pytest --update-goldens again"
+_WRITE_FIX: Final = (
+    "free space or fix the permissions of the goldens dir, then run pytest --update-goldens again"
+)
+
+
+def _format_not_updated(error: Exception, *, actual_dir: str, fix: str = _NOT_UPDATED_FIX) -> str:
     return "\n".join(
         [
             f"golden not updated: {error}",
             "  the golden was left as it is",
             f"  actual recording: {actual_dir}",
-            "  fix or remove the golden, then run pytest --update-goldens again",
+            f"  {fix}",
         ]
     )
 
 
 def _divergence_plot(
-    comparison: Comparison, actual_dir: Path, display: Callable[[Path], str]
+    comparison: Comparison, actual_dir: Path, display: Callable[[Path], str], limit: int
 ) -> tuple[Path | None, str | None]:
     """Plot the diverging fields next to the actual recording, if matplotlib is installed."""
     try:
@@ -413,7 +437,12 @@ def _divergence_plot(
         # the suite, and must not fail it under -W error.
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            plot = write_divergence_plot(comparison, actual_dir / DIVERGENCE_PLOT, display=display)
+            plot = write_divergence_plot(
+                comparison,
+                actual_dir / DIVERGENCE_PLOT,
+                display=display,
+                max_decompressed_size=limit,
+            )
     except VizDependencyError:
         return None, None
     except Exception as error:  # a broken plot must not hide the mismatch

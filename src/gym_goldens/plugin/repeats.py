@@ -37,6 +37,7 @@ from gym_goldens.comparison.engine import compare
 from gym_goldens.comparison.tolerance import Tolerance
 from gym_goldens.errors import GoldenFormatError
 from gym_goldens.format.layout import run_dirname, safe_segment
+from gym_goldens.format.limits import DEFAULT_MAX_DECOMPRESSED_SIZE
 from gym_goldens.plugin.settings import GoldensSettings, settings_key
 from gym_goldens.present.report import format_nondeterminism
 
@@ -183,6 +184,7 @@ def find_nondeterminism(
     runs: Sequence[Run],
     *,
     display: Callable[[Path], str] = str,
+    max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
 ) -> dict[str, tuple[str | None, tuple[tuple[str, Path], ...]]]:
     """Compare each recording across runs.
 
@@ -190,6 +192,8 @@ def find_nondeterminism(
         recordings: ``(name, folder in the checked run, tolerance)``.
         runs: Every run, the checked one with ``dirs=None``.
         display: Turns a path into the text shown.
+        max_decompressed_size: What a compressed recording may expand to
+            when read, in bytes.
 
     Returns:
         For each recording that is not the same in every run: the failure
@@ -236,7 +240,9 @@ def find_nondeterminism(
                 )
                 break
             try:
-                comparison = compare(reference, other_dir, tolerance)
+                comparison = compare(
+                    reference, other_dir, tolerance, max_decompressed_size=max_decompressed_size
+                )
             except GoldenFormatError as error:
                 found[name] = (f"nondeterministic: a run's recording is unreadable: {error}", kept)
                 break

@@ -9,6 +9,8 @@ from typing import Final
 
 import pytest
 
+from gym_goldens.format.limits import DEFAULT_MAX_DECOMPRESSED_SIZE, format_size, parse_size
+
 __all__ = ["GoldensSettings", "add_options", "settings_key"]
 
 _GROUP: Final = "gym-goldens"
@@ -49,6 +51,8 @@ class GoldensSettings:
         artifacts_dir: Where failing recordings are copied (``--goldens-artifacts``).
         record_into: Set in the subprocess of a cross-process run: record
             there, check nothing (hidden ``--goldens-record-into``).
+        max_decompressed_size: What a compressed golden (or recording) may
+            expand to when read, in bytes (ini ``goldens_max_decompressed_size``).
     """
 
     goldens_dir: Path
@@ -68,6 +72,7 @@ class GoldensSettings:
     determinism_mode: str = "inprocess"
     artifacts_dir: Path | None = None
     record_into: Path | None = None
+    max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE
 
     def display(self, path: Path | str) -> str:
         """A path as shown to the user: relative to the invocation folder if inside it."""
@@ -83,7 +88,8 @@ class GoldensSettings:
 
         Raises:
             pytest.UsageError: An ini tolerance is not a non-negative number,
-                or ``--prune-goldens`` is given without ``--update-goldens``.
+                ``goldens_max_decompressed_size`` is not a size, or
+                ``--prune-goldens`` is given without ``--update-goldens``.
         """
         rootdir = config.rootpath
         invocation_dir = config.invocation_params.dir
@@ -124,6 +130,7 @@ class GoldensSettings:
             determinism_mode=str(config.getoption("goldens_determinism_mode")),
             artifacts_dir=(invocation_dir / artifacts).resolve() if artifacts else None,
             record_into=Path(record_into).resolve() if record_into else None,
+            max_decompressed_size=_ini_limit(config, "goldens_max_decompressed_size"),
         )
 
 
@@ -225,6 +232,12 @@ def add_options(parser: pytest.Parser) -> None:
         default=str(DEFAULT_MAX_ARRAY_SIZE),
     )
     parser.addini(
+        "goldens_max_decompressed_size",
+        help="the most a compressed golden (.jsonl.gz) may expand to when read, such as 512 MiB "
+        f"or 4 GiB ({format_size(DEFAULT_MAX_DECOMPRESSED_SIZE)}); a larger one fails its test.",
+        default=format_size(DEFAULT_MAX_DECOMPRESSED_SIZE),
+    )
+    parser.addini(
         "goldens_compress",
         type="bool",
         help="write gzip-compressed goldens (.jsonl.gz).",
@@ -243,6 +256,13 @@ def _ini_size(config: pytest.Config, name: str) -> int | None:
     if value < 0:
         raise pytest.UsageError(f"ini {name} must be a non-negative int or 'none', got {raw!r}")
     return value
+
+
+def _ini_limit(config: pytest.Config, name: str) -> int:
+    try:
+        return parse_size(str(config.getini(name)))
+    except ValueError as error:
+        raise pytest.UsageError(f"ini {name}: {error}") from None
 
 
 def _subset(config: pytest.Config) -> str | None:

@@ -14,6 +14,7 @@ episode files.
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Final
 
@@ -22,6 +23,7 @@ from gym_goldens.comparison.tolerance import Tolerance
 from gym_goldens.errors import GoldenFormatError, UnsafeGoldenPathError
 from gym_goldens.format.files import Installed, install_recording
 from gym_goldens.format.header import FORMAT_VERSION
+from gym_goldens.format.limits import DEFAULT_MAX_DECOMPRESSED_SIZE
 from gym_goldens.format.reader import read_header
 
 __all__ = ["GoldenUpdate", "update_golden"]
@@ -33,7 +35,11 @@ _EXACT: Final = Tolerance(rtol=0.0, atol=0.0)
 
 
 def update_golden(
-    actual_dir: Path, golden_dir: Path, *, goldens_dir: Path | None = None
+    actual_dir: Path,
+    golden_dir: Path,
+    *,
+    goldens_dir: Path | None = None,
+    max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
 ) -> GoldenUpdate:
     """Make ``golden_dir`` hold the recording of ``actual_dir``.
 
@@ -46,6 +52,8 @@ def update_golden(
         golden_dir: The golden folder to update.
         goldens_dir: The goldens root; when given, nothing is read or written
             unless it lies inside it.
+        max_decompressed_size: What the existing golden (compressed) may
+            expand to when read; one that expands further is replaced.
 
     Raises:
         GoldenFormatError: An existing golden entry is in the way (a folder
@@ -54,14 +62,16 @@ def update_golden(
         UnsafeGoldenPathError: ``golden_dir`` or one of its files resolves
             outside ``goldens_dir``.
     """
-    return install_recording(actual_dir, golden_dir, is_current=_is_current, root=goldens_dir)
+    is_current = functools.partial(_is_current, limit=max_decompressed_size)
+    return install_recording(actual_dir, golden_dir, is_current=is_current, root=goldens_dir)
 
 
-def _is_current(target: Path, actual_dir: Path) -> bool:
+def _is_current(target: Path, actual_dir: Path, *, limit: int) -> bool:
     """Whether ``target`` holds the recording of ``actual_dir``, in this format version."""
     try:
-        current = (read_header(target) or {}).get("version") == FORMAT_VERSION
-        return current and compare(target, actual_dir, _EXACT).equal
+        header = read_header(target, max_decompressed_size=limit)
+        current = (header or {}).get("version") == FORMAT_VERSION
+        return current and compare(target, actual_dir, _EXACT, max_decompressed_size=limit).equal
     except UnsafeGoldenPathError:
         raise
     except GoldenFormatError:
