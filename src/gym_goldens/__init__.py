@@ -10,6 +10,7 @@ it (data flows env -> record -> format -> file, file -> format -> comparison
 - ``errors``: the exceptions, all derived from :class:`GoldensError`.
 - ``format/``: the file format.
     - ``layout``: every file and folder name, and golden paths from test ids.
+    - ``limits``: what a file may hold (line size, decompressed size).
     - ``fields``: field paths and field patterns (``obs[2]``, ``info.*.time``).
     - ``codec``: values to JSON lines and back; array summaries.
     - ``dtypes``: the numpy types of recorded values (the ``dtypes`` field).
@@ -39,6 +40,7 @@ it (data flows env -> record -> format -> file, file -> format -> comparison
     - ``viz``: plots (matplotlib, optional).
     - ``html``: self-contained HTML pages of mismatches.
     - ``progress``: a progress bar on a terminal.
+    - ``text``: text from files and envs escaped for display.
 - ``audit/``: checks of envs themselves.
     - ``determinism``: :func:`assert_deterministic`.
 - ``plugin/``: the pytest plugin's parts.
