@@ -35,6 +35,8 @@ def test_importing_the_plugin_loads_nothing_heavy(module: str) -> None:
 # ten times slower than the import system.
 STARTUP_MODULES = (
     "gym_goldens",
+    "gym_goldens.format",
+    "gym_goldens.format.limits",
     "gym_goldens.plugin",
     "gym_goldens.plugin.session",
     "gym_goldens.plugin.settings",

@@ -10,6 +10,7 @@ it (data flows env -> record -> format -> file, file -> format -> comparison
 - ``errors``: the exceptions, all derived from :class:`GoldensError`.
 - ``format/``: the file format.
     - ``layout``: every file and folder name, and golden paths from test ids.
+    - ``limits``: what a file may hold (line size, decompressed size).
     - ``fields``: field paths and field patterns (``obs[2]``, ``info.*.time``).
     - ``codec``: values to JSON lines and back; array summaries.
     - ``dtypes``: the numpy types of recorded values (the ``dtypes`` field).
@@ -40,6 +41,7 @@ it (data flows env -> record -> format -> file, file -> format -> comparison
     - ``html``: self-contained HTML pages of mismatches.
     - ``progress``: a progress bar on a terminal.
     - ``table``: the table of ``gym-goldens audit``, as text and JSON.
+    - ``text``: text from files and envs escaped for display.
 - ``audit/``: checks of envs themselves.
     - ``determinism``: :func:`assert_deterministic`.
     - ``registry``: :func:`registered_envs`: the registered envs of a package, by glob.

@@ -13,6 +13,10 @@ Exit codes: 0 success (``diff``: equal within tolerance), 1 ``diff`` found a
 difference (``audit``: an env is nondeterministic, erred or failed
 ``check_env``), 2 unusable input (unreadable file, bad argument, missing
 dependency, no env matches), with a one-line message on stderr and no traceback.
+
+Recordings may come from anyone (goldens arrive in pull requests): what the
+command prints from them is escaped (:mod:`gym_goldens.present.text`), and a
+compressed recording may expand to 1 GiB at most (``--max-decompressed-size``).
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from gym_goldens.comparison.tolerance import Tolerance
 from gym_goldens.errors import GoldensError
 from gym_goldens.format.fields import parse_pattern
 from gym_goldens.format.layout import is_trajectory_file_name
+from gym_goldens.format.limits import DEFAULT_MAX_DECOMPRESSED_SIZE, format_size, parse_size
 from gym_goldens.format.reader import (
     count_episode_records,
     count_records,
@@ -49,6 +54,7 @@ from gym_goldens.present.progress import Progress, is_terminal
 from gym_goldens.present.report import format_comparison
 from gym_goldens.present.summary import format_folder, format_recording, format_steps, summarize
 from gym_goldens.present.table import audit_json, format_table
+from gym_goldens.present.text import printable
 from gym_goldens.record.rollouts import record_rollout
 
 __all__ = ["main"]
@@ -81,14 +87,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return command(args)
     except GoldensError as error:
-        print(f"{_PROG}: error: {error}", file=sys.stderr)
+        _error(str(error))
         return _EXIT_ERROR
     except OSError as error:
         where = f"{error.filename}: " if error.filename else ""
-        print(f"{_PROG}: error: {where}{error.strerror or error}", file=sys.stderr)
+        _error(f"{where}{error.strerror or error}")
+        return _EXIT_ERROR
+    except RecursionError:
+        # What the readers and the report show is bounded in depth; this is
+        # the guard for a part that is not, so that a hostile file still
+        # gets a message and exit code 2, not a traceback.
+        _error("a recording holds values nested too deeply to be shown")
         return _EXIT_ERROR
     except KeyboardInterrupt:
-        print(f"{_PROG}: interrupted", file=sys.stderr)
+        _error("interrupted", prefix="")
         return 130
 
 
@@ -127,6 +139,7 @@ def _parser() -> argparse.ArgumentParser:
         help="the episode for --steps, numbered from 0 in the recording (default 0)",
     )
     show.add_argument("--all", action="store_true", help="list every episode, however many")
+    _add_limit_option(show)
     show.set_defaults(run=_show)
 
     diff = commands.add_parser(
@@ -143,6 +156,7 @@ def _parser() -> argparse.ArgumentParser:
         "actual", type=Path, metavar="ACTUAL", help="the recording to check, of the same kind"
     )
     _add_tolerance_options(diff)
+    _add_limit_option(diff)
     diff.set_defaults(run=_diff)
 
     plot = commands.add_parser(
@@ -183,6 +197,7 @@ def _parser() -> argparse.ArgumentParser:
         "else 0)",
     )
     _add_tolerance_options(plot)
+    _add_limit_option(plot)
     plot.set_defaults(run=_plot)
 
     record = commands.add_parser(
@@ -210,6 +225,25 @@ def _parser() -> argparse.ArgumentParser:
     record.set_defaults(run=_record)
     _add_audit_command(commands)
     return parser
+
+
+def _add_limit_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--max-decompressed-size",
+        type=_size,
+        default=DEFAULT_MAX_DECOMPRESSED_SIZE,
+        metavar="SIZE",
+        help="the most a compressed recording (.jsonl.gz) may expand to when read, such as "
+        f"512MiB or 4GiB (default {format_size(DEFAULT_MAX_DECOMPRESSED_SIZE)}); a larger one "
+        "is refused",
+    )
+
+
+def _size(text: str) -> int:
+    try:
+        return parse_size(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def _add_tolerance_options(parser: argparse.ArgumentParser) -> None:
@@ -241,6 +275,7 @@ def _add_tolerance_options(parser: argparse.ArgumentParser) -> None:
 
 def _show(args: argparse.Namespace) -> int:
     path: Path = args.path
+    limit: int = args.max_decompressed_size
     if path.is_dir() and not recording_files(path):
         if args.steps is not None:
             raise _UsageError(
@@ -251,44 +286,54 @@ def _show(args: argparse.Namespace) -> int:
         if not recordings:
             raise _UsageError(f"{path}: no recording (trajectory.jsonl) in this folder or below")
         files = [file for folder in recordings for file in recording_files(folder)]
-        with _RecordProgress(lambda: [count_records(files)], "reading") as bar:
-            summaries = [summarize(folder, advance=bar.advance) for folder in recordings]
+        with _RecordProgress(
+            lambda: [count_records(files, max_decompressed_size=limit)], "reading"
+        ) as bar:
+            summaries = [
+                summarize(folder, advance=bar.advance, max_decompressed_size=limit)
+                for folder in recordings
+            ]
         _print_lines(format_folder(path, summaries, display=_display))
         return _EXIT_OK
     if args.steps is not None:
         start, stop = _step_range(args.steps)
-        _print_lines(format_steps(path, start, stop, episode=args.episode))
+        _print_lines(
+            format_steps(path, start, stop, episode=args.episode, max_decompressed_size=limit)
+        )
         return _EXIT_OK
     files = recording_files(path)
-    with _RecordProgress(lambda: [count_records(files)], "reading") as bar:
-        summary = summarize(path, advance=bar.advance)
+    with _RecordProgress(
+        lambda: [count_records(files, max_decompressed_size=limit)], "reading"
+    ) as bar:
+        summary = summarize(path, advance=bar.advance, max_decompressed_size=limit)
     _print_lines(format_recording(summary, display=_display, all_episodes=args.all))
     return _EXIT_OK
 
 
 def _diff(args: argparse.Namespace) -> int:
     tolerance = _tolerance(args)
-    comparison = _compare(args.golden, args.actual, tolerance)
+    comparison = _compare(args.golden, args.actual, tolerance, args.max_decompressed_size)
     if comparison.equal:
         count = len(comparison.episodes)
-        print(
-            f"equal: {_display(args.actual)} matches {_display(args.golden)} "
-            f"({count} episode{'s' if count != 1 else ''}; {tolerance.describe()})"
+        _print_lines(
+            [
+                f"equal: {_display(args.actual)} matches {_display(args.golden)} "
+                f"({count} episode{'s' if count != 1 else ''}; {tolerance.describe()})"
+            ]
         )
         return _EXIT_OK
-    print(
-        format_comparison(
-            comparison,
-            display=_display,
-            fix=_FIX,
-        )
+    _print_lines(
+        [
+            format_comparison(comparison, display=_display, fix=_FIX),
+            f"  plot it with: {_PROG} plot {_display(args.golden)} --vs {_display(args.actual)}",
+        ]
     )
-    print(f"  plot it with: {_PROG} plot {_display(args.golden)} --vs {_display(args.actual)}")
     return _EXIT_DIFFERENT
 
 
 def _plot(args: argparse.Namespace) -> int:
     viz.require_matplotlib()
+    limit: int = args.max_decompressed_size
     fields = _fields(args.fields)
     output: Path = args.output or Path(f"{_stem(args.path)}.png")
     html = output.suffix.lower() in (".html", ".htm")
@@ -297,9 +342,13 @@ def _plot(args: argparse.Namespace) -> int:
             raise _UsageError("--rtol, --atol and --ignore apply to a comparison; add --vs OTHER")
         episode = args.episode or 0
         files = _recording_files(args.path)
-        with _RecordProgress(lambda: _episode_sizes([files], [episode]), "reading") as bar:
+        with _RecordProgress(lambda: _episode_sizes([files], [episode], limit), "reading") as bar:
             figure = viz.plot_recording(
-                args.path, episode=episode, fields=fields, advance=bar.advance
+                args.path,
+                episode=episode,
+                fields=fields,
+                advance=bar.advance,
+                max_decompressed_size=limit,
             )
         if html:
             _write_html(
@@ -310,10 +359,10 @@ def _plot(args: argparse.Namespace) -> int:
             )
         else:
             viz.save_figure(figure, output)
-        print(f"wrote {_display(output)}")
+        _print_lines([f"wrote {_display(output)}"])
         return _EXIT_OK
     tolerance = _tolerance(args)
-    comparison = _compare(args.path, args.vs, tolerance)
+    comparison = _compare(args.path, args.vs, tolerance, limit)
     # Differing episodes are plotted as the comparison found them (with their
     # sub-env, in a vector recording); --episode picks one by its number.
     episodes: list[int | EpisodeComparison]
@@ -325,7 +374,7 @@ def _plot(args: argparse.Namespace) -> int:
         episodes = [0]
     numbers = [e if isinstance(e, int) else e.index for e in episodes]
     sides = [_recording_files(args.path), _recording_files(args.vs)]
-    with _RecordProgress(lambda: _episode_sizes(sides, numbers), "reading") as bar:
+    with _RecordProgress(lambda: _episode_sizes(sides, numbers, limit), "reading") as bar:
         figures = [
             viz.plot_comparison(
                 args.path,
@@ -336,6 +385,7 @@ def _plot(args: argparse.Namespace) -> int:
                 comparison=comparison,
                 display=_display,
                 advance=bar.advance,
+                max_decompressed_size=limit,
             )
             for e in episodes
         ]
@@ -362,7 +412,7 @@ def _plot(args: argparse.Namespace) -> int:
         _write_html(output, "gym-goldens: golden vs actual", intro, sections)
     else:
         viz.save_figure(figures[0], output)
-    print(f"wrote {_display(output)}")
+    _print_lines([f"wrote {_display(output)}"])
     return _EXIT_OK
 
 
@@ -381,9 +431,11 @@ def _record(args: argparse.Namespace) -> int:
             advance=bar.advance,
         )
     episodes = f"{rollout.episodes} episode{'s' if rollout.episodes != 1 else ''}"
-    print(
-        f"recorded {rollout.steps:,} steps of {args.env_id} (seed {args.seed}) in {episodes}: "
-        f"{_display(rollout.output_dir)} ({rollout.status})"
+    _print_lines(
+        [
+            f"recorded {rollout.steps:,} steps of {args.env_id} (seed {args.seed}) in "
+            f"{episodes}: {_display(rollout.output_dir)} ({rollout.status})"
+        ]
     )
     return _EXIT_OK
 
@@ -555,13 +607,19 @@ def _import_from_here() -> None:
         sys.path.insert(0, here)
 
 
-def _compare(golden: Path, actual: Path, tolerance: Tolerance) -> Comparison:
+def _compare(golden: Path, actual: Path, tolerance: Tolerance, limit: int) -> Comparison:
     sides = [_recording_files(golden), _recording_files(actual)]
     for path, files in zip((golden, actual), sides, strict=True):
         if not files:
             raise _UsageError(f"{path}: no recording (trajectory.jsonl) in this folder")
-    with _RecordProgress(lambda: _episode_sizes(sides), "comparing") as bar:
-        return compare(golden, actual, tolerance, progress=lambda _: bar.advance_unit())
+    with _RecordProgress(lambda: _episode_sizes(sides, None, limit), "comparing") as bar:
+        return compare(
+            golden,
+            actual,
+            tolerance,
+            progress=lambda _: bar.advance_unit(),
+            max_decompressed_size=limit,
+        )
 
 
 def _recording_files(path: Path) -> list[Path]:
@@ -573,13 +631,13 @@ def _recording_files(path: Path) -> list[Path]:
 
 
 def _episode_sizes(
-    sides: Sequence[Sequence[Path]], episodes: Sequence[int] | None = None
+    sides: Sequence[Sequence[Path]], episodes: Sequence[int] | None, limit: int
 ) -> list[int]:
     """The records of each episode (or of the chosen ones), over the recordings' files.
 
     Episodes of the same number in each recording are one unit of work.
     """
-    counts = [count_episode_records(files) for files in sides]
+    counts = [count_episode_records(files, max_decompressed_size=limit) for files in sides]
     totals = [sum(pair) for pair in itertools.zip_longest(*counts, fillvalue=0)]
     if episodes is None:
         return totals
@@ -719,4 +777,10 @@ def _display(path: Path | str) -> str:
 
 
 def _print_lines(lines: Sequence[str]) -> None:
-    print("\n".join(lines))
+    # The parts that came from the files are escaped where the text was put
+    # together; this guard leaves no control character for any part missed.
+    print(printable("\n".join(lines)))
+
+
+def _error(message: str, *, prefix: str = "error: ") -> None:
+    print(f"{_PROG}: {prefix}{printable(message)}", file=sys.stderr)

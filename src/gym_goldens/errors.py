@@ -9,6 +9,7 @@ from __future__ import annotations
 
 __all__ = [
     "GoldenFormatError",
+    "GoldenWriteError",
     "GoldensError",
     "GoldensWarning",
     "UnsafeGoldenPathError",
@@ -45,6 +46,23 @@ class UnsafeGoldenPathError(GoldenFormatError):
 
     Such a golden is neither read nor written.
     """
+
+
+class GoldenWriteError(GoldensError, OSError):
+    """A golden (or a recording) could not be written: the file system refused.
+
+    A read-only folder, a full disk, a file in use: the old file, if any, is
+    left as it was.
+
+    Attributes:
+        path: The file or folder that could not be written.
+        reason: What the file system said.
+    """
+
+    def __init__(self, path: object, reason: str) -> None:
+        self.path = str(path)
+        self.reason = reason
+        super().__init__(f"{self.path}: {reason}")
 
 
 class GoldensWarning(UserWarning):

@@ -172,3 +172,31 @@ def test_a_failure_keeps_its_temporary_recordings() -> None:
 def test_bad_arguments(kwargs: dict, error: type[Exception], message: str) -> None:
     with pytest.raises(error, match=message):
         assert_deterministic(seed=0, steps=5, **kwargs)
+
+
+class _RightToLeftEnv(gym.Env[str, int]):
+    """Observations that change from reset to reset and hold a right-to-left override."""
+
+    observation_space = gym.spaces.Text(max_length=8, charset="ab\u202e0123456789")
+    action_space = gym.spaces.Discrete(2)
+
+    def __init__(self) -> None:
+        self.resets = 0
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, object] | None = None
+    ) -> tuple[str, dict[str, object]]:
+        super().reset(seed=seed)
+        self.resets += 1
+        return f"a\u202e{self.resets}b", {}
+
+    def step(self, action: int) -> tuple[str, float, bool, bool, dict[str, object]]:
+        return "ab", 0.0, False, False, {}
+
+
+def test_what_the_env_returned_is_escaped_in_the_findings() -> None:
+    error = _failure(_RightToLeftEnv)
+    text = str(error)
+    assert "reset(seed=0) twice gave different observations" in text
+    assert "a\\u202e1b" in text
+    assert "\u202e" not in text

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import tracemalloc
 from pathlib import Path
 
 import gymnasium as gym
@@ -10,7 +11,11 @@ import pytest
 
 from gym_goldens import RecordTrajectory
 from gym_goldens.errors import GoldenFormatError, UnsafeGoldenPathError
-from gym_goldens.format.files import atomic_write_bytes, checked_recording_files
+from gym_goldens.format.files import (
+    atomic_write_bytes,
+    checked_recording_files,
+    install_recording,
+)
 from gym_goldens.plugin.store import update_golden
 from tests.support.legacy import split_into_episode_files
 
@@ -108,3 +113,50 @@ def test_recording_files_refuse_paths_out_of_the_goldens_dir(tmp_path: Path) -> 
     (goldens / "file").write_bytes(b"x")
     with pytest.raises(GoldenFormatError, match="expected a golden folder, found a file"):
         checked_recording_files(goldens, goldens / "file")
+
+
+def _never_current(existing: Path, recording: Path) -> bool:
+    return False
+
+
+MiB = 1 << 20
+
+
+def test_a_large_recording_is_installed_byte_for_byte_without_being_held_in_memory(
+    tmp_path: Path,
+) -> None:
+    source = tmp_path / "run"
+    source.mkdir()
+    # Not a valid recording, which the copy does not need: bytes that differ
+    # from chunk to chunk, so that a copy out of order shows.
+    content = b"".join(i.to_bytes(4, "little") * (MiB // 16) for i in range(24 * 4))
+    (source / "trajectory.jsonl").write_bytes(content)
+    target = tmp_path / "goldens" / "CartPole-v1"
+
+    tracemalloc.start()
+    try:
+        installed = install_recording(source, target, is_current=_never_current)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+
+    assert installed.status == "created"
+    assert (target / "trajectory.jsonl").read_bytes() == content
+    assert [p.name for p in target.iterdir()] == ["trajectory.jsonl"]
+    assert peak < 4 * MiB, f"installing a 24 MiB recording took {peak / MiB:.0f} MiB"
+
+
+@pytest.mark.parametrize("compress", [False, True])
+def test_the_episode_files_of_format_1_are_concatenated(tmp_path: Path, compress: bool) -> None:
+    legacy = tmp_path / "legacy"
+    legacy.mkdir()
+    suffix = ".jsonl.gz" if compress else ".jsonl"
+    parts = [bytes([65 + i]) * (MiB + i) for i in range(3)]
+    for i, part in enumerate(parts):
+        (legacy / f"episode_{i:05d}{suffix}").write_bytes(part)
+    target = tmp_path / "goldens" / "CartPole-v1"
+
+    install_recording(legacy, target, is_current=_never_current)
+
+    assert [p.name for p in target.iterdir()] == [f"trajectory{suffix}"]
+    assert (target / f"trajectory{suffix}").read_bytes() == b"".join(parts)

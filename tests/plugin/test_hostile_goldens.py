@@ -9,8 +9,12 @@ outside the goldens dir was written.
 
 from __future__ import annotations
 
+import errno
+import gzip
 import os
+import re
 import shutil
+import subprocess
 import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
@@ -525,3 +529,292 @@ def test_replay_reads_no_sub_env_folder_outside_the_goldens_dir(
     result.stdout.fnmatch_lines(["*env_0*resolves to *, outside the goldens dir*"])
     result.stdout.no_fnmatch_line("*not read*")
     result.stdout.no_fnmatch_line("*invalid JSON*")
+
+
+def _compressed_bomb(project: pytest.Pytester, filler: bytes, size: int) -> Path:
+    """Replace the golden by a gzip of itself followed by ``size`` bytes of ``filler`` lines."""
+    golden = project.path / GOLDEN_FILE
+    bomb = golden.with_name("trajectory.jsonl.gz")
+    # One gzip member of 1 MiB, repeated: a few kB on disk for each MiB it holds.
+    member = gzip.compress(filler * (MiB // len(filler)), mtime=0)
+    with bomb.open("wb") as handle:
+        handle.write(gzip.compress(golden.read_bytes(), mtime=0))
+        for _ in range(size // MiB):
+            handle.write(member)
+    golden.unlink()
+    assert bomb.stat().st_size < size / 100
+    return bomb
+
+
+STEP_LINE = (
+    b'{"action":0,"event":"step","info":{},"obs":[0.0,0.0,0.0,0.0],"reward":1.0,"t":6,'
+    b'"terminated":false,"truncated":false}\n'
+)
+
+
+@pytest.mark.parametrize(
+    "filler", [pytest.param(STEP_LINE, id="step lines"), pytest.param(b"\n", id="blank lines")]
+)
+def test_a_compressed_golden_that_expands_past_the_limit_fails_clearly(
+    project: pytest.Pytester, filler: bytes
+) -> None:
+    bomb = _compressed_bomb(project, filler, 8 * MiB)
+    project.makeini("[pytest]\ngoldens_max_decompressed_size = 1 MiB\n")
+    before = snapshot(project.path / "goldens")
+
+    result = project.runpytest()
+
+    assert_clean_failure(result)
+    result.stdout.fnmatch_lines(
+        [
+            f"*golden unreadable: {bomb.relative_to(project.path)}: decompresses to more than "
+            "1 MiB, the limit for a compressed recording; *raise the limit: ini "
+            "goldens_max_decompressed_size*",
+            "*regenerate it with: pytest --update-goldens*",
+        ]
+    )
+    assert snapshot(project.path / "goldens") == before
+
+
+def test_blank_lines_stay_valid_and_the_ini_raises_the_limit(project: pytest.Pytester) -> None:
+    # 8 MiB of blank lines after the golden's records: the same golden, as
+    # docs/format.md says; past a lowered limit it is refused, within it read.
+    _compressed_bomb(project, b"\n", 8 * MiB)
+    project.makeini("[pytest]\ngoldens_max_decompressed_size = 16MiB\n")
+    result = project.runpytest()
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["goldens: 1 matched"])
+
+
+def test_an_update_replaces_a_golden_past_the_limit(project: pytest.Pytester) -> None:
+    bomb = _compressed_bomb(project, STEP_LINE, 8 * MiB)
+    project.makeini("[pytest]\ngoldens_max_decompressed_size = 1 MiB\n")
+
+    result = project.runpytest("--update-goldens")
+
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["goldens: 1 updated"])
+    assert not bomb.exists()
+    project.runpytest().assert_outcomes(passed=1)
+
+
+def test_a_limit_that_is_not_a_size_is_a_usage_error(project: pytest.Pytester) -> None:
+    project.makeini("[pytest]\ngoldens_max_decompressed_size = lots\n")
+    result = project.runpytest()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        ["*ini goldens_max_decompressed_size: expected a size such as *512 MiB*got 'lots'*"]
+    )
+
+
+# What a terminal acts on: C0 and C1 control characters, but the newline.
+CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f]")
+
+
+def test_info_nested_1000_levels_is_reported_not_a_recursion_error(
+    project: pytest.Pytester,
+) -> None:
+    # Within orjson's limit of 1024 levels, beyond Python's for repr().
+    nested = b'{"a":' * 999 + b"1" + b"}" * 999
+    golden = project.path / GOLDEN_FILE
+    replace_line(
+        golden, 3, golden.read_bytes().split(b"\n")[2].replace(b'"info":{}', b'"info":' + nested)
+    )
+
+    result = project.runpytest()
+
+    assert_clean_failure(result)
+    result.stdout.fnmatch_lines(
+        ["golden mismatch: *trajectory.jsonl:3", "  first divergence: episode 0, step t=1, info.a"]
+    )
+    assert "    golden {'a': {'a': {'a': " in result.stdout.str()
+
+
+def _escapes(golden: Path) -> None:
+    """Terminal escapes in a header field; NUL and CR in an info key; ESC in its value."""
+    lines = golden.read_bytes().split(b"\n")
+    lines[0] = lines[0].replace(b'"gymnasium":"', b'"gymnasium":"\\u001b[2K\\u001b[1A', 1)
+    lines[2] = lines[2].replace(b'"info":{}', b'"info":{"a\\u0000b\\rc":"\\u001b]0;owned\\u0007"}')
+    golden.write_bytes(b"\n".join(lines))
+
+
+def test_control_characters_from_a_golden_never_reach_the_terminal(
+    project: pytest.Pytester,
+) -> None:
+    _escapes(project.path / GOLDEN_FILE)
+
+    result = project.runpytest("--goldens-report=report")
+
+    assert_clean_failure(result)
+    text = result.stdout.str()
+    assert not CONTROL.search(text), repr(text)
+    assert "  first divergence: episode 0, step t=1, info.a\\x00b\\rc" in text
+    assert "    golden '\\x1b]0;owned\\x07', missing from the actual recording" in text
+    assert "gymnasium \\x1b[2K\\x1b[1A1." in text
+    page = (project.path / "report" / "index.html").read_text()
+    assert not CONTROL.search(page.replace("\n", "")), "a control character reached the page"
+    assert "info.a\\x00b\\rc" in page
+
+
+def test_a_golden_folder_name_with_escapes_is_escaped_in_the_summary(
+    project: pytest.Pytester, recorded_golden: Path
+) -> None:
+    stale = project.path / "goldens" / "test_hostile" / "test_gone\x1b[2K" / "CartPole-v1"
+    shutil.copytree(recorded_golden, stale)
+
+    result = project.runpytest()
+
+    result.assert_outcomes(passed=1)
+    text = result.stdout.str()
+    assert not CONTROL.search(text), repr(text)
+    assert "test_gone\\x1b[2K" in text
+
+
+REPLAY_TEST = TEST_FILE.replace(
+    'record_trajectory(gym.make("CartPole-v1"))',
+    'record_trajectory(gym.make("CartPole-v1"), replay=True)',
+)
+
+
+@pytest.mark.parametrize(
+    ("line", "old", "new", "expected"),
+    [
+        pytest.param(
+            4,
+            b'"action":',
+            b'"action":7,"x":',
+            "E *GoldenFormatError: */goldens/test_hostile/test_cartpole/CartPole-v1/"
+            "trajectory.jsonl:4: the env raised AssertionError when it replayed the golden's "
+            "action of episode 0, step t=2 (7): *invalid*; the golden does not fit the env*",
+            id="action the env rejects",
+        ),
+        pytest.param(
+            SECOND_EPISODE,
+            b'"seed":1',
+            b'"seed":"one"',
+            "E *GoldenFormatError: */goldens/test_hostile/test_cartpole/CartPole-v1/"
+            f"trajectory.jsonl:{SECOND_EPISODE}: the env raised Error when it was reset with the "
+            "golden's seed and options of episode 1 (seed 'one', options None): \"Seed must be "
+            "a python integer*",
+            id="seed the env rejects",
+        ),
+        pytest.param(
+            3,
+            b'"action":',
+            b'"action":"left","x":',
+            "E *GoldenFormatError: */goldens/test_hostile/test_cartpole/CartPole-v1/"
+            "trajectory.jsonl:3: the golden's action of episode 0, step t=1 ('left') does not "
+            "fit the env's action space Discrete(2): ValueError: *",
+            id="action that does not decode",
+        ),
+    ],
+)
+def test_a_golden_the_env_cannot_replay_names_its_file_and_line(
+    project: pytest.Pytester, line: int, old: bytes, new: bytes, expected: str
+) -> None:
+    golden = project.path / GOLDEN_FILE
+    original = golden.read_bytes().split(b"\n")[line - 1]
+    assert old in original
+    replace_line(golden, line, original.replace(old, new, 1))
+    project.makepyfile(test_hostile=REPLAY_TEST)
+    before = snapshot(project.path / "goldens")
+
+    result = project.runpytest()
+
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([expected])
+    text = result.stdout.str()
+    assert "gym_goldens/" not in text
+    assert "site-packages" not in text
+    assert "INTERNALERROR" not in text
+    assert snapshot(project.path / "goldens") == before
+
+
+def _changed_recording(project: pytest.Pytester) -> None:
+    # Another seed: an update must write the golden.
+    project.makepyfile(test_hostile=TEST_FILE.replace("seed=episode", "seed=episode + 10"))
+
+
+def _immutable(folder: Path) -> Callable[[], None]:
+    """Make ``folder`` refuse new files, as a read-only folder would; undo with the result.
+
+    ``chmod`` does not stop root, and CI often runs as root (in containers):
+    there the folder gets the immutable attribute, which stops root too.
+    """
+    if os.name != "posix":
+        pytest.skip("read-only folders are made with chmod or chattr, on POSIX systems only")
+    if os.geteuid() != 0:
+        folder.chmod(0o555)
+        return lambda: folder.chmod(0o755)
+    chattr = shutil.which("chattr")
+    if chattr is None:
+        pytest.skip("running as root, where chmod does not stop writes, and chattr is missing")
+    made = subprocess.run([chattr, "+i", str(folder)], check=False, capture_output=True, text=True)
+    if made.returncode != 0:
+        pytest.skip(
+            "running as root, where chmod does not stop writes, and chattr +i is refused "
+            f"here: {made.stderr.strip()}"
+        )
+    return lambda: subprocess.run([chattr, "-i", str(folder)], check=True)
+
+
+def test_an_update_into_a_read_only_folder_fails_the_test_and_keeps_the_golden(
+    project: pytest.Pytester,
+) -> None:
+    _changed_recording(project)
+    folder = project.path / GOLDEN_DIR
+    before = snapshot(project.path / "goldens")
+    undo = _immutable(folder)
+    try:
+        result = project.runpytest("--update-goldens")
+    finally:
+        undo()
+
+    assert_clean_failure(result)
+    result.stdout.fnmatch_lines(
+        [
+            f"*golden not updated: {GOLDEN_FILE}: cannot write it (*ermi*)",
+            "*the golden was left as it is",
+            "*actual recording: *",
+            "*free space or fix the permissions of the goldens dir, then run pytest "
+            "--update-goldens again",
+        ]
+    )
+    assert snapshot(project.path / "goldens") == before
+
+
+def test_an_update_on_a_full_disk_fails_the_test_and_keeps_the_golden(
+    project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A full disk cannot be had without privileges: writes into the goldens
+    # dir fail as the kernel fails them (ENOSPC), in os.write itself; the
+    # rest of the run (the recording under tmp_path) writes as usual.
+    if not Path("/proc/self/fd").is_dir():
+        pytest.skip("the fault is injected by file descriptor, through /proc/self/fd (Linux)")
+    goldens = os.path.realpath(project.path / "goldens")
+    write = os.write
+    refused: list[str] = []
+
+    def full_disk_write(descriptor: int, data: bytes) -> int:
+        target = os.readlink(f"/proc/self/fd/{descriptor}")
+        if target.startswith(goldens):
+            refused.append(target)
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return write(descriptor, data)
+
+    _changed_recording(project)
+    before = snapshot(project.path / "goldens")
+    monkeypatch.setattr(os, "write", full_disk_write)
+
+    result = project.runpytest("--update-goldens")
+
+    monkeypatch.undo()
+    assert refused, "the golden was not written through os.write: the fault was not injected"
+    assert_clean_failure(result)
+    result.stdout.fnmatch_lines(
+        [
+            f"*golden not updated: {GOLDEN_FILE}: cannot write it (No space left on device)",
+            "*the golden was left as it is",
+        ]
+    )
+    assert snapshot(project.path / "goldens") == before

@@ -60,3 +60,13 @@ def test_a_closed_stream_is_not_a_terminal() -> None:
     stream = Terminal()
     stream.close()
     assert not Progress(PROGRESS_THRESHOLD, "x", stream=stream).enabled
+
+
+def test_a_label_from_a_file_or_an_env_is_drawn_escaped() -> None:
+    # An env id given on the command line, a file name: the bar's own
+    # carriage return and erase are its only control characters.
+    stream = Terminal()
+    with Progress(PROGRESS_THRESHOLD, "recording \x1b[2K\x1b[1Aevil", stream=stream) as bar:
+        bar.advance(PROGRESS_THRESHOLD)
+    assert stream.getvalue().startswith("\rrecording \\x1b[2K\\x1b[1Aevil [")
+    assert stream.getvalue().replace("\r\x1b[K", "").count("\x1b") == 0

@@ -199,3 +199,35 @@ def test_a_large_array_is_one_series_of_its_mean_unless_its_elements_are_named(
     (pixel,) = episode_series(tmp_path / "frames", ["obs[3][4][2]"])
     assert pixel.label == "obs[3][4][2]"
     assert pixel.values.tolist() == [record["obs"][3][4][2] for record in frames.records]
+
+
+def _steps_renumbered(golden: Path, tmp_path: Path, numbers: dict[int, int]) -> Path:
+    """A copy of ``golden`` whose steps ``t`` (of the first episode) are renumbered."""
+    copy = tmp_path / "renumbered" / "trajectory.jsonl"
+    copy.parent.mkdir()
+    lines = (golden / "trajectory.jsonl").read_bytes().split(b"\n")
+    for old, new in numbers.items():
+        line = old + 2  # the header, the reset, then steps from t=1
+        lines[line - 1] = lines[line - 1].replace(b'"t":%d,' % old, b'"t":%d,' % new)
+    copy.write_bytes(b"\n".join(lines))
+    return copy
+
+
+@pytest.mark.parametrize(
+    ("numbers", "message"),
+    [
+        ({3: 2}, "trajectory.jsonl:5: step t=2 follows t=2"),
+        ({3: 2**64 - 1}, "trajectory.jsonl:5: step t=18446744073709551615 follows t=2"),
+        ({1: 0}, "trajectory.jsonl:3: step t=0 follows the reset"),
+    ],
+)
+def test_steps_that_do_not_follow_each_other_are_refused(
+    golden: Path, tmp_path: Path, numbers: dict[int, int], message: str
+) -> None:
+    # A repeated t kept every record around a divergence and thinned the rest
+    # at each one (quadratic time); a t past int64 overflowed the time axis.
+    damaged = _steps_renumbered(golden, tmp_path, numbers)
+    with pytest.raises(GoldensError, match=message.replace("[", r"\[")):
+        episode_series(damaged, ["reward"])
+    with pytest.raises(GoldensError, match="follows"):
+        read_episode_series(damaged, 0, ["reward"], None, keep=(1, 100), max_points=4)

@@ -30,6 +30,7 @@ from gym_goldens.comparison.tolerance import Tolerance
 from gym_goldens.errors import GoldensError
 from gym_goldens.format.codec import Encoder
 from gym_goldens.present.report import format_nondeterminism
+from gym_goldens.present.text import escape
 from gym_goldens.record.rollouts import Policy, rollout
 from gym_goldens.record.single import RecordTrajectory
 
@@ -222,5 +223,6 @@ def _rng_state(env: gym.Env[Any, Any]) -> Any:
 
 
 def _short(line: bytes, limit: int = 100) -> str:
-    text = line.decode("utf-8", "replace")
+    # What the env returned: JSON escapes C0 controls, not DEL, C1 or U+202E.
+    text = escape(line[: 4 * limit].decode("utf-8", "replace"))
     return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -51,6 +51,7 @@ from gym_goldens.comparison.tolerance import Tolerance, ToleranceNode
 from gym_goldens.comparison.walk import values_match
 from gym_goldens.errors import GoldenFormatError
 from gym_goldens.format.header import LEGACY_VERSION
+from gym_goldens.format.limits import DEFAULT_MAX_DECOMPRESSED_SIZE
 from gym_goldens.format.lines import count_episodes, iter_episodes
 from gym_goldens.format.reader import parse_record, recording_files, sub_env_dirs
 
@@ -73,6 +74,7 @@ def compare(
     tolerance: Tolerance | None = None,
     *,
     progress: Callable[[EpisodeComparison], None] | None = None,
+    max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
 ) -> Comparison:
     """Compare a recording with its golden.
 
@@ -82,6 +84,9 @@ def compare(
             The recordings of vector envs are compared sub-env by sub-env.
         tolerance: Float tolerances and ignored fields; the defaults if None.
         progress: Called with each episode's comparison as it is done.
+        max_decompressed_size: What the compressed files of each recording
+            (of each sub-env) may expand to, in bytes: 1 GiB by default. A
+            file past it is refused; plain files are bounded by their size.
 
     Returns:
         The comparison; ``comparison.equal`` is the verdict.
@@ -90,9 +95,9 @@ def compare(
         GoldenFormatError: A file cannot be read or holds a bad record. The
             message names the file and line.
     """
-    return _Comparer(tolerance or Tolerance(), progress=progress).compare(
-        Path(golden), Path(actual)
-    )
+    return _Comparer(
+        tolerance or Tolerance(), progress=progress, max_decompressed_size=max_decompressed_size
+    ).compare(Path(golden), Path(actual))
 
 
 def skeleton(line: bytes) -> bytes:
@@ -120,6 +125,8 @@ class _Comparer:
         progress: Called with each episode's comparison.
         compile_checks: Whether lines of one layout are compared by a
             compiled check (the benchmark turns it off to measure it).
+        max_decompressed_size: What the compressed files of a recording may
+            expand to, in bytes.
     """
 
     def __init__(
@@ -128,8 +135,10 @@ class _Comparer:
         *,
         progress: Callable[[EpisodeComparison], None] | None = None,
         compile_checks: bool = True,
+        max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
     ) -> None:
         self.tolerance = tolerance
+        self.max_decompressed_size = max_decompressed_size
         self.root = tolerance.tree()
         self.progress = progress
         self.compile_checks = compile_checks
@@ -172,10 +181,14 @@ class _Comparer:
             and _same_bytes(golden_files[0], actual_files[0])
         ):
             # Byte-identical: every episode matches, counted without parsing.
-            for index in range(count_episodes(golden_files[0])):
+            limit = self.max_decompressed_size
+            for index in range(count_episodes(golden_files[0], max_decompressed_size=limit)):
                 yield self._report(EpisodeComparison(index, golden_files[0], actual_files[0]))
             return
-        pairs = itertools.zip_longest(iter_episodes(golden_files), iter_episodes(actual_files))
+        pairs = itertools.zip_longest(
+            iter_episodes(golden_files, max_decompressed_size=self.max_decompressed_size),
+            iter_episodes(actual_files, max_decompressed_size=self.max_decompressed_size),
+        )
         for index, (golden, actual) in enumerate(pairs):
             if golden is None or actual is None:
                 present = golden or actual

@@ -3,8 +3,12 @@
 A recording file is replaced atomically: the new content goes to a temporary
 file in the same folder, is flushed to disk and renamed over the old file,
 and the folder is flushed too, so a reader (or a crash) sees the old file or
-the new one, never a part. A golden whose recorded content is current is not
-rewritten, so its mtime and git status stay.
+the new one, never a part. The content is copied in chunks, so an update
+takes the same memory for a golden of any size. A golden whose recorded
+content is current is not rewritten, so its mtime and git status stay. When
+the file system refuses (a read-only folder, a full disk), the update fails
+with :class:`~gym_goldens.errors.GoldenWriteError` naming the file and the
+cause, and the old file is left as it was.
 
 Goldens are read and written only inside the goldens dir: a path that
 resolves outside it (through a symlink) is refused with
@@ -18,11 +22,11 @@ import dataclasses
 import os
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Final, Literal
 
-from gym_goldens.errors import GoldenFormatError, UnsafeGoldenPathError
+from gym_goldens.errors import GoldenFormatError, GoldenWriteError, UnsafeGoldenPathError
 from gym_goldens.format.layout import (
     GITIGNORE,
     GOLDENS_GITIGNORE,
@@ -39,6 +43,7 @@ from gym_goldens.format.reader import recording_files, sub_env_dirs
 __all__ = [
     "InstallStatus",
     "Installed",
+    "atomic_copy",
     "atomic_write_bytes",
     "checked_recording_files",
     "ensure_gitignore",
@@ -50,6 +55,9 @@ __all__ = [
 ]
 
 InstallStatus = Literal["created", "updated", "unchanged"]
+
+# Copies go through memory in chunks of this size, whatever the file's size.
+_COPY_CHUNK: Final = 1 << 20
 
 
 def ensure_inside(root: Path, path: Path) -> Path:
@@ -122,23 +130,69 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
     and is renamed over ``path``; the folder is then flushed too, so the
     rename survives a power cut. If ``path`` is a symlink, the link itself is
     replaced: its target is never written.
+
+    Raises:
+        GoldenWriteError: The file system refused (a read-only folder, a full
+            disk); ``path`` is as it was.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    descriptor, temporary = tempfile.mkstemp(
-        prefix=temporary_prefix(path.name), suffix=".tmp", dir=path.parent
-    )
+    _atomic_write(path, lambda descriptor: _write_all(descriptor, data))
+
+
+def atomic_copy(path: Path, sources: Sequence[Path]) -> None:
+    """Write the concatenation of ``sources`` to ``path``, as :func:`atomic_write_bytes` does.
+
+    The files are copied in chunks of 1 MiB, so the memory it takes does not
+    grow with their size.
+
+    Raises:
+        GoldenWriteError: The file system refused; ``path`` is as it was.
+    """
+
+    def copy(descriptor: int) -> None:
+        for source in sources:
+            with open(source, "rb") as handle:
+                while chunk := handle.read(_COPY_CHUNK):
+                    _write_all(descriptor, chunk)
+
+    _atomic_write(path, copy)
+
+
+def _atomic_write(path: Path, fill: Callable[[int], None]) -> None:
+    """Fill a temporary file beside ``path`` by ``fill(descriptor)``; rename it over ``path``."""
     try:
-        with os.fdopen(descriptor, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
+        path.parent.mkdir(parents=True, exist_ok=True)
+        descriptor, temporary = tempfile.mkstemp(
+            prefix=temporary_prefix(path.name), suffix=".tmp", dir=path.parent
+        )
+    except OSError as error:
+        raise _write_error(path, error) from None
+    try:
+        try:
+            fill(descriptor)
+            os.fsync(descriptor)
+        finally:
+            os.close(descriptor)
         # mkstemp makes the file private (0600); a golden gets the usual mode.
         os.chmod(temporary, 0o666 & ~_umask())
         os.replace(temporary, path)
-    except BaseException:
+    except BaseException as error:
         Path(temporary).unlink(missing_ok=True)
+        if isinstance(error, OSError) and not isinstance(error, GoldenWriteError):
+            raise _write_error(path, error) from None
         raise
     _fsync_folder(path.parent)
+
+
+def _write_all(descriptor: int, data: bytes) -> None:
+    # os.write may write less than it was given (a signal, a pipe): write the rest.
+    view = memoryview(data)
+    while view:
+        view = view[os.write(descriptor, view) :]
+
+
+def _write_error(path: Path, error: OSError) -> GoldenWriteError:
+    """The error of a file system that refused to write ``path`` (or a file beside it)."""
+    return GoldenWriteError(path, f"cannot write it ({error.strerror or error})")
 
 
 def _umask() -> int:
@@ -209,21 +263,30 @@ def install_recording(
         GoldenFormatError: An existing entry is in the way (a folder where
             the recording file should be, a file where the folder should
             be); it is left as it is.
+        GoldenWriteError: The file system refused to write or remove a file
+            (a read-only folder, a full disk); a file that was being
+            replaced is as it was.
         UnsafeGoldenPathError: ``target`` or one of its files resolves
             outside ``root``.
     """
-    source_envs = sub_env_dirs(source)
-    target_envs = sub_env_dirs(target)
-    if source_envs or target_envs:
-        return _install_vector(
-            source,
-            target,
-            source_envs=source_envs,
-            target_envs=target_envs,
-            is_current=is_current,
-            root=root,
-        )
-    return _install_file(source, target, is_current, root)
+    try:
+        source_envs = sub_env_dirs(source)
+        target_envs = sub_env_dirs(target)
+        if source_envs or target_envs:
+            return _install_vector(
+                source,
+                target,
+                source_envs=source_envs,
+                target_envs=target_envs,
+                is_current=is_current,
+                root=root,
+            )
+        return _install_file(source, target, is_current, root)
+    except GoldenWriteError:
+        raise
+    except OSError as error:
+        # A file removed or a folder made or listed: the file system names it.
+        raise _write_error(Path(error.filename or target), error) from None
 
 
 def _install_file(
@@ -234,12 +297,11 @@ def _install_file(
     source_files = recording_files(source)
     destination: Path | None = None
     if source_files:
-        name, data = _recording_bytes(source_files)
-        destination = target / name
+        destination = target / _recording_name(source_files)
         if root is not None:
             ensure_inside(root, destination)
         if not (destination.is_file() and is_current(destination, source)):
-            atomic_write_bytes(destination, data)
+            atomic_copy(destination, source_files)
             written.append(destination)
     # Only once the new file is in place: an update killed before this point
     # leaves the old recording readable (or both layouts, which the next
@@ -255,24 +317,22 @@ def _install_file(
     return Installed(target, status, tuple(written), tuple(removed))
 
 
-def _recording_bytes(files: list[Path]) -> tuple[str, bytes]:
-    """The name and content of the recording file that ``files`` make.
+def _recording_name(files: list[Path]) -> str:
+    """The name of the recording file that ``files``, concatenated, make.
 
     A recording of format 1 (a file per episode) becomes one file, their
-    concatenation, which is what the recorder writes now.
+    concatenation, which is what the recorder writes now: gzip members
+    concatenate into one valid gzip file, as plain lines do.
     """
     if len(files) == 1 and is_trajectory_file_name(files[0].name):
-        return files[0].name, files[0].read_bytes()
+        return files[0].name
     compressed = {file.name.endswith(".gz") for file in files}
     if len(compressed) > 1:
         raise GoldenFormatError(
             files[0].parent,
             "holds both compressed and plain episode files; record it again to update the golden",
         )
-    # Gzip members concatenate into one valid gzip file, as plain lines do.
-    return trajectory_filename(compress=compressed.pop()), b"".join(
-        file.read_bytes() for file in files
-    )
+    return trajectory_filename(compress=compressed.pop())
 
 
 def _install_vector(

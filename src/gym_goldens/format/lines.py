@@ -3,9 +3,12 @@
 A recording file holds one episode after another, each opening with its
 header line. The file is read in 1 MiB chunks, split into lines in C, and
 split into episodes where the header lines are: a search of each chunk finds
-them, so nothing runs in Python per line. Gzip-compressed files
-(``.jsonl.gz``) read the same way. A line longer than 16 MiB is refused after
-reading at most 16 MiB of it, so a damaged file cannot exhaust memory.
+them, so nothing runs in Python per line; runs of blank lines are skipped by
+a regex in C. Gzip-compressed files (``.jsonl.gz``) read the same way. Any
+file reads in bounded time and memory (:mod:`gym_goldens.format.limits`): a
+line longer than 16 MiB is refused after reading at most 16 MiB of it, and a
+compressed file is refused once it has expanded past its limit (1 GiB by
+default).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import bisect
 import gzip
 import itertools
 import operator
+import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Final
@@ -21,6 +25,7 @@ from typing import IO, Final
 import orjson
 
 from gym_goldens.errors import GoldenFormatError
+from gym_goldens.format.limits import DEFAULT_MAX_DECOMPRESSED_SIZE, MAX_LINE_BYTES, format_size
 
 __all__ = [
     "HEADER_MARK",
@@ -37,13 +42,12 @@ HEADER_MARK: Final = b'"event":"header"'
 _BATCH_LINES: Final = 4096
 _RAW: Final = operator.itemgetter(1)
 _LINES: Final = operator.itemgetter(0)
-# A line is one record; with the default array summaries records are a few kB.
-# The cap bounds the memory a damaged or hostile file can take while read.
-_MAX_LINE_BYTES: Final = 16 * 1024 * 1024
 _READ_CHUNK: Final = 1 << 20
 
 
-def iter_lines(path: str | Path) -> Iterator[tuple[int, bytes]]:
+def iter_lines(
+    path: str | Path, *, max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE
+) -> Iterator[tuple[int, bytes]]:
     """Yield ``(line_number, line)`` for the non-empty lines of a file.
 
     Line endings (LF or CRLF) are removed, a UTF-8 byte-order mark is skipped,
@@ -52,12 +56,19 @@ def iter_lines(path: str | Path) -> Iterator[tuple[int, bytes]]:
     without its newline that is not valid JSON is reported as cut short: that
     is how a file ends when the process writing it died mid-write.
 
+    Args:
+        path: The file; a name ending in ``.gz`` is read through gzip.
+        max_decompressed_size: The most a compressed file may expand to, in
+            bytes (1 GiB by default); a plain file is bounded by its size.
+
     Raises:
-        GoldenFormatError: The file cannot be read, a line is too long, or
-            the last line is cut short.
+        GoldenFormatError: The file cannot be read, a line is too long, the
+            last line is cut short, or a compressed file expands past
+            ``max_decompressed_size``.
     """
+    blocks = _line_blocks(Path(path), budget=_Budget(max_decompressed_size))
     # Chained in C: the generator below runs once per chunk, not per line.
-    return itertools.chain.from_iterable(map(_LINES, _line_blocks(Path(path))))
+    return itertools.chain.from_iterable(map(_LINES, blocks))
 
 
 _Block = tuple[Iterable[tuple[int, bytes]], list[int] | None]
@@ -65,11 +76,45 @@ _Block = tuple[Iterable[tuple[int, bytes]], list[int] | None]
 (None when not worked out: the episode split then looks at every line)."""
 
 
-def _line_blocks(file_path: Path, chunk_size: int | None = None) -> Iterator[_Block]:
+class _Budget:
+    """What the compressed files of one read may still expand to, in bytes.
+
+    One budget is shared by the files of a recording, so that a golden of
+    format 1 (a file per episode) cannot add up many small bombs.
+    """
+
+    __slots__ = ("files", "left", "limit")
+
+    def __init__(self, limit: int) -> None:
+        self.limit = self.left = limit
+        self.files = 0  # the compressed files read on it so far
+
+    def spend(self, size: int, path: Path) -> None:
+        """Count ``size`` decompressed bytes of ``path``; refuse them past the limit."""
+        self.left -= size
+        if self.left < 0:
+            shared = " (with the files before it)" if self.files > 1 else ""
+            raise GoldenFormatError(
+                path,
+                f"decompresses to more than {format_size(self.limit)}, the limit for a "
+                f"compressed recording{shared}; a real recording is far smaller, so this file "
+                "is damaged or made to exhaust the machine. If it is a real recording, raise "
+                "the limit: ini goldens_max_decompressed_size (pytest), or "
+                "--max-decompressed-size (gym-goldens)",
+            )
+
+
+def _line_blocks(
+    file_path: Path, chunk_size: int | None = None, *, budget: _Budget | None = None
+) -> Iterator[_Block]:
     read_size = chunk_size or _READ_CHUNK
+    compressed = file_path.name.endswith(".gz")
+    if budget is None:
+        budget = _Budget(DEFAULT_MAX_DECOMPRESSED_SIZE)
     try:
-        if file_path.name.endswith(".gz"):
+        if compressed:
             handle: gzip.GzipFile | IO[bytes] = gzip.open(file_path, "rb")  # noqa: SIM115 - closed below
+            budget.files += 1
         else:
             handle = open(file_path, "rb")  # noqa: SIM115 - closed below
     except OSError as exc:
@@ -80,6 +125,8 @@ def _line_blocks(file_path: Path, chunk_size: int | None = None) -> Iterator[_Bl
             # Reading big chunks and splitting them costs far less per line
             # than readline(); the lines of a chunk are yielded from a list.
             head = handle.read(3)
+            if compressed:
+                budget.spend(len(head), file_path)
             # A UTF-8 byte-order mark is skipped; anything else starts line 1.
             first_read = b"" if head == b"\xef\xbb\xbf" else head
             # The unfinished line read so far: pieces holding no newline.
@@ -87,32 +134,28 @@ def _line_blocks(file_path: Path, chunk_size: int | None = None) -> Iterator[_Bl
             pending_size = 0
             while True:
                 chunk = handle.read(read_size)
+                if compressed:
+                    # Counted as it is read: a bomb is stopped at the limit,
+                    # having cost no more than a file of that size would.
+                    budget.spend(len(chunk), file_path)
                 if first_read:
                     chunk, first_read = first_read + chunk, b""
                 if not chunk:
                     break
-                if b"\n" not in chunk:
+                first_end = chunk.find(b"\n")
+                if first_end < 0:
                     pending.append(chunk)
                     pending_size += len(chunk)
-                    if pending_size > _MAX_LINE_BYTES:
+                    if pending_size > MAX_LINE_BYTES:
                         raise GoldenFormatError(file_path, _TOO_LONG, line=number)
                     continue
                 # Only the first line can hold earlier chunks, so only it can be
                 # too long; it is checked before the chunks are joined.
-                if pending_size + chunk.find(b"\n") > _MAX_LINE_BYTES:
+                if pending_size + first_end > MAX_LINE_BYTES:
                     raise GoldenFormatError(file_path, _TOO_LONG, line=number)
-                lines = chunk.split(b"\n")
-                head_line = lines[0]
-                if pending:
-                    # Joined to the first line only: joining the whole chunk
-                    # would copy it, page faults and all.
-                    lines[0] = b"".join([*pending, lines[0]])
-                    pending, pending_size = [], 0
-                rest = lines.pop()
-                if rest:
-                    pending, pending_size = [rest], len(rest)
-                yield _block(lines, number, chunk, second_line=len(head_line) + 1)
-                number += len(lines)
+                block, number, rest = _block(chunk, pending, number, first_end)
+                pending, pending_size = ([rest], len(rest)) if rest else ([], 0)
+                yield block
             if pending:
                 last = b"".join(pending).rstrip(b"\r")
                 if last:
@@ -122,21 +165,94 @@ def _line_blocks(file_path: Path, chunk_size: int | None = None) -> Iterator[_Bl
             raise GoldenFormatError(file_path, f"cannot read ({exc})", line=number) from None
 
 
-def _block(lines: list[bytes], number: int, chunk: bytes, *, second_line: int) -> _Block:
-    """The block of the complete lines of a read, the first numbered ``number``.
+def _block(
+    chunk: bytes, pending: list[bytes], number: int, first_end: int
+) -> tuple[_Block, int, bytes]:
+    """The complete lines of a read, the first numbered ``number``.
 
-    ``lines[0]`` may hold earlier reads as well; the others are ``chunk``'s
-    from offset ``second_line`` on.
+    Args:
+        chunk: What was read; it holds a newline, at ``first_end`` first.
+        pending: What earlier reads held of its first line.
+        number: The number of its first line.
+        first_end: Where its first line ends.
+
+    Returns:
+        The block, the number of the line after it, and what follows the
+        chunk's last newline (the start of a line).
     """
-    # b"" in lines, not b"\n\n" in chunk: a tenth of the time.
-    if b"\r" in chunk or b"" in lines or b"\r" in lines[0]:
-        # Empty lines or CRLF endings: not what the recorder writes, so this
-        # slower filter only runs for files edited by hand.
-        stripped = [(number + i, line.rstrip(b"\r")) for i, line in enumerate(lines)]
-        return [(n, line) for n, line in stripped if line], None
+    if (
+        b"\n\n" in chunk
+        or b"\r" in chunk
+        or (first_end == 0 and (not pending or pending[-1].endswith(b"\r")))
+    ):
+        # Blank lines or CRLF endings: not what the recorder writes (files
+        # edited by hand), read without a split of every line.
+        first = chunk[:first_end]
+        if pending:
+            first = b"".join([*pending, first])
+        last_end = chunk.rfind(b"\n")
+        found, after = _sparse_lines(chunk, first, number, first_end, last_end)
+        return (found, None), after, chunk[last_end + 1 :]
+    lines = chunk.split(b"\n")
+    head_line = lines[0]
+    if pending:
+        # Joined to the first line only: joining the whole chunk would copy
+        # it, page faults and all.
+        lines[0] = b"".join([*pending, lines[0]])
+    rest = lines.pop()
     marked = [0] if HEADER_MARK in lines[0] else []
-    marked += _marked_lines(chunk, len(lines), start=second_line)
-    return zip(itertools.count(number), lines), marked
+    marked += _marked_lines(chunk, len(lines), start=len(head_line) + 1)
+    return (zip(itertools.count(number), lines), marked), number + len(lines), rest
+
+
+# A run of blank lines (CRLF ones too; one character class, which the regex engine
+# repeats without memory per character), and the end of a line before a blank one.
+_BLANK_RUN: Final = re.compile(rb"[\r\n]*\n")
+_BEFORE_BLANK: Final = re.compile(rb"\n\r*\n")
+_CR: Final = b"\r"
+
+
+def _sparse_lines(
+    chunk: bytes, first: bytes, number: int, first_end: int, last_end: int
+) -> tuple[list[tuple[int, bytes]], int]:
+    """The non-blank lines of a chunk that holds blank lines or CRs, line endings stripped.
+
+    Runs of blank lines are skipped by one regex match each and the lines
+    between them are split in C, so that nothing runs in Python per blank
+    line: a file of a billion blank lines reads as fast as its bytes.
+
+    Args:
+        chunk: What was read.
+        first: The chunk's first line, with what earlier reads held of it.
+        number: The number of that line.
+        first_end: Where the first line ends in ``chunk`` (its newline).
+        last_end: Where the chunk's last complete line ends.
+
+    Returns:
+        The ``(number, line)`` of each non-blank line, and the number of the
+        line after the chunk's last complete one.
+    """
+    found: list[tuple[int, bytes]] = []
+    first = first.rstrip(_CR)
+    if first:
+        found.append((number, first))
+    line, position, stop = number + 1, first_end + 1, last_end + 1
+    while position < stop:
+        blank = _BLANK_RUN.match(chunk, position, stop)
+        if blank is not None:
+            line += chunk.count(b"\n", position, blank.end())
+            position = blank.end()
+            continue
+        # The lines up to the next blank one (or to the chunk's last newline).
+        after = _BEFORE_BLANK.search(chunk, position, stop)
+        end = after.start() if after is not None else last_end
+        lines = chunk[position:end].split(b"\n")
+        if _CR in chunk:
+            lines = list(map(bytes.rstrip, lines, itertools.repeat(_CR)))
+        found += zip(itertools.count(line), lines)
+        line += len(lines)
+        position = end + 1
+    return found, line
 
 
 def _marked_lines(chunk: bytes, line_count: int, *, start: int) -> list[int]:
@@ -162,7 +278,8 @@ def _marked_lines(chunk: bytes, line_count: int, *, start: int) -> list[int]:
 
 
 _TOO_LONG: Final = (
-    "line is longer than 16 MiB; a recording's records are far shorter, so this file is damaged"
+    f"line is longer than {format_size(MAX_LINE_BYTES)}; a recording's records are far "
+    "shorter, so this file is damaged"
 )
 
 
@@ -207,17 +324,25 @@ def split_episodes(
 
 
 def iter_episodes(
-    files: Iterable[Path],
+    files: Iterable[Path], *, max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE
 ) -> Iterator[tuple[Path, Iterator[tuple[int, bytes]]]]:
-    """Yield ``(file, lines)`` for each episode of the files of a recording, in order."""
+    """Yield ``(file, lines)`` for each episode of the files of a recording, in order.
+
+    ``max_decompressed_size`` bounds what the compressed files expand to, all
+    together (see :func:`iter_lines`).
+    """
+    budget = _Budget(max_decompressed_size)
     for path in files:
-        for lines in _split_blocks(_line_blocks(Path(path))):
+        for lines in _split_blocks(_line_blocks(Path(path), budget=budget)):
             yield path, lines
 
 
-def count_episodes(path: str | Path) -> int:
+def count_episodes(
+    path: str | Path, *, max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE
+) -> int:
     """The number of episodes in a recording file, without parsing its records."""
-    return sum(1 for _ in _split_blocks(_line_blocks(Path(path))))
+    blocks = _line_blocks(Path(path), budget=_Budget(max_decompressed_size))
+    return sum(1 for _ in _split_blocks(blocks))
 
 
 def _split_blocks(blocks: Iterable[_Block]) -> Iterator[Iterator[tuple[int, bytes]]]:

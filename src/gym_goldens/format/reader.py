@@ -9,7 +9,9 @@ be gzip-compressed (``.jsonl.gz``). Folders of format 1 (a file per episode,
 
 Every reader streams: :func:`iter_records` and :func:`episode_lines` go
 through a file episode by episode (see :mod:`gym_goldens.format.lines`), and
-a :class:`Recording` reads its episodes on demand.
+a :class:`Recording` reads its episodes on demand. Readers of whole
+recordings take ``max_decompressed_size``: what the compressed files of the
+recording may expand to, 1 GiB by default (:mod:`gym_goldens.format.limits`).
 """
 
 from __future__ import annotations
@@ -30,7 +32,8 @@ from gym_goldens.format.layout import (
     is_trajectory_file_name,
     sub_env_index,
 )
-from gym_goldens.format.lines import count_episodes, iter_episodes, iter_lines
+from gym_goldens.format.limits import DEFAULT_MAX_DECOMPRESSED_SIZE
+from gym_goldens.format.lines import iter_episodes, iter_lines
 
 __all__ = [
     "Episode",
@@ -137,14 +140,16 @@ def has_episodes(path: str | Path) -> bool:
     return bool(recording_files(folder))
 
 
-def read_header(path: str | Path) -> dict[str, Any] | None:
+def read_header(
+    path: str | Path, *, max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE
+) -> dict[str, Any] | None:
     """The header record of a file's first episode, or None when it has none.
 
     Raises:
         GoldenFormatError: The file cannot be read or its first record is bad.
     """
     file_path = Path(path)
-    for number, raw in iter_lines(file_path):
+    for number, raw in iter_lines(file_path, max_decompressed_size=max_decompressed_size):
         record = parse_record(raw, file_path, number)
         return record if record["event"] == "header" else None
     return None
@@ -251,12 +256,15 @@ class Recording:
         envs: The recordings of the sub-envs of a vector recording, by
             index; empty for a single env.
         episode_count: The number of episodes (over every sub-env).
+        max_decompressed_size: What its compressed files may expand to when
+            read, in bytes.
     """
 
     path: Path
     files: list[Path]
     envs: tuple[Recording, ...] = ()
     episode_count: int = 0
+    max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE
 
     def __len__(self) -> int:
         return self.episode_count
@@ -267,7 +275,8 @@ class Recording:
                 for episode in sub:
                     yield dataclasses.replace(episode, env=number)
             return
-        for index, (path, lines) in enumerate(iter_episodes(self.files)):
+        episodes = iter_episodes(self.files, max_decompressed_size=self.max_decompressed_size)
+        for index, (path, lines) in enumerate(episodes):
             yield _read_episode(path, lines, index)
 
     def __getitem__(self, index: int) -> Episode:
@@ -287,7 +296,9 @@ class Recording:
         return bool(self.envs)
 
 
-def read_recording(path: str | Path) -> Recording:
+def read_recording(
+    path: str | Path, *, max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE
+) -> Recording:
     """Open a recording folder or a single recording file.
 
     Example:
@@ -300,29 +311,37 @@ def read_recording(path: str | Path) -> Recording:
         >>> [record["event"] for record in episode.records]
         ['reset', 'step']
 
+    Args:
+        path: A recording folder or a recording file.
+        max_decompressed_size: What the compressed files of each recording
+            (of each sub-env) may expand to, in bytes.
+
     Raises:
         GoldenFormatError: The path does not exist or a file cannot be read.
     """
     target = Path(path)
+    limit = max_decompressed_size
     if target.is_file():
-        return _recording(target, [target])
+        return _recording(target, [target], limit)
     if not target.is_dir():
         raise GoldenFormatError(target, "no such file or folder")
     subs = sub_env_dirs(target)
     if subs:
         _check_sub_env_indices(target, [index for index, _ in subs])
-        envs = tuple(_recording(folder, recording_files(folder)) for _, folder in subs)
+        envs = tuple(_recording(folder, recording_files(folder), limit) for _, folder in subs)
         return Recording(
             target,
             [file for env in envs for file in env.files],
             envs,
             sum(env.episode_count for env in envs),
+            limit,
         )
-    return _recording(target, recording_files(target))
+    return _recording(target, recording_files(target), limit)
 
 
-def _recording(path: Path, files: list[Path]) -> Recording:
-    return Recording(path, files, episode_count=sum(count_episodes(file) for file in files))
+def _recording(path: Path, files: list[Path], limit: int) -> Recording:
+    count = sum(1 for _ in iter_episodes(files, max_decompressed_size=limit))
+    return Recording(path, files, episode_count=count, max_decompressed_size=limit)
 
 
 def _check_sub_env_indices(folder: Path, indices: list[int]) -> None:
@@ -351,7 +370,10 @@ def _read_episode(path: Path, lines: Iterator[tuple[int, bytes]], index: int) ->
 
 
 def iter_records(
-    path: Path, lines: Iterable[tuple[int, bytes]] | None = None
+    path: Path,
+    lines: Iterable[tuple[int, bytes]] | None = None,
+    *,
+    max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
 ) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line number, record)`` for the records of a recording file.
 
@@ -359,12 +381,18 @@ def iter_records(
         path: The file.
         lines: Some of its lines, such as one episode's from
             :func:`episode_lines`; by default every line of the file.
+        max_decompressed_size: Without ``lines``: what the file may expand
+            to, when compressed.
     """
-    for number, raw in iter_lines(path) if lines is None else lines:
+    if lines is None:
+        lines = iter_lines(path, max_decompressed_size=max_decompressed_size)
+    for number, raw in lines:
         yield number, parse_record(raw, path, number)
 
 
-def episode_lines(path: str | Path, episode: int) -> tuple[Path, Lines] | None:
+def episode_lines(
+    path: str | Path, episode: int, *, max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE
+) -> tuple[Path, Lines] | None:
     """The file holding episode ``episode`` of a recording, and that episode's lines.
 
     Only header lines are looked at on the way to the episode: the records of
@@ -375,6 +403,8 @@ def episode_lines(path: str | Path, episode: int) -> tuple[Path, Lines] | None:
             from 0 in the order of the file (of the episode files in a folder
             of format 1).
         episode: The episode number.
+        max_decompressed_size: What the compressed files of the recording
+            may expand to, together, in bytes.
 
     Returns:
         ``(file, lines)``, with ``lines`` yielding ``(line number, line)``;
@@ -386,17 +416,20 @@ def episode_lines(path: str | Path, episode: int) -> tuple[Path, Lines] | None:
     if episode < 0:
         return None
     files = recording_files(path)
-    for found in itertools.islice(iter_episodes(files), episode, None):
+    episodes = iter_episodes(files, max_decompressed_size=max_decompressed_size)
+    for found in itertools.islice(episodes, episode, None):
         return found
     return None
 
 
-def missing_episode(path: str | Path, episode: int) -> GoldenFormatError:
+def missing_episode(
+    path: str | Path, episode: int, *, max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE
+) -> GoldenFormatError:
     """The error for an episode that a recording does not have, naming those it has."""
     files = recording_files(path)
     if not files:
         return GoldenFormatError(path, no_recording_reason(path))
-    count = sum(1 for _ in iter_episodes(files))
+    count = sum(1 for _ in iter_episodes(files, max_decompressed_size=max_decompressed_size))
     has = {0: "no episodes", 1: "only episode 0"}.get(count, f"episodes 0 to {count - 1}")
     return GoldenFormatError(path, f"there is no episode {episode}; this recording has {has}")
 
@@ -434,23 +467,36 @@ def no_recording_reason(path: str | Path) -> str:
     return "no recording file (trajectory.jsonl) in this folder; is this a recording folder?"
 
 
-def count_episode_records(files: Sequence[Path]) -> list[int]:
+def count_episode_records(
+    files: Sequence[Path], *, max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE
+) -> list[int]:
     """The number of records of each episode of a recording's files, without parsing them."""
+    episodes = iter_episodes(files, max_decompressed_size=max_decompressed_size)
     try:
-        return [sum(1 for _ in lines) for _, lines in iter_episodes(files)]
+        return [sum(1 for _ in lines) for _, lines in episodes]
     except GoldenFormatError:
         return []  # reading it for real reports the problem
 
 
-def count_records(files: Sequence[Path]) -> int:
-    """Count the lines (records) of recording files quickly, without parsing them."""
+def count_records(
+    files: Sequence[Path], *, max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE
+) -> int:
+    """Count the lines (records) of recording files quickly, without parsing them.
+
+    Compressed files are counted up to ``max_decompressed_size`` bytes in all,
+    past which reading them for real refuses them.
+    """
     count = 0
+    left = max_decompressed_size
     for path in files:
+        compressed = path.name.endswith(".gz")
         try:
-            handle = gzip.open(path, "rb") if path.name.endswith(".gz") else open(path, "rb")  # noqa: SIM115
+            handle = gzip.open(path, "rb") if compressed else open(path, "rb")  # noqa: SIM115
             with handle:
-                while chunk := handle.read(_COUNT_CHUNK):
+                while (not compressed or left > 0) and (chunk := handle.read(_COUNT_CHUNK)):
                     count += chunk.count(b"\n")
+                    if compressed:
+                        left -= len(chunk)
         except (OSError, EOFError):
             continue  # reading it for real reports the problem
     return count

@@ -21,7 +21,7 @@ import gymnasium as gym
 from gym_goldens.comparison.engine import compare
 from gym_goldens.comparison.result import Comparison
 from gym_goldens.comparison.tolerance import Tolerance, ToleranceSpec
-from gym_goldens.errors import GoldenFormatError, UnsafeGoldenPathError
+from gym_goldens.errors import GoldenFormatError, GoldenWriteError, UnsafeGoldenPathError
 from gym_goldens.format.codec import ArraySizeSpec
 from gym_goldens.format.files import checked_recording_files
 from gym_goldens.format.header import FORMAT_VERSION, LEGACY_VERSION, version_to_compare_with
@@ -161,6 +161,7 @@ class TrajectoryChecks:
         an older version keeps comparing; ``--update-goldens`` writes the
         current version.
         """
+        __tracebackhide__ = True  # a golden that cannot be replayed: the test's line, not ours
         is_vector = isinstance(env, gym.vector.VectorEnv)
         if not is_vector and not isinstance(env, gym.Env):
             raise TypeError(
@@ -229,14 +230,17 @@ class TrajectoryChecks:
             self.flush()
             display = self.settings.display
 
+            limit = self.settings.max_decompressed_size
+
             def plot(comparison: Comparison, folder: Path, sides: tuple[str, str]) -> str | None:
-                return _divergence_plot(comparison, folder, display, sides)[1]
+                return _divergence_plot(comparison, folder, display, limit, sides)[1]
 
             found = find_nondeterminism(
                 [(r.name, r.env.output_dir, r.tolerance) for r in self._recordings],
                 runs,
                 display=display,
                 plot=plot,
+                max_decompressed_size=self.settings.max_decompressed_size,
             )
             if found:
                 results = [
@@ -274,6 +278,7 @@ class TrajectoryChecks:
         choice = self._golden(recording.name)
         golden_dir = choice.path
         display = self.settings.display
+        limit = self.settings.max_decompressed_size
         notes = [_REPLAY_MODE if recording.replay else _RECORDED_MODE]
         if self._variant_by:
             notes.append(choice.describe(display))
@@ -298,7 +303,9 @@ class TrajectoryChecks:
                 )
                 message = _with_notes(message, notes[1:])
                 return CheckResult(recording.name, golden_dir, "missing", message, actual_dir)
-            comparison = compare(golden_dir, actual_dir, recording.tolerance)
+            comparison = compare(
+                golden_dir, actual_dir, recording.tolerance, max_decompressed_size=limit
+            )
         except UnsafeGoldenPathError as error:
             message = _format_refused(
                 _displayed(error, display), actual_dir=display(actual_dir), nodeid=self.nodeid
@@ -326,7 +333,7 @@ class TrajectoryChecks:
                 "record_trajectory(env, replay=True)"
             )
         message = _with_notes(message, notes)
-        plot, plot_line = _divergence_plot(comparison, actual_dir, display)
+        plot, plot_line = _divergence_plot(comparison, actual_dir, display, limit)
         if plot_line:
             # Beside the actual recording, before the last line (the fix).
             head, _, fix = message.rpartition("\n")
@@ -336,6 +343,7 @@ class TrajectoryChecks:
     def _update(self, recording: _Recording, choice: GoldenChoice) -> CheckResult:
         """Write the recording as its golden, unless the golden still holds it."""
         settings, display = self.settings, self.settings.display
+        limit = settings.max_decompressed_size
         actual_dir = recording.env.output_dir
         # Under --update-goldens-all the plain golden serves another machine
         # only if the values are the same; else within the test's tolerance.
@@ -345,8 +353,14 @@ class TrajectoryChecks:
             if self._variant_by and choice.fallback:
                 plain = choice.plain_path
                 checked_recording_files(settings.goldens_dir, plain)
-                plain_header = golden_header(plain) if has_episodes(plain) else None
-                serves = plain_header is not None and still_matches(plain, actual_dir, tolerance)
+                plain_header = (
+                    golden_header(plain, max_decompressed_size=limit)
+                    if has_episodes(plain)
+                    else None
+                )
+                serves = plain_header is not None and still_matches(
+                    plain, actual_dir, tolerance, limit
+                )
                 where = update_target(choice, self._variant_by, plain_header, serves=serves)
                 if where == "kept":
                     return CheckResult(recording.name, plain, "unchanged")
@@ -357,6 +371,7 @@ class TrajectoryChecks:
                 goldens_dir=settings.goldens_dir,
                 tolerance=recording.tolerance,
                 rewrite=settings.update_all,
+                max_decompressed_size=limit,
             )
         except UnsafeGoldenPathError as error:
             message = _format_refused(
@@ -367,6 +382,12 @@ class TrajectoryChecks:
             message = _format_not_updated(
                 _displayed(error, display), actual_dir=display(actual_dir)
             )
+            return CheckResult(recording.name, target, "failed", message)
+        except GoldenWriteError as error:
+            # A read-only folder, a full disk: nothing of ours to fix, and the
+            # golden is as it was (written to a temporary file, never renamed).
+            refused = GoldenWriteError(display(Path(error.path)), error.reason)
+            message = _format_not_updated(refused, actual_dir=display(actual_dir), fix=_WRITE_FIX)
             return CheckResult(recording.name, target, "failed", message)
         return CheckResult(recording.name, target, update.status)
 
@@ -405,7 +426,9 @@ class TrajectoryChecks:
                 "record_trajectory(env, replay=True) replays a golden, and there is none here; "
                 f"record it first with: {update_command(self.nodeid)}",
             )
-        return ReplayActions(recorder, golden_dir)
+        return ReplayActions(
+            recorder, golden_dir, max_decompressed_size=self.settings.max_decompressed_size
+        )
 
     def _unique_name(self, name: str) -> str:
         taken = {recording.name for recording in self._recordings}
@@ -446,13 +469,19 @@ def _format_refused(error: Exception, *, actual_dir: str, nodeid: str) -> str:
     )
 
 
-def _format_not_updated(error: Exception, *, actual_dir: str) -> str:
+_NOT_UPDATED_FIX: Final = "fix or remove the golden, then run pytest --update-goldens again"
+_WRITE_FIX: Final = (
+    "free space or fix the permissions of the goldens dir, then run pytest --update-goldens again"
+)
+
+
+def _format_not_updated(error: Exception, *, actual_dir: str, fix: str = _NOT_UPDATED_FIX) -> str:
     return "\n".join(
         [
             f"golden not updated: {error}",
             "  the golden was left as it is",
             f"  actual recording: {actual_dir}",
-            "  fix or remove the golden, then run pytest --update-goldens again",
+            f"  {fix}",
         ]
     )
 
@@ -461,6 +490,7 @@ def _divergence_plot(
     comparison: Comparison,
     actual_dir: Path,
     display: Callable[[Path], str],
+    limit: int,
     sides: tuple[str, str] = ("golden", "actual"),
 ) -> tuple[Path | None, str | None]:
     """Plot the diverging fields next to the actual recording, if matplotlib is installed."""
@@ -471,7 +501,11 @@ def _divergence_plot(
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             plot = write_divergence_plot(
-                comparison, actual_dir / DIVERGENCE_PLOT, display=display, sides=sides
+                comparison,
+                actual_dir / DIVERGENCE_PLOT,
+                display=display,
+                max_decompressed_size=limit,
+                sides=sides,
             )
     except VizDependencyError:
         return None, None

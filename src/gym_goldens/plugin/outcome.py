@@ -30,6 +30,7 @@ from gym_goldens.plugin.session import (
 )
 from gym_goldens.plugin.settings import settings_key
 from gym_goldens.present.html import Mismatch
+from gym_goldens.present.text import printable
 
 __all__ = ["TestOutcome", "finish_test", "mismatches_of"]
 
@@ -78,7 +79,12 @@ def finish_test(item: pytest.Item, checks: TrajectoryChecks) -> TestOutcome | No
     """
     if repeats.intercept(item, checks.flush):
         return None
-    results = checks.check(repeats.runs_of(item, checks.flush))
+    # The last guard: whatever a message holds from a golden or an env is
+    # printable, wherever it goes (the terminal, report.txt, the HTML page).
+    results = [
+        dataclasses.replace(result, message=printable(result.message)) if result.message else result
+        for result in checks.check(repeats.runs_of(item, checks.flush))
+    ]
     settings = item.config.stash[settings_key]
     _, notes = save_artifacts(results, settings, item.nodeid)
     failures = [result.message for result in results if result.message] + notes
@@ -91,7 +97,7 @@ def finish_test(item: pytest.Item, checks: TrajectoryChecks) -> TestOutcome | No
             if settings.report_dir is not None
             else []
         ),
-        failure="\n\n".join(failures) if failures else None,
+        failure=printable("\n\n".join(failures)) if failures else None,
     )
 
 

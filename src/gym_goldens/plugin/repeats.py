@@ -41,6 +41,7 @@ from gym_goldens.comparison.result import Comparison
 from gym_goldens.comparison.tolerance import Tolerance
 from gym_goldens.errors import GoldenFormatError
 from gym_goldens.format.layout import run_dirname, safe_segment
+from gym_goldens.format.limits import DEFAULT_MAX_DECOMPRESSED_SIZE
 from gym_goldens.plugin.settings import GoldensSettings, settings_key
 from gym_goldens.present.report import format_nondeterminism
 
@@ -250,6 +251,7 @@ def find_nondeterminism(
     *,
     display: Callable[[Path], str] = str,
     plot: Callable[[Comparison, Path, tuple[str, str]], str | None] | None = None,
+    max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
 ) -> dict[str, tuple[str | None, tuple[tuple[str, Path], ...]]]:
     """Compare each recording across runs.
 
@@ -260,6 +262,8 @@ def find_nondeterminism(
         plot: Draws where two runs part, into the checked run's folder,
             given the runs' names; gives the line that names the plot, if it
             drew one.
+        max_decompressed_size: What a compressed recording may expand to
+            when read, in bytes.
 
     Returns:
         For each recording that is not the same in every run: the failure
@@ -306,7 +310,9 @@ def find_nondeterminism(
                 )
                 break
             try:
-                comparison = compare(reference, other_dir, tolerance)
+                comparison = compare(
+                    reference, other_dir, tolerance, max_decompressed_size=max_decompressed_size
+                )
             except GoldenFormatError as error:
                 found[name] = (f"nondeterministic: a run's recording is unreadable: {error}", kept)
                 break

@@ -263,11 +263,20 @@ class GoldensSession:
         """
         # Loaded only here: this module loads in every pytest run.
         from gym_goldens.format.files import ensure_gitignore, remove_dead_leftovers
+        from gym_goldens.format.layout import GITIGNORE
 
         goldens_dir = self.settings.goldens_dir
         if not goldens_dir.is_dir():
             return
-        ensure_gitignore(goldens_dir)
+        try:
+            ensure_gitignore(goldens_dir)
+        except OSError as error:
+            # A read-only folder or a full disk: the tests that write goldens
+            # fail and say so; the session itself goes on.
+            reason = getattr(error, "reason", None) or error.strerror or str(error)
+            note = f"could not write {GITIGNORE} in the goldens dir ({reason})"
+            if note not in self.report.notes:
+                self.report.notes.append(note)
         if at_start:
             removed = remove_dead_leftovers(goldens_dir)
             if removed:
@@ -355,9 +364,14 @@ class GoldensSession:
             lines += self.report.verbose_lines
         if not lines:
             return
+        # Loaded here, at the hook, like the rest of the package: a run that
+        # touched no golden prints nothing and loads only the wiring.
+        from gym_goldens.present.text import printable
+
         terminalreporter.section("gym-goldens", sep="-", bold=False)
         for line in lines:
-            terminalreporter.line(line)
+            # Folder names come from the goldens dir, as a pull request left it.
+            terminalreporter.line(printable(line))
 
 
 session_key: Final = pytest.StashKey[GoldensSession]()

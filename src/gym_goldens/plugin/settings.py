@@ -9,6 +9,8 @@ from typing import Final
 
 import pytest
 
+from gym_goldens.format.limits import DEFAULT_MAX_DECOMPRESSED_SIZE, format_size, parse_size
+
 __all__ = ["GoldensSettings", "add_options", "settings_key"]
 
 _GROUP: Final = "gym-goldens"
@@ -54,6 +56,8 @@ class GoldensSettings:
             golden whose bytes are not the fresh recording's.
         update_once: Whether ``--update-goldens-once`` was given: record each
             test once when updating, instead of twice.
+        max_decompressed_size: What a compressed golden (or recording) may
+            expand to when read, in bytes (ini ``goldens_max_decompressed_size``).
     """
 
     goldens_dir: Path
@@ -75,6 +79,7 @@ class GoldensSettings:
     record_into: Path | None = None
     update_all: bool = False
     update_once: bool = False
+    max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE
 
     def display(self, path: Path | str) -> str:
         """A path as shown to the user: relative to the invocation folder if inside it."""
@@ -90,7 +95,8 @@ class GoldensSettings:
 
         Raises:
             pytest.UsageError: An ini tolerance is not a non-negative number,
-                or ``--prune-goldens`` is given without ``--update-goldens``.
+                ``goldens_max_decompressed_size`` is not a size, or
+                ``--prune-goldens`` is given without ``--update-goldens``.
         """
         rootdir = config.rootpath
         invocation_dir = config.invocation_params.dir
@@ -140,6 +146,7 @@ class GoldensSettings:
             record_into=Path(record_into).resolve() if record_into else None,
             update_all=update_all,
             update_once=bool(config.getoption("update_goldens_once")),
+            max_decompressed_size=_ini_limit(config, "goldens_max_decompressed_size"),
         )
 
 
@@ -259,6 +266,12 @@ def add_options(parser: pytest.Parser) -> None:
         default=str(DEFAULT_MAX_ARRAY_SIZE),
     )
     parser.addini(
+        "goldens_max_decompressed_size",
+        help="the most a compressed golden (.jsonl.gz) may expand to when read, such as 512 MiB "
+        f"or 4 GiB ({format_size(DEFAULT_MAX_DECOMPRESSED_SIZE)}); a larger one fails its test.",
+        default=format_size(DEFAULT_MAX_DECOMPRESSED_SIZE),
+    )
+    parser.addini(
         "goldens_compress",
         type="bool",
         help="write gzip-compressed goldens (.jsonl.gz).",
@@ -309,6 +322,13 @@ def _ini_size(config: pytest.Config, name: str) -> int | None:
     if value < 0:
         raise pytest.UsageError(f"ini {name} must be a non-negative int or 'none', got {raw!r}")
     return value
+
+
+def _ini_limit(config: pytest.Config, name: str) -> int:
+    try:
+        return parse_size(str(config.getini(name)))
+    except ValueError as error:
+        raise pytest.UsageError(f"ini {name}: {error}") from None
 
 
 def _subset(config: pytest.Config) -> str | None:

@@ -30,6 +30,7 @@ from gym_goldens.comparison.tolerance import Tolerance
 from gym_goldens.errors import GoldenFormatError, UnsafeGoldenPathError
 from gym_goldens.format.files import Installed, install_recording
 from gym_goldens.format.header import FORMAT_VERSION
+from gym_goldens.format.limits import DEFAULT_MAX_DECOMPRESSED_SIZE
 from gym_goldens.format.reader import read_header, recording_files, sub_env_dirs
 
 __all__ = ["GoldenUpdate", "golden_header", "still_matches", "update_golden"]
@@ -47,6 +48,7 @@ def update_golden(
     goldens_dir: Path | None = None,
     tolerance: Tolerance | None = None,
     rewrite: bool = False,
+    max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
 ) -> GoldenUpdate:
     """Make ``golden_dir`` hold the recording of ``actual_dir``, unless it still does.
 
@@ -60,6 +62,8 @@ def update_golden(
             kept. Exact when None.
         rewrite: Rewrite the golden unless its bytes are the recording's
             (``--update-goldens-all``).
+        max_decompressed_size: What the existing golden (compressed) may
+            expand to when read; one that expands further is replaced.
 
     Raises:
         GoldenFormatError: An existing golden entry is in the way (a folder
@@ -73,13 +77,18 @@ def update_golden(
     def is_current(golden_file: Path, actual: Path) -> bool:
         if rewrite:
             (actual_file,) = recording_files(actual)
-            return golden_file.read_bytes() == actual_file.read_bytes()
-        return still_matches(golden_file, actual, tolerance)
+            return _same_bytes(golden_file, actual_file)
+        return still_matches(golden_file, actual, tolerance, max_decompressed_size)
 
     return install_recording(actual_dir, golden_dir, is_current=is_current, root=goldens_dir)
 
 
-def still_matches(golden: Path, actual: Path, tolerance: Tolerance) -> bool:
+def still_matches(
+    golden: Path,
+    actual: Path,
+    tolerance: Tolerance,
+    max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
+) -> bool:
     """Whether a golden still holds a recording: it matches within ``tolerance``.
 
     And the golden is of this format version, with the storage settings of
@@ -90,9 +99,13 @@ def still_matches(golden: Path, actual: Path, tolerance: Tolerance) -> bool:
         golden: The golden folder, or its recording file.
         actual: The recording folder, or its recording file.
         tolerance: The test's tolerance.
+        max_decompressed_size: What the golden (compressed) may expand to
+            when read; one that expands further does not match.
     """
+    limit = max_decompressed_size
     try:
-        golden_head, actual_head = golden_header(golden), golden_header(actual)
+        golden_head = golden_header(golden, max_decompressed_size=limit)
+        actual_head = golden_header(actual)
         if golden_head is None or actual_head is None:
             return False
         same_format = golden_head.get("version") == FORMAT_VERSION and golden_head.get(
@@ -101,17 +114,36 @@ def still_matches(golden: Path, actual: Path, tolerance: Tolerance) -> bool:
         same_files = [file.name for file in _files(golden)] == [
             file.name for file in _files(actual)
         ]
-        return same_format and same_files and compare(golden, actual, tolerance).equal
+        return (
+            same_format
+            and same_files
+            and compare(golden, actual, tolerance, max_decompressed_size=limit).equal
+        )
     except UnsafeGoldenPathError:
         raise
     except GoldenFormatError:
         return False  # an unreadable golden is replaced
 
 
-def golden_header(path: Path) -> dict[str, Any] | None:
+def golden_header(
+    path: Path, *, max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE
+) -> dict[str, Any] | None:
     """The header of the first episode of a recording (of its first sub-env's), or None."""
     files = _files(path)
-    return read_header(files[0]) if files else None
+    return read_header(files[0], max_decompressed_size=max_decompressed_size) if files else None
+
+
+def _same_bytes(golden: Path, actual: Path) -> bool:
+    """Whether two files hold the same bytes, read a chunk at a time."""
+    if golden.stat().st_size != actual.stat().st_size:
+        return False
+    with golden.open("rb") as one, actual.open("rb") as other:
+        while True:
+            chunk = one.read(1 << 20)
+            if chunk != other.read(1 << 20):
+                return False
+            if not chunk:
+                return True
 
 
 def _files(path: Path) -> list[Path]:

@@ -16,6 +16,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final
 
+from gym_goldens.present.text import printable
+
 __all__ = ["Mismatch", "render_page", "write_page"]
 
 _STYLE: Final = """
@@ -120,7 +122,7 @@ def render_page(
         mismatches: The entries.
         empty: What the page says when there are none.
     """
-    escape = html.escape
+    escape = _html
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -146,8 +148,13 @@ def render_page(
     return "\n".join(parts) + "\n"
 
 
+def _html(text: str) -> str:
+    """Text as HTML: its markup escaped, and no control character left raw in it."""
+    return html.escape(printable(text))
+
+
 def _section(number: int, mismatch: Mismatch) -> str:
-    escape = html.escape
+    escape = _html
     status = escape(mismatch.status)
     badge = f'<span class="status {status}">{status}</span>' if status else ""
     parts = [

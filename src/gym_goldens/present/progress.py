@@ -13,6 +13,8 @@ import time
 from types import TracebackType
 from typing import Final, TextIO
 
+from gym_goldens.present.text import escape
+
 __all__ = ["PROGRESS_THRESHOLD", "Progress", "is_terminal"]
 
 PROGRESS_THRESHOLD: Final = 100_000
@@ -50,7 +52,7 @@ class Progress:
         threshold: int = PROGRESS_THRESHOLD,
     ) -> None:
         self.total = max(total, 0)
-        self.label = label
+        self.label = escape(label)  # an env id or a file name: no escapes of its own
         self.unit = unit
         self.stream = stream if stream is not None else sys.stderr
         self.done = 0

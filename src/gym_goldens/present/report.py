@@ -26,6 +26,7 @@ from gym_goldens.format.codec import ArraySummary
 from gym_goldens.format.dtypes import describe_change
 from gym_goldens.format.fields import format_path
 from gym_goldens.present.summary import format_space
+from gym_goldens.present.text import escape, short_repr
 
 __all__ = [
     "FIELD_ORDER",
@@ -327,8 +328,8 @@ def _merge_dtypes(differences: list[Difference]) -> list[Difference]:
 
 def _field(difference: Difference) -> str:
     if _is_dtypes(difference):
-        return format_path(difference.path[1:]) or "record"
-    return difference.field or "record"
+        return escape(format_path(difference.path[1:])) or "record"
+    return escape(difference.field) or "record"
 
 
 def _other_field(difference: Difference) -> str:
@@ -338,7 +339,7 @@ def _other_field(difference: Difference) -> str:
 def _describe_difference(difference: Difference, episode: EpisodeComparison | None = None) -> str:
     golden, actual = difference.golden, difference.actual
     if _is_dtypes(difference):
-        return describe_change(golden, actual)
+        return escape(describe_change(golden, actual))
     if difference.path == ("digest",):
         every = _full_every(episode)
         kept = f"every {every}th step" if every else "some steps"
@@ -391,9 +392,9 @@ def _describe_arrays(golden: ArraySummary, actual: ArraySummary) -> str:
         return _describe_other_versions(golden, actual)
     changes = []
     if golden.dtype != actual.dtype:
-        changes.append(f"dtype changed {golden.dtype} -> {actual.dtype}")
+        changes.append(f"dtype changed {_plain(golden.dtype)} -> {_plain(actual.dtype)}")
     if golden.shape != actual.shape:
-        changes.append(f"shape changed {golden.shape} -> {actual.shape}")
+        changes.append(f"shape changed {_plain(golden.shape)} -> {_plain(actual.shape)}")
     if changes:
         return "array " + ", ".join(changes)
     details = []
@@ -410,9 +411,8 @@ def _describe_arrays(golden: ArraySummary, actual: ArraySummary) -> str:
     if not details:
         details.append(f"mean {golden.mean!r} -> {actual.mean!r}")
     return (
-        f"array {golden.dtype}{list(golden.shape)} (stored as a summary) changed: "
-        + "; ".join(details)
-        + ". Store it in full (max_array_size) to see each element"
+        f"array {_plain(golden.dtype)}{_plain(list(golden.shape))} (stored as a summary) "
+        "changed: " + "; ".join(details) + ". Store it in full (max_array_size) to see each element"
     )
 
 
@@ -470,8 +470,9 @@ def _changed_rows(golden: ArraySummary, actual: ArraySummary) -> str | None:
 def _describe_array_delta(delta: ArrayDelta) -> str:
     share = 100.0 * delta.differing / delta.size
     index = ", ".join(str(i) for i in delta.first)
+    field = escape(format_path(delta.path)) or "record"
     return (
-        f"{format_path(delta.path) or 'record'}: {delta.differing} of {delta.size} elements "
+        f"{field}: {delta.differing} of {delta.size} elements "
         f"differ ({share:.3g}%), largest |diff| {delta.max_abs:.6g}, first at [{index}]"
     )
 
@@ -527,8 +528,11 @@ def _type_changes(space: str, episode: EpisodeComparison) -> str:
                 after = _lookup(episode.actual_header, key)
                 if isinstance(before, list) and isinstance(after, list):
                     before, after = tuple(before), tuple(after)
-                where = format_path(key[1:-1])
-                text = f"{where + ' ' if where else ''}{segment} changed {before} -> {after}"
+                where = escape(format_path(key[1:-1]))
+                text = (
+                    f"{where + ' ' if where else ''}{segment} changed "
+                    f"{_plain(before)} -> {_plain(after)}"
+                )
                 found.setdefault(key, text)
                 break
     return f" ({'; '.join(found.values())})" if found else ""
@@ -545,7 +549,7 @@ def _lookup(value: Any, path: tuple[str | int, ...]) -> Any:
 
 def _describe_header_difference(difference: Difference) -> str:
     path = difference.path
-    field = format_path(path)
+    field = escape(format_path(path))
     if isinstance(difference.golden, ArraySummary) and isinstance(difference.actual, ArraySummary):
         return f"{field}: {_describe_arrays(difference.golden, difference.actual)}"
     return f"{field}: golden {_value(difference.golden)}, actual {_value(difference.actual)}"
@@ -583,12 +587,13 @@ def _describe_versions(episode: EpisodeComparison) -> list[str]:
     # A name the golden does not have is not a change: older goldens recorded
     # fewer versions (the env's own distribution came later).
     changed = [
-        f"{name} {golden[name]} -> {actual.get(name, '-')}"
+        f"{escape(name)} {_plain(golden[name])} -> {_plain(actual.get(name, '-'))}"
         for name in sorted(golden)
         if golden[name] != actual.get(name)
     ]
     changed += [
-        f"{name} {golden_platform.get(name, '-')} -> {actual_platform.get(name, '-')}"
+        f"{escape(name)} {_plain(golden_platform.get(name, '-'))} -> "
+        f"{_plain(actual_platform.get(name, '-'))}"
         for name in sorted(set(golden_platform) | set(actual_platform))
         if golden_platform.get(name) != actual_platform.get(name)
     ]
@@ -599,14 +604,16 @@ def _describe_versions(episode: EpisodeComparison) -> list[str]:
     actual_mode = (episode.actual_header or {}).get("vectorization_mode")
     if golden_mode and actual_mode and golden_mode != actual_mode:
         lines.append(
-            f"  recorded with another vectorization mode (golden -> actual): {golden_mode} -> "
-            f"{actual_mode}; a vector env of its own may not match sync or async vectorization"
+            "  recorded with another vectorization mode (golden -> actual): "
+            f"{_plain(golden_mode)} -> {_plain(actual_mode)}; a vector env of its own may not "
+            "match sync or async vectorization"
         )
     golden_storage = (episode.golden_header or {}).get("storage")
     actual_storage = (episode.actual_header or {}).get("storage")
     if golden_storage and actual_storage and golden_storage != actual_storage:
         settings = [
-            f"{name} {golden_storage.get(name)!r} -> {actual_storage.get(name)!r}"
+            f"{escape(name)} {_value(golden_storage.get(name))} -> "
+            f"{_value(actual_storage.get(name))}"
             for name in sorted(set(golden_storage) | set(actual_storage))
             if golden_storage.get(name) != actual_storage.get(name)
         ]
@@ -617,10 +624,13 @@ def _describe_versions(episode: EpisodeComparison) -> list[str]:
 
 
 def _value(value: Any) -> str:
-    text = repr(value)
-    if len(text) > _MAX_VALUE_CHARS:
-        text = text[: _MAX_VALUE_CHARS - 3] + "..."
-    return text
+    """A value from a file, as its repr: escaped, and short however large or deep it is."""
+    return short_repr(value, _MAX_VALUE_CHARS)
+
+
+def _plain(value: Any) -> str:
+    """A value from a file shown as it reads: a string without its quotes, escaped."""
+    return escape(value) if isinstance(value, str) else _value(value)
 
 
 def _type(value: Any) -> str:
@@ -707,8 +717,9 @@ def _hints(comparison: Comparison) -> list[str]:
         if any(word in str(part).lower() for part in d.path for word in _CLOCK_WORDS)
     ]
     if clocks:
+        clock = escape(clocks[0])
         hints.append(
-            f"hint: {clocks[0]} looks like a clock: keep wall-clock time out of the recording, "
-            f'or leave it out of the comparison with ignore=["{clocks[0]}"]'
+            f"hint: {clock} looks like a clock: keep wall-clock time out of the recording, "
+            f'or leave it out of the comparison with ignore=["{clock}"]'
         )
     return hints

@@ -32,6 +32,7 @@ import numpy as np
 
 from gym_goldens.comparison.floats import arrays_allowed, arrays_match
 from gym_goldens.comparison.tolerance import Tolerance
+from gym_goldens.errors import GoldenFormatError
 from gym_goldens.format.codec import ArraySummary
 from gym_goldens.format.fields import (
     FieldPath,
@@ -39,7 +40,9 @@ from gym_goldens.format.fields import (
     parse_pattern,
     pattern_matches,
 )
+from gym_goldens.format.limits import DEFAULT_MAX_DECOMPRESSED_SIZE
 from gym_goldens.format.reader import Episode, episode_lines, iter_records, missing_episode
+from gym_goldens.present.text import MAX_DEPTH, escape
 
 __all__ = [
     "DEFAULT_FIELDS",
@@ -149,6 +152,7 @@ def episode_series(
     episode: int = 0,
     advance: Callable[[int], None] | None = None,
     max_points: int = MAX_POINTS,
+    max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
 ) -> list[Series]:
     """The numeric leaves of the chosen fields of one episode, over time.
 
@@ -164,6 +168,8 @@ def episode_series(
             a progress bar).
         max_points: Keep at most about this many steps of each series; a
             longer episode keeps every k-th step (:attr:`Series.stride`).
+        max_decompressed_size: What the compressed files of the recording
+            may expand to, in bytes.
 
     Raises:
         GoldenFormatError: The recording cannot be read or has no such episode.
@@ -180,7 +186,14 @@ def episode_series(
         >>> [s.label for s in episode_series(out, ["reward"], episode=1)]
         ['reward']
     """
-    found = read_episode_series(recording, episode, fields, advance, max_points=max_points)
+    found = read_episode_series(
+        recording,
+        episode,
+        fields,
+        advance,
+        max_points=max_points,
+        max_decompressed_size=max_decompressed_size,
+    )
     assert found is not None  # only missing_ok reads give None
     return found.series
 
@@ -212,6 +225,7 @@ def read_episode_series(
     missing_ok: bool = False,
     max_points: int = MAX_POINTS,
     keep: tuple[int, int] | None = None,
+    max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
 ) -> EpisodeSeries | None:
     """Read the series of one episode, with the file and lines they come from.
 
@@ -227,6 +241,8 @@ def read_episode_series(
             longer episode keeps every k-th step (:attr:`Series.stride`).
         keep: The first and last step kept whatever the stride (around a
             divergence, say).
+        max_decompressed_size: What the compressed files of the recording
+            may expand to, in bytes.
 
     Raises:
         GoldenFormatError: The recording cannot be read, or has no such
@@ -236,31 +252,35 @@ def read_episode_series(
     # Patterns first: a typo is reported before a long file is read.
     selectors = [parse_pattern(field) for field in (fields or _ALL_FIELDS)]
     if isinstance(recording, Episode):
-        series = _collect(recording.records, selectors, advance, max_points=max_points, keep=keep)
+        numbered = ((None, record) for record in recording.records)
+        series = _collect(
+            numbered, recording.path, selectors, advance, max_points=max_points, keep=keep
+        )
         return EpisodeSeries(series, recording.path, recording.header, None)
-    found = episode_lines(recording, episode)
+    found = episode_lines(recording, episode, max_decompressed_size=max_decompressed_size)
     if found is None:
         if missing_ok and episode >= 0:
             return None
-        raise missing_episode(recording, episode)
+        raise missing_episode(recording, episode, max_decompressed_size=max_decompressed_size)
     path, lines = found
     first = last = 0
     header: dict[str, Any] | None = None
 
-    def records() -> Iterator[dict[str, Any]]:
+    def records() -> Iterator[tuple[int | None, dict[str, Any]]]:
         nonlocal first, last, header
         for number, record in iter_records(path, lines):
             first, last = first or number, number
             if header is None and record["event"] == "header":
                 header = record
-            yield record
+            yield number, record
 
-    series = _collect(records(), selectors, advance, max_points=max_points, keep=keep)
+    series = _collect(records(), path, selectors, advance, max_points=max_points, keep=keep)
     return EpisodeSeries(series, path, header, (first, last))
 
 
 def _collect(
-    records: Iterable[dict[str, Any]],
+    records: Iterable[tuple[int | None, dict[str, Any]]],
+    path: Path,
     selectors: Sequence[FieldPath],
     advance: Callable[[int], None] | None,
     *,
@@ -273,20 +293,40 @@ def _collect(
     more than ``max_points`` steps, only every other step kept so far stays
     (the stride doubles), and later records are read only at the stride;
     the steps of ``keep`` (first and last ``t``) are always kept.
+
+    Args:
+        records: ``(line number, record)`` of the episode's records (the
+            number None when not known).
+        path: Their file, for errors.
+        selectors: The field patterns chosen.
+        advance: Called with the number of records read, now and then.
+        max_points: As for :func:`read_episode_series`.
+        keep: Likewise.
+
+    Raises:
+        GoldenFormatError: A step's ``t`` is not the one after the step
+            before it: the bound on memory counts on it (and a step number
+            past any integer type would not fit the time axis).
     """
     tops = [key for key in _ALL_FIELDS if any(s[0] in (key, "*") for s in selectors)]
     columns: dict[FieldPath, tuple[list[int], list[float], list[bool]]] = {}
     low, high = keep if keep is not None else (1, 0)
     stride = 1
-    count = kept = 0
-    for record in records:
+    count = kept = previous = 0
+    for number, record in records:
         count += 1
         if advance is not None and count % _ADVANCE_EVERY == 0:
             advance(_ADVANCE_EVERY)
         event = record["event"]
         if event == "header":
             continue
-        t = 0 if event == "reset" else int(record["t"])
+        if event == "reset":
+            t = previous = 0
+        else:
+            t = record["t"]
+            if t != previous + 1:
+                raise _out_of_order(path, number, t, previous)
+            previous = t
         if t % stride and not low <= t <= high:
             continue
         leaves: list[tuple[FieldPath, float, bool]] = []
@@ -318,6 +358,16 @@ def _collect(
         )
         for leaf, (ts, values, flags) in _ordered(columns, selectors)
     ]
+
+
+def _out_of_order(path: Path, line: int | None, t: int, previous: int) -> GoldenFormatError:
+    after = "the reset" if previous == 0 else f"t={previous}"
+    return GoldenFormatError(
+        path,
+        f"step t={t} follows {after}; the steps of an episode are numbered 1, 2, 3, ..., so "
+        "this file is damaged",
+        line=line,
+    )
 
 
 def _thin(
@@ -439,6 +489,8 @@ def _leaves(
             out.append((path, float(value), True))
         except OverflowError:  # an int beyond float range has no place on an axis
             return
+    elif len(path) > MAX_DEPTH:
+        return  # too deep for a plot's labels; real records nest a few levels
     elif kind is list:
         named = _named_inside(path, selectors)
         if named is None and _size(value) > MAX_ARRAY_ELEMENTS:
@@ -506,6 +558,7 @@ def _ordered(
 
 
 def _label(path: FieldPath) -> str:
+    # Keys come from the file: escaped, as in every text shown.
     if path and path[-1] == _MEAN:
-        return f"mean({format_path(path[:-1])})"
-    return format_path(path)
+        return f"mean({escape(format_path(path[:-1]))})"
+    return escape(format_path(path))

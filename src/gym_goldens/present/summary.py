@@ -20,6 +20,7 @@ from typing import Any, Final
 
 from gym_goldens.errors import GoldenFormatError
 from gym_goldens.format.codec import ArraySummary, TaggedValue
+from gym_goldens.format.limits import DEFAULT_MAX_DECOMPRESSED_SIZE
 from gym_goldens.format.lines import iter_episodes
 from gym_goldens.format.reader import (
     Lines,
@@ -29,6 +30,7 @@ from gym_goldens.format.reader import (
     no_recording_reason,
     recording_files,
 )
+from gym_goldens.present.text import MAX_DEPTH, escape, escape_value, short_repr
 
 __all__ = [
     "EpisodeSummary",
@@ -95,13 +97,20 @@ class RecordingSummary:
         return self.episodes[0].header if self.episodes else None
 
 
-def summarize(path: str | Path, *, advance: Advance | None = None) -> RecordingSummary:
+def summarize(
+    path: str | Path,
+    *,
+    advance: Advance | None = None,
+    max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
+) -> RecordingSummary:
     """Summarise a recording folder or a recording file.
 
     Args:
         path: The folder or file.
         advance: Called with the number of records read, now and then (for
             a progress bar).
+        max_decompressed_size: What the compressed files of the recording
+            may expand to, in bytes.
 
     Raises:
         GoldenFormatError: A file cannot be read, or the folder holds no
@@ -114,7 +123,9 @@ def summarize(path: str | Path, *, advance: Advance | None = None) -> RecordingS
         Path(path),
         tuple(
             _summarize_episode(index, file, lines, advance)
-            for index, (file, lines) in enumerate(iter_episodes(files))
+            for index, (file, lines) in enumerate(
+                iter_episodes(files, max_decompressed_size=max_decompressed_size)
+            )
         ),
     )
 
@@ -171,21 +182,24 @@ def format_recording(
     ]
     env = header.get("env")
     if isinstance(env, dict):
-        name = env.get("id") or env.get("class") or "?"
+        name = escape_value(env.get("id") or env.get("class") or "?")
         kwargs = env.get("kwargs")
-        if kwargs:
-            name += " " + ", ".join(f"{key}={value!r}" for key, value in kwargs.items())
+        if isinstance(kwargs, dict) and kwargs:
+            name += " " + ", ".join(
+                f"{escape(key)}={short_repr(value, _MAX_CELL)}" for key, value in kwargs.items()
+            )
         lines.append(f"  env: {name}")
     wrappers = header.get("wrappers")
-    if wrappers:
-        lines.append(f"  wrappers: {' > '.join(str(w) for w in wrappers)}")
+    if isinstance(wrappers, list) and wrappers:
+        lines.append(f"  wrappers: {' > '.join(escape_value(w) for w in wrappers)}")
     for key in ("observation_space", "action_space"):
         if isinstance(header.get(key), dict):
             lines.append(f"  {key.replace('_', ' ')}: {format_space(header[key])}")
     versions = header.get("versions")
     if isinstance(versions, dict) and versions:
         lines.append(
-            "  recorded with: " + ", ".join(f"{k} {v}" for k, v in sorted(versions.items()))
+            "  recorded with: "
+            + ", ".join(f"{escape(k)} {escape_value(v)}" for k, v in sorted(versions.items()))
         )
     if not header:
         lines.append("  (no header: a file in the original format)")
@@ -207,7 +221,7 @@ def format_recording(
                 f"{episode.steps:,}",
                 _number(episode.total_reward),
                 episode.ending,
-                "-" if seed is None else str(seed),
+                "-" if seed is None else escape_value(seed),
             ]
         )
     lines += ["  " + line for line in _table(rows, right=(0, 1, 2))]
@@ -233,8 +247,8 @@ def format_folder(
         returns = [e.total_reward for e in summary.episodes]
         rows.append(
             [
-                str(summary.path.relative_to(root)) if summary.path != root else ".",
-                str(env.get("id") or env.get("class") or "?"),
+                escape(str(summary.path.relative_to(root))) if summary.path != root else ".",
+                escape_value(env.get("id") or env.get("class") or "?"),
                 str(len(summary.episodes)),
                 f"{summary.steps:,}",
                 _number(sum(returns) / len(returns)) if returns else "-",
@@ -246,7 +260,14 @@ def format_folder(
     return lines
 
 
-def format_steps(path: str | Path, start: int, stop: int | None, *, episode: int = 0) -> list[str]:
+def format_steps(
+    path: str | Path,
+    start: int,
+    stop: int | None,
+    *,
+    episode: int = 0,
+    max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
+) -> list[str]:
     """The records of one episode with ``start <= t < stop`` as a table.
 
     The reset record is ``t = 0``.
@@ -257,13 +278,16 @@ def format_steps(path: str | Path, start: int, stop: int | None, *, episode: int
         stop: The step after the last one shown; None for the end.
         episode: The episode, numbered from 0 in the recording (in the file,
             when ``path`` is a file).
+        max_decompressed_size: What the compressed files of the recording
+            may expand to, in bytes.
 
     Raises:
         GoldenFormatError: The recording cannot be read or has no such episode.
     """
-    found = episode_lines(path, episode)
+    limit = max_decompressed_size
+    found = episode_lines(path, episode, max_decompressed_size=limit)
     if found is None:
-        raise missing_episode(path, episode)
+        raise missing_episode(path, episode, max_decompressed_size=limit)
     file, lines = found
     selected: list[dict[str, Any]] = []
     first_line = 0
@@ -300,41 +324,53 @@ def format_steps(path: str | Path, start: int, stop: int | None, *, episode: int
     return _table(rows, right=(0, 2))
 
 
-def format_space(description: dict[str, Any]) -> str:
-    """A space description from a header, written like Gymnasium's repr.
+def format_space(description: Any, depth: int = 0) -> str:
+    """A space description from a header (a dict), written like Gymnasium's repr.
+
+    What came from the file is escaped, and spaces nested deeper than
+    :data:`~gym_goldens.present.text.MAX_DEPTH` are written ``...``.
 
     Example:
         >>> format_space({"type": "Discrete", "n": 3, "start": 1})
         'Discrete(3, start=1)'
     """
-    kind = str(description.get("type", "?"))
+    if not isinstance(description, dict):
+        return escape_value(description)
+    if depth >= MAX_DEPTH:
+        return "..."
+    kind = escape_value(description.get("type", "?"))
+    inner = depth + 1
     if kind == "Box":
-        shape = tuple(description.get("shape") or ())
+        shape = description.get("shape") or ()
+        shape = tuple(shape) if isinstance(shape, list) else shape
         return (
             f"Box({_bounds(description.get('low'))}, {_bounds(description.get('high'))}, "
-            f"{shape}, {description.get('dtype')})"
+            f"{short_repr(shape, _MAX_CELL)}, {escape_value(description.get('dtype'))})"
         )
     if kind == "Discrete":
         start = description.get("start", 0)
-        return f"Discrete({description.get('n')}" + (f", start={start})" if start else ")")
+        start_text = f", start={_cell(start)})" if start else ")"
+        return f"Discrete({_cell(description.get('n'))}" + start_text
     if kind == "MultiDiscrete":
         return f"MultiDiscrete({_bounds(description.get('nvec'))})"
     if kind == "MultiBinary":
-        return f"MultiBinary({description.get('n')})"
+        return f"MultiBinary({_cell(description.get('n'))})"
     if kind == "Dict":
         spaces = description.get("spaces") or {}
-        return "Dict(" + ", ".join(f"{k}: {format_space(v)}" for k, v in spaces.items()) + ")"
+        items = spaces.items() if isinstance(spaces, dict) else []
+        return "Dict(" + ", ".join(f"{escape(k)}: {format_space(v, inner)}" for k, v in items) + ")"
     if kind in ("Tuple", "OneOf"):
         spaces = description.get("spaces") or []
-        return f"{kind}(" + ", ".join(format_space(v) for v in spaces) + ")"
+        return f"{kind}(" + ", ".join(format_space(v, inner) for v in spaces) + ")"
     if kind == "Text":
-        return f"Text({description.get('min_length')}..{description.get('max_length')} chars)"
+        low, high = _cell(description.get("min_length")), _cell(description.get("max_length"))
+        return f"Text({low}..{high} chars)"
     if kind == "Sequence":
-        return f"Sequence({format_space(description.get('feature_space') or {})})"
+        return f"Sequence({format_space(description.get('feature_space') or {}, inner)})"
     if kind == "Graph":
-        node = format_space(description.get("node_space") or {})
+        node = format_space(description.get("node_space") or {}, inner)
         edge = description.get("edge_space")
-        return f"Graph(nodes {node}" + (f", edges {format_space(edge)})" if edge else ")")
+        return f"Graph(nodes {node}" + (f", edges {format_space(edge, inner)})" if edge else ")")
     return kind
 
 
@@ -347,10 +383,13 @@ def _bounds(value: Any) -> str:
     return "[" + " ".join(_number(v) for v in flat) + "]"
 
 
-def _flatten(value: Any) -> Iterator[Any]:
+def _flatten(value: Any, depth: int = 0) -> Iterator[Any]:
     if isinstance(value, list):
+        if depth >= MAX_DEPTH:
+            yield "..."
+            return
         for item in value:
-            yield from _flatten(item)
+            yield from _flatten(item, depth + 1)
     elif value is not None:
         yield value
 
@@ -360,7 +399,7 @@ def _shape(value: Any) -> str:
     return text if len(text) <= _MAX_SHAPE else text[: _MAX_SHAPE - 3] + "..."
 
 
-def _shape_of(value: Any) -> str:
+def _shape_of(value: Any, depth: int = 0) -> str:
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -368,32 +407,36 @@ def _shape_of(value: Any) -> str:
     if isinstance(value, (int, float, str)):
         return type(value).__name__
     if isinstance(value, ArraySummary):
-        return f"{value.dtype} array {value.shape} (stored as a summary)"
+        shape = short_repr(value.shape, _MAX_SHAPE)
+        return f"{escape_value(value.dtype)} array {shape} (stored as a summary)"
     if isinstance(value, TaggedValue):
-        return value.tag.lstrip("$")
+        return escape(value.tag.lstrip("$"))
+    if depth >= MAX_DEPTH:
+        return "..."
     if isinstance(value, dict):
-        return "{" + ", ".join(f"{key}: {_shape_of(item)}" for key, item in value.items()) + "}"
+        items = (f"{escape(key)}: {_shape_of(item, depth + 1)}" for key, item in value.items())
+        return "{" + ", ".join(items) + "}"
     if isinstance(value, list):
         dims: list[int] = []
         inner: Any = value
         while isinstance(inner, list):
             dims.append(len(inner))
-            if not inner:
+            if not inner or len(dims) > MAX_DEPTH:
                 break
-            kinds = {_shape_of(item) for item in inner}
+            kinds = {_shape_of(item, depth + len(dims)) for item in inner}
             if len(kinds) != 1:
                 return f"list[{len(value)}] of mixed"
             inner = inner[0]
-        element = _shape_of(inner) if not (isinstance(inner, list) and not inner) else "?"
+        element = _shape_of(inner, depth + len(dims)) if not isinstance(inner, list) else "?"
         return f"{element}[{', '.join(str(d) for d in dims)}]"
     return type(value).__name__
 
 
 def _number(value: Any) -> str:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return repr(value)
+        return short_repr(value, _MAX_CELL)
     if isinstance(value, int):
-        return str(value)
+        return short_repr(value, _MAX_CELL)  # an int of 10^5 digits is not written out
     return f"{value:.6g}"
 
 
@@ -406,18 +449,24 @@ def _cell(value: Any) -> str:
     return text if len(text) <= _MAX_CELL else text[: _MAX_CELL - 3] + "..."
 
 
-def _compact(value: Any) -> str:
+def _compact(value: Any, depth: int = 0) -> str:
+    if isinstance(value, (list, dict)) and depth >= MAX_DEPTH:
+        return "[...]" if isinstance(value, list) else "{...}"
     if isinstance(value, list):
-        return "[" + ", ".join(_compact(item) for item in value) + "]"
+        return "[" + ", ".join(_compact(item, depth + 1) for item in value) + "]"
     if isinstance(value, dict):
-        return "{" + ", ".join(f"{key}: {_compact(item)}" for key, item in value.items()) + "}"
+        items = (f"{escape(key)}: {_compact(item, depth + 1)}" for key, item in value.items())
+        return "{" + ", ".join(items) + "}"
     if isinstance(value, ArraySummary):
-        return f"<{value.dtype} {value.shape} mean {_number(value.mean)}>"
+        shape = short_repr(value.shape, _MAX_CELL)
+        return f"<{escape_value(value.dtype)} {shape} mean {_number(value.mean)}>"
     if isinstance(value, float):
         return _number(value)
     if value is None:
         return "null"
-    return str(value) if isinstance(value, (int, str)) else repr(value)
+    if isinstance(value, str):
+        return escape(value)
+    return short_repr(value, _MAX_CELL)
 
 
 def _table(rows: Sequence[Sequence[str]], *, right: Sequence[int] = ()) -> list[str]:

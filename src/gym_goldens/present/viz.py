@@ -40,6 +40,7 @@ from gym_goldens.comparison.result import Comparison, EpisodeComparison
 from gym_goldens.comparison.tolerance import Tolerance
 from gym_goldens.errors import GoldenFormatError, GoldensError
 from gym_goldens.format.fields import format_path
+from gym_goldens.format.limits import DEFAULT_MAX_DECOMPRESSED_SIZE
 from gym_goldens.present.report import field_rank
 from gym_goldens.present.series import (
     DEFAULT_FIELDS,
@@ -51,6 +52,7 @@ from gym_goldens.present.series import (
     episode_series,
     read_episode_series,
 )
+from gym_goldens.present.text import escape_value, printable
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -127,6 +129,7 @@ def plot_recording(
     fields: Sequence[str] | None = DEFAULT_FIELDS,
     max_fields: int = 12,
     advance: Callable[[int], None] | None = None,
+    max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
 ) -> Figure:
     """Plot the chosen fields of one episode of a recording, one axis per leaf.
 
@@ -137,6 +140,8 @@ def plot_recording(
         fields: Field patterns; None for every field.
         max_fields: Plot at most this many leaves (the first ones).
         advance: Called with the number of records read, now and then.
+        max_decompressed_size: What the compressed files of the recording
+            may expand to, in bytes.
 
     Raises:
         VizDependencyError: matplotlib is not installed.
@@ -144,7 +149,9 @@ def plot_recording(
         GoldenFormatError: The recording cannot be read or lacks the episode.
     """
     require_matplotlib()
-    found = read_episode_series(path, episode, fields, advance)
+    found = read_episode_series(
+        path, episode, fields, advance, max_decompressed_size=max_decompressed_size
+    )
     assert found is not None  # only missing_ok reads give None
     series = found.series
     if not series:
@@ -182,6 +189,7 @@ def plot_comparison(
     display: Callable[[Path], str] = str,
     advance: Callable[[int], None] | None = None,
     sides: tuple[str, str] = ("golden", "actual"),
+    max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
 ) -> Figure:
     """Plot golden and actual for one episode, with their difference.
 
@@ -207,6 +215,8 @@ def plot_comparison(
         advance: Called with the number of records read, now and then.
         sides: What the two recordings are called in the title and legends,
             such as ``("run 1", "run 2")`` for two runs of a determinism check.
+        max_decompressed_size: What the compressed files of each recording
+            may expand to, in bytes.
 
     Raises:
         VizDependencyError: matplotlib is not installed.
@@ -216,7 +226,9 @@ def plot_comparison(
     require_matplotlib()
     tolerance = tolerance or (comparison.tolerance if comparison is not None else Tolerance())
     if episode is None:
-        comparison = comparison or compare(golden, actual, tolerance)
+        comparison = comparison or compare(
+            golden, actual, tolerance, max_decompressed_size=max_decompressed_size
+        )
         episode = comparison.differing[0] if comparison.differing else 0
     keep = None
     if isinstance(episode, EpisodeComparison):
@@ -232,7 +244,15 @@ def plot_comparison(
         index, label = episode, f"episode {episode}"
         golden_source, actual_source = Path(golden), Path(actual)
     golden_read, actual_read = (
-        read_episode_series(source, index, fields, advance, missing_ok=True, keep=keep)
+        read_episode_series(
+            source,
+            index,
+            fields,
+            advance,
+            missing_ok=True,
+            keep=keep,
+            max_decompressed_size=max_decompressed_size,
+        )
         if source is not None
         else None
         for source in (golden_source, actual_source)
@@ -283,10 +303,13 @@ def plot_divergence(
     max_fields: int = 6,
     display: Callable[[Path], str] = str,
     sides: tuple[str, str] = ("golden", "actual"),
+    max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
 ) -> Figure | None:
     """Plot the diverging fields of the first differing episode of a comparison.
 
-    ``sides`` names the two recordings, as for :func:`plot_comparison`.
+    ``sides`` names the two recordings, as for :func:`plot_comparison`;
+    ``max_decompressed_size`` is what the compressed files of each recording
+    may expand to, in bytes.
 
     Returns:
         The figure, or None when the comparison is equal or no numeric
@@ -309,6 +332,7 @@ def plot_divergence(
             comparison=comparison,
             display=display,
             sides=sides,
+            max_decompressed_size=max_decompressed_size,
         )
     except NothingToPlotError:
         return None
@@ -337,10 +361,13 @@ def write_divergence_plot(
     *,
     display: Callable[[Path], str] = str,
     sides: tuple[str, str] = ("golden", "actual"),
+    max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
 ) -> Path | None:
     """Write :func:`plot_divergence` as PNG to ``path``, if there is anything to plot.
 
-    ``sides`` names the two recordings, as for :func:`plot_comparison`.
+    ``sides`` names the two recordings, as for :func:`plot_comparison`;
+    ``max_decompressed_size`` is what the compressed files of each recording
+    may expand to, in bytes.
 
     Returns:
         ``path``, or None when no numeric field diverges.
@@ -348,7 +375,9 @@ def write_divergence_plot(
     Raises:
         VizDependencyError: matplotlib is not installed.
     """
-    figure = plot_divergence(comparison, display=display, sides=sides)
+    figure = plot_divergence(
+        comparison, display=display, sides=sides, max_decompressed_size=max_decompressed_size
+    )
     return None if figure is None else save_figure(figure, path)
 
 
@@ -420,8 +449,14 @@ class _Layout:
         wider than the figure would lose its start at the left edge.
         """
         height = self._figure.get_size_inches()[1]
+        # Ids, keys and paths from the files are in it: no control character reaches it.
         self._figure.suptitle(
-            text, x=self._LEFT / self._WIDTH, y=1 - 0.1 / height, ha="left", va="top", fontsize=11
+            printable(text),
+            x=self._LEFT / self._WIDTH,
+            y=1 - 0.1 / height,
+            ha="left",
+            va="top",
+            fontsize=11,
         )
 
 
@@ -639,7 +674,7 @@ def _name(found: Sequence[EpisodeSeries | None], given: str | Path) -> str:
         env = ((item.header if item else None) or {}).get("env")
         name = env.get("id") or env.get("class") if isinstance(env, dict) else None
         if name:
-            return str(name)
+            return escape_value(name)
     given_path = Path(given)
     return given_path.name if given_path.is_dir() else given_path.parent.name
 

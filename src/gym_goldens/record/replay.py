@@ -12,9 +12,11 @@ own arguments pass through, and the comparison reports the extra records.
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import reprlib
 from pathlib import Path
-from typing import Any, Generic, SupportsFloat, TypeVar
+from typing import Any, Final, Generic, SupportsFloat, TypeVar
 
 import gymnasium as gym
 import numpy as np
@@ -22,7 +24,9 @@ from gymnasium import spaces
 
 from gym_goldens.errors import GoldenFormatError
 from gym_goldens.format.codec import ArraySummary, TaggedValue
-from gym_goldens.format.reader import read_recording
+from gym_goldens.format.limits import DEFAULT_MAX_DECOMPRESSED_SIZE
+from gym_goldens.format.lines import iter_episodes
+from gym_goldens.format.reader import iter_records, recording_files
 
 __all__ = ["ReplayActions", "decode_action"]
 
@@ -30,6 +34,35 @@ ObsType = TypeVar("ObsType")
 ActType = TypeVar("ActType")
 
 _NO_HEADER: Any = object()
+# Values from the golden and errors from the env, shown short: repr escapes
+# what a terminal would act on, and reprlib bounds length and depth.
+_SHOWN: Final = reprlib.Repr()
+_SHOWN.maxstring = _SHOWN.maxother = 120
+_FIX: Final = (
+    "the golden does not fit the env (or the env changed): delete the golden's folder and "
+    "record it again with pytest --update-goldens; if the golden's value is one the env "
+    "takes, run the test without replay=True to see the env's own traceback"
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Step:
+    """An action of the golden, and where it is."""
+
+    action: Any  # decoded to the action space's type
+    recorded: Any  # as read from the file, for messages
+    line: int
+    t: int
+
+
+@dataclasses.dataclass(frozen=True)
+class _Episode:
+    """What the golden's episode gives the env: its reset arguments and actions."""
+
+    path: Path
+    line: int  # of the header, which holds the reset arguments
+    reset: Any  # the header's "reset", or _NO_HEADER
+    steps: list[_Step]
 
 
 class ReplayActions(
@@ -46,10 +79,15 @@ class ReplayActions(
         env: The env to drive.
         recording: A recording folder (a golden) or its trajectory file; its
             episodes are replayed in order, one per ``reset()``.
+        max_decompressed_size: What the recording, when compressed, may
+            expand to when read, in bytes.
 
     Raises:
         GoldenFormatError: The recording cannot be read, or holds an action
-            that cannot be replayed (stored as an array summary).
+            that cannot be replayed (stored as an array summary, or not of
+            the action space). When the env raises on a seed, options or
+            action of the recording, ``reset`` and ``step`` raise it too,
+            naming the file and line it came from.
 
     Example:
         >>> import gymnasium as gym, tempfile
@@ -62,31 +100,23 @@ class ReplayActions(
         >>> _, _, _, _, _ = env.step(0)  # replays the golden's first action
     """
 
-    def __init__(self, env: gym.Env[ObsType, ActType], recording: str | os.PathLike[str]) -> None:
+    def __init__(
+        self,
+        env: gym.Env[ObsType, ActType],
+        recording: str | os.PathLike[str],
+        *,
+        max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
+    ) -> None:
+        __tracebackhide__ = True  # a golden that does not fit: the test's line, not ours
         gym.utils.RecordConstructorArgs.__init__(self, recording=str(recording))
         gym.Wrapper.__init__(self, env)
         self.recording = Path(recording)
-        self._episodes: list[tuple[Any, list[Any]]] = []
-        for episode in read_recording(self.recording):
-            reset = _NO_HEADER if episode.header is None else episode.header.get("reset") or {}
-            actions = []
-            # Formats 1.1 and later keep numpy types in "dtypes", written where they change:
-            # an action without one was a plain Python value and is replayed as one.
-            typed = episode.header is None or "dtypes" not in (episode.records or [{}])[0]
-            for record in episode.steps:
-                if "dtypes" in record:
-                    typed = "action" in record["dtypes"]
-                action = decode_action(
-                    record.get("action"),
-                    env.action_space,
-                    episode.path,
-                    record["t"],
-                    episode=episode.index,
-                )
-                if not typed and isinstance(action, np.generic):
-                    action = action.item()
-                actions.append(action)
-            self._episodes.append((reset, actions))
+        files = recording_files(self.recording)
+        episodes = iter_episodes(files, max_decompressed_size=max_decompressed_size)
+        # A loop, not a comprehension: its frame would show in the test's traceback.
+        self._episodes: list[_Episode] = []
+        for index, (path, lines) in enumerate(episodes):
+            self._episodes.append(_read_episode(path, lines, index, env.action_space))
         self._episode = -1
         self._t = 0
 
@@ -94,22 +124,104 @@ class ReplayActions(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[ObsType, dict[str, Any]]:
         """Reset with the seed and options of the recording's next episode."""
+        __tracebackhide__ = True
         self._episode += 1
         self._t = 0
-        if self._episode < len(self._episodes):
-            reset = self._episodes[self._episode][0]
-            if reset is not _NO_HEADER:
-                seed, options = reset.get("seed"), reset.get("options")
-        return self.env.reset(seed=seed, options=options)
+        if self._episode >= len(self._episodes):
+            return self.env.reset(seed=seed, options=options)
+        episode = self._episodes[self._episode]
+        if episode.reset is _NO_HEADER:
+            return self.env.reset(seed=seed, options=options)
+        seed, options = episode.reset.get("seed"), episode.reset.get("options")
+        try:
+            return self.env.reset(seed=seed, options=options)
+        except Exception as error:
+            raise GoldenFormatError(
+                episode.path,
+                f"the env raised {type(error).__name__} when it was reset with the golden's "
+                f"seed and options of episode {self._episode} (seed {_SHOWN.repr(seed)}, "
+                f"options {_SHOWN.repr(options)}): {_message(error)}; {_FIX}",
+                line=episode.line,
+            ) from None
 
     def step(self, action: ActType) -> tuple[ObsType, SupportsFloat, bool, bool, dict[str, Any]]:
         """Step with the recording's action at this step."""
+        __tracebackhide__ = True
+        replayed: _Step | None = None
         if 0 <= self._episode < len(self._episodes):
-            actions = self._episodes[self._episode][1]
-            if self._t < len(actions):
-                action = actions[self._t]
+            steps = self._episodes[self._episode].steps
+            if self._t < len(steps):
+                replayed = steps[self._t]
         self._t += 1
-        return self.env.step(action)
+        if replayed is None:
+            return self.env.step(action)
+        try:
+            return self.env.step(replayed.action)
+        except Exception as error:
+            raise GoldenFormatError(
+                self._episodes[self._episode].path,
+                f"the env raised {type(error).__name__} when it replayed the golden's action of "
+                f"episode {self._episode}, step t={replayed.t} ({_SHOWN.repr(replayed.recorded)}): "
+                f"{_message(error)}; {_FIX}",
+                line=replayed.line,
+            ) from None
+
+
+def _read_episode(path: Path, lines: Any, index: int, space: gym.Space[Any]) -> _Episode:
+    """The reset arguments and decoded actions of one episode of ``path``."""
+    __tracebackhide__ = True
+    header: dict[str, Any] | None = None
+    first = 0
+    first_record: dict[str, Any] | None = None
+    steps: list[_Step] = []
+    typed = True
+    for number, record in iter_records(path, lines):
+        first = first or number
+        event = record["event"]
+        if event == "header":
+            header = record
+            continue
+        if first_record is None:
+            first_record = record
+            # Formats 1.1 and later keep numpy types in "dtypes", written where they
+            # change: an action without one was a plain Python value and is replayed as one.
+            typed = header is None or "dtypes" not in record
+        if event != "step":
+            continue
+        if "dtypes" in record:
+            typed = "action" in record["dtypes"]
+        recorded = record.get("action")
+        t = record["t"]
+        try:
+            action = decode_action(recorded, space, path, t, episode=index)
+        except GoldenFormatError as error:
+            raise GoldenFormatError(path, error.reason, line=number) from None
+        except (ValueError, TypeError, OverflowError, IndexError, KeyError) as error:
+            raise GoldenFormatError(
+                path,
+                f"the golden's action of episode {index}, step t={t} ({_SHOWN.repr(recorded)}) "
+                f"does not fit the env's action space {_SHOWN.repr(space)}: "
+                f"{type(error).__name__}: {_message(error)}",
+                line=number,
+            ) from None
+        if not typed and isinstance(action, np.generic):
+            action = action.item()
+        steps.append(_Step(action, recorded, number, t))
+    reset = _NO_HEADER if header is None else header.get("reset") or {}
+    if not isinstance(reset, dict) and reset is not _NO_HEADER:
+        raise GoldenFormatError(
+            path,
+            f'expected the header\'s "reset" to be an object of seed and options, found '
+            f"{_SHOWN.repr(reset)}",
+            line=first,
+        )
+    return _Episode(path, first or 1, reset, steps)
+
+
+def _message(error: BaseException) -> str:
+    """The first line of an error's message, short and escaped (the env's words, quoted)."""
+    text = str(error).strip().partition("\n")[0]
+    return _SHOWN.repr(text) if text else "(no message)"
 
 
 def decode_action(

@@ -1,0 +1,189 @@
+"""The gym-goldens command on hostile recordings: a clean message, nothing raw on the terminal.
+
+Each recording is a real CartPole recording with one part changed the way a
+pull request could change a golden: values nested 1000 levels deep, a step
+number too big for any integer type, control characters in header fields and
+info keys, a gzip file that expands a thousandfold. The command must answer
+with its report or a one-line error (exit 2), never a traceback, and print
+no control character that came from the file.
+"""
+
+from __future__ import annotations
+
+import gzip
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from gym_goldens.cli import main
+from tests.support.recordings import record_cartpole
+
+MiB = 1 << 20
+# What a terminal acts on: C0 and C1 control characters, but the newline.
+CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f]")
+
+
+@pytest.fixture(scope="module")
+def golden(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return record_cartpole(tmp_path_factory.mktemp("golden") / "CartPole-v1", steps=5)
+
+
+@pytest.fixture
+def actual(golden: Path, tmp_path: Path) -> Path:
+    return Path(shutil.copytree(golden, tmp_path / "actual"))
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str | Path) -> tuple[int, str, str]:
+    code = main([str(arg) for arg in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def damaged(golden: Path, tmp_path: Path, line: int, old: bytes, new: bytes) -> Path:
+    """A copy of ``golden`` with ``old`` replaced by ``new`` on ``line`` (from 1)."""
+    folder = Path(shutil.copytree(golden, tmp_path / "damaged"))
+    path = folder / "trajectory.jsonl"
+    lines = path.read_bytes().split(b"\n")
+    assert old in lines[line - 1]
+    lines[line - 1] = lines[line - 1].replace(old, new, 1)
+    path.write_bytes(b"\n".join(lines))
+    return folder
+
+
+def test_values_nested_1000_levels_are_reported_not_a_recursion_error(
+    golden: Path, actual: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Within orjson's limit of 1024 levels, beyond Python's for repr().
+    nested = b'{"a":' * 999 + b"1" + b"}" * 999
+    hostile = damaged(golden, tmp_path, 3, b'"info":{}', b'"info":' + nested)
+
+    code, out, err = run(capsys, "diff", hostile, actual)
+
+    assert (code, err) == (1, "")
+    assert out.startswith(f"golden mismatch: {hostile / 'trajectory.jsonl'}:3\n")
+    assert "  first divergence: episode 0, step t=1, info.a\n" in out
+    assert "    golden {'a': {'a': {'a': " in out
+    assert len(max(out.splitlines(), key=len)) < 200
+
+
+def test_a_step_number_past_any_integer_type_is_refused_by_plot(
+    golden: Path, actual: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("matplotlib")
+    hostile = damaged(golden, tmp_path, 4, b'"t":2', b'"t":18446744073709551615')
+    where = f"{hostile / 'trajectory.jsonl'}:4"
+    for extra in ([], ["--vs", actual]):
+        code, out, err = run(capsys, "plot", hostile, *extra, "-o", tmp_path / "plot.png")
+        assert (code, out) == (2, "")
+        assert err == (
+            f"gym-goldens: error: {where}: step t=18446744073709551615 follows t=1; the steps "
+            "of an episode are numbered 1, 2, 3, ..., so this file is damaged\n"
+        )
+
+
+@pytest.fixture
+def escapes(golden: Path, tmp_path: Path) -> Path:
+    """Terminal escapes in a header field, NUL and CR in an info key, ESC in an info value."""
+    hostile = damaged(golden, tmp_path, 1, b'"gymnasium":"', b'"gymnasium":"\\u001b[2K\\u001b[1A')
+    path = hostile / "trajectory.jsonl"
+    lines = path.read_bytes().split(b"\n")
+    lines[2] = lines[2].replace(b'"info":{}', b'"info":{"a\\u0000b\\rc":"\\u001b]0;owned\\u0007"}')
+    path.write_bytes(b"\n".join(lines))
+    return hostile
+
+
+def test_show_escapes_what_came_from_the_file(
+    escapes: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run(capsys, "show", escapes)
+    assert (code, err) == (0, "")
+    assert not CONTROL.search(out), repr(out)
+    assert "  recorded with: gymnasium \\x1b[2K\\x1b[1A1." in out
+    assert "{a\\x00b\\rc: str}" in out
+
+    code, out, err = run(capsys, "show", escapes, "--steps", "1")
+    assert (code, err) == (0, "")
+    assert not CONTROL.search(out), repr(out)
+    assert "a\\x00b\\rc" in out
+
+
+def test_diff_escapes_what_came_from_the_file(
+    escapes: Path, actual: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run(capsys, "diff", escapes, actual)
+    assert (code, err) == (1, "")
+    assert not CONTROL.search(out), repr(out)
+    assert "  first divergence: episode 0, step t=1, info.a\\x00b\\rc\n" in out
+    assert "golden '\\x1b]0;owned\\x07', missing from the actual recording" in out
+    assert "gymnasium \\x1b[2K\\x1b[1A" in out
+
+
+def test_a_folder_name_with_escapes_is_escaped_in_the_listing(
+    golden: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "goldens"
+    shutil.copytree(golden, folder / "evil\x1b[2Kname")
+    code, out, err = run(capsys, "show", folder)
+    assert (code, err) == (0, "")
+    assert not CONTROL.search(out), repr(out)
+    assert "evil\\x1b[2Kname" in out
+
+
+def test_plot_escapes_what_came_from_the_file(
+    escapes: Path, actual: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("matplotlib")
+    output = tmp_path / "page.html"
+    code, _, err = run(capsys, "plot", escapes, "--vs", actual, "-o", output)
+    assert (code, err) == (0, "")
+    page = output.read_text()
+    assert not CONTROL.search(page.replace("\n", "")), "a control character reached the page"
+    assert "a\\x00b\\rc" in page
+
+
+def bomb(golden: Path, tmp_path: Path, filler: bytes) -> Path:
+    """The recording, gzip-compressed, followed by 8 MiB of ``filler`` lines."""
+    folder = tmp_path / "bomb"
+    folder.mkdir()
+    member = gzip.compress(filler * (MiB // len(filler)), mtime=0)
+    with (folder / "trajectory.jsonl.gz").open("wb") as handle:
+        handle.write(gzip.compress((golden / "trajectory.jsonl").read_bytes(), mtime=0))
+        for _ in range(8):
+            handle.write(member)
+    return folder
+
+
+@pytest.mark.parametrize("command", ["show", "diff", "plot"])
+def test_a_compressed_recording_past_the_limit_exits_2(
+    golden: Path, actual: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    if command == "plot":
+        pytest.importorskip("matplotlib")
+    hostile = bomb(golden, tmp_path, b"\n")
+    argv: list[str | Path] = [command, hostile]
+    if command != "show":
+        argv += [actual]
+    if command == "plot":
+        argv = [command, hostile, "--vs", actual, "-o", tmp_path / "plot.png"]
+
+    code, out, err = run(capsys, *argv, "--max-decompressed-size", "1 MiB")
+
+    assert (code, out) == (2, "")
+    assert err.startswith(
+        f"gym-goldens: error: {hostile / 'trajectory.jsonl.gz'}: decompresses to more than "
+        "1 MiB, the limit for a compressed recording; "
+    )
+    assert "--max-decompressed-size (gym-goldens)" in err
+    # Blank lines are valid: under the default limit the recording reads.
+    code, _, err = run(capsys, *argv)
+    assert (code, err) == (0, "")
+
+
+def test_a_limit_that_is_not_a_size_exits_2(
+    golden: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run(capsys, "show", golden, "--max-decompressed-size", "lots")
+    assert (code, out) == (2, "")
+    assert "--max-decompressed-size: expected a size such as 1073741824, 512 MiB or 2 GiB" in err

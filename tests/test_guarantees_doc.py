@@ -1,0 +1,41 @@
+"""docs/guarantees.md stays true: the limits it gives are the code's."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import orjson
+import pytest
+
+from gym_goldens.format.limits import DEFAULT_MAX_DECOMPRESSED_SIZE, MAX_LINE_BYTES, format_size
+from gym_goldens.plugin.settings import GoldensSettings
+from gym_goldens.present import report
+from gym_goldens.present.text import MAX_DEPTH
+
+GUARANTEES = Path(__file__).parents[1] / "docs" / "guarantees.md"
+
+
+def limits_table() -> dict[str, tuple[str, str]]:
+    """The rows of the limits table: what, to (limit, past it)."""
+    section = GUARANTEES.read_text().split("## Limits", 1)[1].split("\n## ", 1)[0]
+    rows = re.findall(r"^\| (.+?) \| (.+?) \| (.+?) \|$", section, flags=re.MULTILINE)
+    return {what: (limit, past) for what, limit, past in rows[2:]}
+
+
+def test_the_limits_table_gives_the_limits_of_the_code() -> None:
+    table = limits_table()
+    assert table["a line (one record)"][0] == format_size(MAX_LINE_BYTES)
+    decompressed = table["what a compressed recording (`.jsonl.gz`) expands to when read"]
+    assert decompressed[0].startswith(format_size(DEFAULT_MAX_DECOMPRESSED_SIZE) + ",")
+    assert GoldensSettings.max_decompressed_size == DEFAULT_MAX_DECOMPRESSED_SIZE
+    assert table["nesting of JSON values"][0] == "1024 levels (orjson's)"
+    shown = table["values shown in a failure message"][0]
+    assert shown == f"{report._MAX_VALUE_CHARS} characters, {MAX_DEPTH} levels of nesting"
+    assert table["fields in a plot"][0].startswith(f"{MAX_DEPTH} levels of nesting")
+
+
+def test_orjson_reads_1024_levels_and_no_more() -> None:
+    assert orjson.loads(b"[" * 1024 + b"]" * 1024) is not None
+    with pytest.raises(orjson.JSONDecodeError, match="depth limit exceeded"):
+        orjson.loads(b"[" * 1025 + b"]" * 1025)
