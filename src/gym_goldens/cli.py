@@ -585,16 +585,7 @@ def _seeds(text: str) -> tuple[int, ...]:
 
 def _audit_tolerance(args: argparse.Namespace) -> Tolerance:
     """The runs of one seed must be equal, unless --rtol, --atol or --ignore say otherwise."""
-    tolerance = Tolerance(rtol=0.0, atol=0.0)
-    try:
-        for spec in args.rtol:
-            tolerance = tolerance.refine(rtol=_tolerance_spec("rtol", spec))
-        for spec in args.atol:
-            tolerance = tolerance.refine(atol=_tolerance_spec("atol", spec))
-        ignored = [p.strip() for item in args.ignore for p in item.split(",") if p.strip()]
-        return tolerance.refine(ignore=ignored)
-    except (TypeError, ValueError) as error:
-        raise _UsageError(str(error)) from None
+    return _tolerance(args, base=Tolerance(rtol=0.0, atol=0.0))
 
 
 # Helpers
@@ -676,8 +667,9 @@ class _RecordProgress:
         self._bar.close()
 
 
-def _tolerance(args: argparse.Namespace) -> Tolerance:
-    tolerance = Tolerance()
+def _tolerance(args: argparse.Namespace, base: Tolerance | None = None) -> Tolerance:
+    """``base`` (the defaults if None) refined by --rtol, --atol and --ignore."""
+    tolerance = base or Tolerance()
     try:
         for spec in args.rtol:
             tolerance = tolerance.refine(rtol=_tolerance_spec("rtol", spec))

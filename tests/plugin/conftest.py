@@ -5,15 +5,22 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+# pytester runs sessions in this process and afterwards drops the modules they
+# imported; numpy refuses to be imported twice, hypothesis's plugin takes
+# seconds to import, matplotlib (every failing golden test draws its plot with
+# it) about one, and deepdiff (which explains a mismatch) a quarter. Importing
+# them here keeps them loaded across sessions.
+import deepdiff  # noqa: F401
 import gymnasium  # noqa: F401
 import hypothesis  # noqa: F401
+import matplotlib.backends.backend_agg
+import matplotlib.figure
+import matplotlib.ticker  # noqa: F401
 import numpy  # noqa: F401
 import pytest
 
-# pytester runs sessions in this process and afterwards drops the modules they
-# imported; numpy refuses to be imported twice, and hypothesis's plugin takes
-# seconds to import. Importing them here keeps them loaded across sessions.
-import gym_goldens.plugin.outcome  # noqa: F401
+import gym_goldens.plugin.outcome
+import gym_goldens.present.viz  # noqa: F401
 from tests.support.suites import CARTPOLE_TEST, SCALED_TEST
 
 
