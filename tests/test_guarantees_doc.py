@@ -37,5 +37,6 @@ def test_the_limits_table_gives_the_limits_of_the_code() -> None:
 
 def test_orjson_reads_1024_levels_and_no_more() -> None:
     assert orjson.loads(b"[" * 1024 + b"]" * 1024) is not None
-    with pytest.raises(orjson.JSONDecodeError, match="depth limit exceeded"):
+    # orjson's words changed over its releases; the limit did not.
+    with pytest.raises(orjson.JSONDecodeError, match=r"(depth limit|recursion depth) exceeded"):
         orjson.loads(b"[" * 1025 + b"]" * 1025)

@@ -124,8 +124,9 @@ class TestDigests:
         # Another NaN at 7: its sign bit set, another payload.
         floats = odd.view(odd.real.dtype)
         bits = floats.view(f"u{floats.itemsize}")
-        sign = np.array(1, bits.dtype) << (8 * floats.itemsize - 1)
-        bits[floats.size // odd.size * 7] ^= sign | 1
+        # Built as one unsigned value: numpy 1 casts no mix of unsigned and int.
+        sign_and_payload = bits.dtype.type((1 << (8 * floats.itemsize - 1)) | 1)
+        bits[floats.size // odd.size * 7] ^= sign_and_payload
         assert np.isnan(odd[7])
         assert odd.tobytes() != plain.tobytes()
         assert ArraySummary.of(odd) == ArraySummary.of(plain)

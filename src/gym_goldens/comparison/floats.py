@@ -7,9 +7,13 @@ value ``a`` matches a golden value ``g`` when
     |a - g| <= atol + rtol * |g|
 
 where both are finite; infinities match only an equal infinity; NaN matches
-NaN; ``-0.0`` matches ``0.0``. It is :func:`numpy.isclose` with
-``equal_nan=True`` and the golden in the second place, written once for
-scalars (:func:`floats_match`) and once for arrays (:func:`arrays_match`).
+NaN; ``-0.0`` matches ``0.0``. Between finite values it is
+:func:`numpy.isclose` with the golden in the second place. It is written out
+here rather than left to numpy, because numpy's own rule at infinity changed
+with numpy 2 (a finite golden whose limit overflows matches an actual
+infinity there, and not before), and the verdict must not depend on the
+numpy installed. It is written once for scalars (:func:`floats_match`) and
+once for arrays (:func:`arrays_match`).
 The compiled checks of :mod:`gym_goldens.comparison.compiled` write it out
 again, behind their one seam, for speed; a property test holds the three
 together.
@@ -39,9 +43,12 @@ def floats_match(golden: float, actual: float, rtol: float, atol: float) -> bool
         return True  # equal infinities, and -0.0 against 0.0
     difference = abs(actual - golden)
     if difference <= atol + rtol * abs(golden):
-        # numpy.isclose's rule: a golden infinity matches only itself (it makes
-        # the limit infinite); an actual one only when the limit overflows too.
-        return abs(golden) != _INF
+        # Only between finite values: an infinity makes the difference
+        # infinite, which passes a limit that is infinite too (an infinite
+        # golden or atol, rtol * |golden| overflowing); it matches only itself.
+        # Two finite values whose difference overflows may still be within an
+        # overflowing limit (rtol 10 around 1e308), as numpy says.
+        return abs(golden) != _INF and abs(actual) != _INF
     return golden != golden and actual != actual  # noqa: PLR0124 - NaN matches NaN
 
 
@@ -54,13 +61,15 @@ def arrays_match(
     """
     if golden.dtype.kind not in "fc" and actual.dtype.kind not in "fc":
         return np.asarray(golden == actual, dtype=np.bool_)
+    wide = np.complex128 if "c" in (golden.dtype.kind, actual.dtype.kind) else np.float64
+    golden, actual = golden.astype(wide), actual.astype(wide)
     with np.errstate(invalid="ignore", over="ignore"):
-        close: np.ndarray[Any, np.dtype[np.bool_]] = np.isclose(
-            actual.astype(np.float64),
-            golden.astype(np.float64),
-            rtol=rtol,
-            atol=atol,
-            equal_nan=True,
+        difference = np.abs(actual - golden)
+        within = (
+            (difference <= atol + rtol * np.abs(golden)) & np.isfinite(golden) & np.isfinite(actual)
+        )
+        close: np.ndarray[Any, np.dtype[np.bool_]] = (
+            within | (golden == actual) | (np.isnan(golden) & np.isnan(actual))
         )
     return close
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import io
 import textwrap
+import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -114,7 +115,14 @@ def require_matplotlib() -> None:
         VizDependencyError: matplotlib is not installed.
     """
     try:
-        import matplotlib
+        # What matplotlib warns about while it loads (deprecations of its own
+        # dependencies, as an older matplotlib with a newer pyparsing) is no
+        # concern of the caller, and must not fail a run under -W error.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            import matplotlib
+            import matplotlib.backends.backend_agg
+            import matplotlib.figure
     except ImportError:
         raise VizDependencyError(
             f"plots need matplotlib, which is not installed; install it with: {INSTALL_HINT}"

@@ -276,8 +276,8 @@ def sub_env_info(infos: Mapping[str, Any], index: int) -> dict[str, Any]:
 
     Example:
         >>> infos = {"x": np.array([1.0, 2.0]), "_x": np.array([False, True])}
-        >>> sub_env_info(infos, 0), sub_env_info(infos, 1)
-        ({}, {'x': np.float64(2.0)})
+        >>> sub_env_info(infos, 0), float(sub_env_info(infos, 1)["x"])
+        ({}, 2.0)
     """
     return sub_env_infos(infos, index + 1)[index]
 
