@@ -644,7 +644,7 @@ def bench_memory(small_steps: int, large_steps: int, work: Path) -> list[Row]:
             "compare peak memory",
             f"peak RSS {small:.1f} MiB at {small_steps:,} steps, {large:.1f} MiB at "
             f"{large_steps:,} steps (the {small_steps:,}-step recording copied {copies}x)",
-            f"+{growth:.1f} MiB",
+            f"{growth:+.1f} MiB",
             "< 50 MiB growth",
             growth < 50,
         )
@@ -692,7 +692,7 @@ def bench_recording_memory(small_steps: int, large_steps: int, work: Path) -> li
             f"record one {large_steps:,}-step episode, peak memory",
             f"Pendulum-v1: peak RSS {small:.1f} MiB for a {small_steps:,}-step episode, "
             f"{large:.1f} MiB for a {large_steps:,}-step one ({size:.0f} MiB of lines)",
-            f"{large:.0f} MiB, +{growth:.1f} MiB",
+            f"{large:.0f} MiB, {growth:+.1f} MiB",
             "< 400 MiB, < 100 MiB growth",
             large < 400 and growth < 100,
         )
