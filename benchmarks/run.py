@@ -53,8 +53,8 @@ try:
     from gym_goldens.format.lines import count_episodes, iter_episodes
     from gym_goldens.format.reader import recording_files
 except ImportError:  # a checkout from before the layered package, to compare with
-    from gym_goldens.codec import Encoder  # type: ignore[no-redef]
-    from gym_goldens.reader import (  # type: ignore[no-redef]
+    from gym_goldens.codec import Encoder  # type: ignore[no-redef,import-not-found]
+    from gym_goldens.reader import (  # type: ignore[no-redef,import-not-found]
         count_episodes,
         iter_episodes,
         recording_files,
@@ -362,7 +362,7 @@ def _start_peers(
 
 def _peer_cells(times: dict[str, list[float]], notes: dict[str, str]) -> dict[str, str]:
     """Each peer's median ratio over its turns (with its note), or why it is missing."""
-    cells = {}
+    cells: dict[str, str] = {}
     for name in ("seed", "minari"):
         if name in times:
             ratios = sorted(t / b for t, b in zip(times[name], times["bare"], strict=False))
@@ -772,6 +772,11 @@ def print_table(rows: list[Row]) -> None:
         print("| " + " | ".join(row) + " |")
 
 
+def _selected(cases: list[Case], env_ids: list[str] | None) -> list[Case]:
+    """The cases of these envs (every case when none is named)."""
+    return [case for case in cases if env_ids is None or case.env_id in env_ids]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--quick", action="store_true", help="smaller sizes, for a smoke test")
@@ -780,6 +785,12 @@ def main(argv: list[str] | None = None) -> int:
         choices=["recording", "vector", "compare", "memory", "startup"],
         action="append",
         help="run only these measurements (repeatable)",
+    )
+    parser.add_argument(
+        "--env",
+        action="append",
+        metavar="ENV_ID",
+        help="record only these envs, such as ALE/Pong-v5 (repeatable)",
     )
     parser.add_argument(
         "--tmpfs",
@@ -800,13 +811,13 @@ def main(argv: list[str] | None = None) -> int:
             ) as fast:
                 # Into memory: the recorder's own cost. CartPole into a folder on disk too.
                 place = "tmpfs" if args.tmpfs.is_dir() else "disk"
-                for case in RECORDING_CASES:
+                for case in _selected(RECORDING_CASES, args.env):
                     folders = {place: Path(fast)}
                     if case.on_disk_too and place != "disk":
                         folders["disk"] = work / "disk"
                     rows += bench_recording(case, quick, folders)
         if "vector" in only:
-            for case in VECTOR_CASES:
+            for case in _selected(VECTOR_CASES, args.env):
                 rows += bench_vector_recording(case, quick, work)
         if "compare" in only:
             steps, episodes, rounds = (10_000, 5, 3) if quick else (100_000, 10, 7)
@@ -817,7 +828,7 @@ def main(argv: list[str] | None = None) -> int:
         if "startup" in only:
             rows += bench_startup(5 if quick else 40, work)
     print(f"machine: {machine()}")
-    print(f"command: python benchmarks/run.py{' --quick' if quick else ''}")
+    print(f"command: python benchmarks/run.py {' '.join(sys.argv[1:] if argv is None else argv)}")
     print()
     print_table(rows)
     print()

@@ -15,6 +15,7 @@ from gym_goldens import registered_envs, rollout
 # CartPole-v0 is still registered, but out of date: gym.make warns about it.
 pytestmark = pytest.mark.filterwarnings("ignore:.*is out of date:DeprecationWarning")
 
+
 @pytest.mark.parametrize("env_id", registered_envs(entry_point="gymnasium.envs.classic_control*"))
 def test_classic_control(record_trajectory, env_id):
     rollout(record_trajectory(gym.make(env_id)), seed=0, steps=100)
