@@ -64,7 +64,6 @@ __all__ = [
     "Storage",
     "TrajectoryFile",
     "digest_record",
-    "step_key",
 ]
 
 _DIGEST_BYTES: Final = 8
@@ -163,13 +162,13 @@ class StepTypes:
     a small step, so the writer walks them (:meth:`walk`) only when a cheap
     key of the step differs from :attr:`key`. The key holds the types of
     action, obs and reward (with the dtype and shape of array ones), and the
-    keys of the info dict with the types of their values (:func:`step_key`).
-    It stands for the numpy types when each of those types gives the numpy
-    type of its value alone: an array (whose dtype and shape are in the key),
-    a Python value (which has none) or a numpy number (whose type is its
-    dtype), as MuJoCo's ``np.float64`` info values are. Otherwise (an array
-    or a dict inside info, an info that is not a dict) :attr:`key` is None and
-    every step is walked.
+    keys of the info dict with the types of their values (built at every step
+    by :meth:`EpisodeWriter.step`). It stands for the numpy types when each of
+    those types gives the numpy type of its value alone: an array (whose dtype
+    and shape are in the key), a Python value (which has none) or a numpy
+    number (whose type is its dtype), as MuJoCo's ``np.float64`` info values
+    are. Otherwise (an array or a dict inside info, an info that is not a
+    dict) :attr:`key` is None and every step is walked.
 
     Attributes:
         key: The key that stands for the last walked types, or None.
@@ -200,24 +199,6 @@ class StepTypes:
             self.field = dtypes.to_json(typed) if typed else None
         self.key = key if _stands_for_types(key) else None
         return changed
-
-
-def step_key(action: Any, obs: Any, reward: Any, info: Any) -> tuple[Any, ...]:
-    """The cheap key of a step's types (see :class:`StepTypes`); the writer inlines it."""
-    action_key: Any = type(action)
-    if action_key is _NDARRAY:
-        action_key = (action.dtype, action.shape)
-    obs_key: Any = type(obs)
-    if obs_key is _NDARRAY:
-        obs_key = (obs.dtype, obs.shape)
-    info_key: Any = None
-    if type(info) is dict:
-        info_key = (
-            _NO_INFO
-            if not info or _ALL_PLAIN(map(type, info.values()))
-            else (tuple(info), tuple(map(type, info.values())))
-        )
-    return (action_key, obs_key, type(reward), info_key)
 
 
 def _stands_for_types(key: tuple[Any, ...]) -> bool:
@@ -490,7 +471,8 @@ class EpisodeWriter:
         }
         # The numpy types are written when they change (in practice on step 1),
         # walked in full only when a cheap key of them changes (see StepTypes).
-        # step_key(), inlined: this runs at every step.
+        # The key of StepTypes, built here, where it runs at every step, not in
+        # a function of its own, whose call would cost as much as the key.
         action_key: Any = type(action)
         if action_key is _NDARRAY:
             action_key = (action.dtype, action.shape)
