@@ -112,6 +112,50 @@ def test_a_divergence_at_reset_names_its_likely_source(
     result.stdout.fnmatch_lines([hint])
 
 
+@pytest.mark.parametrize(
+    "key",
+    [
+        'stamp "time"',  # a quote, which Python needs escaped inside the quotes
+        "time\\stamp",  # a backslash
+        "time\tstamp",  # a control character, escaped for the terminal
+    ],
+)
+def test_a_suggested_ignore_pasted_as_it_is_makes_the_test_pass(
+    pytester: pytest.Pytester, key: str
+) -> None:
+    # Keys named by the env: what the hint suggests must be Python that means that key.
+    pytester.makepyfile(
+        determinism_envs=ENVS.read_text(),
+        test_keys=f"""
+        import determinism_envs
+        from gym_goldens import rollout
+
+        class Env(determinism_envs.WallClockEnv):
+            def _info(self):
+                return {{{key!r}: super()._info()["time"]}}
+
+        # MARKER
+        def test_env(record_trajectory):
+            rollout(record_trajectory(Env()), seed=0, steps=5)
+        """,
+    )
+    failed = pytester.runpytest("--goldens-determinism=1")
+    failed.assert_outcomes(failed=1)
+    hints = [line for line in failed.outlines if "looks like a clock" in line]
+    assert hints, failed.stdout.str()
+    suggested = hints[0].rpartition(" with ")[2]
+    assert suggested.startswith("ignore=[")
+    test_file = pytester.path / "test_keys.py"
+    test_file.write_text(
+        test_file.read_text()
+        .replace("# MARKER", f"@pytest.mark.goldens({suggested})")
+        .replace("import determinism_envs", "import determinism_envs\nimport pytest")
+    )
+    passed = pytester.runpytest("--goldens-determinism=1", "--update-goldens")
+    passed.assert_outcomes(passed=1)
+    assert pytester.runpytest("--goldens-determinism=1").ret == 0
+
+
 def test_an_update_writes_no_golden_the_env_cannot_reproduce(pytester: pytest.Pytester) -> None:
     # Recorded once, such a golden would fail the very next run, blaming nothing.
     _project(pytester, "UnseededNumpyEnv", "WallClockEnv", "SeededEnv")

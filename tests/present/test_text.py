@@ -7,7 +7,7 @@ import ast
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gym_goldens.present.text import escape, printable
+from gym_goldens.present.text import escape, printable, python_string
 
 
 def test_control_characters_are_written_as_in_a_python_string() -> None:
@@ -27,8 +27,10 @@ def test_printable_text_is_left_as_it_is() -> None:
 def test_escaped_text_is_printable_and_reads_back(text: str) -> None:
     shown = escape(text)
     assert shown.isprintable()
-    # Unambiguous: between quotes it is a Python string literal of the original.
-    assert ast.literal_eval('"' + shown.replace('"', '\\"') + '"') == text
+    # Unambiguous: as a string literal, what a message suggests as code, it is the original.
+    literal = python_string(text)
+    assert literal.isprintable()
+    assert ast.literal_eval(literal) == text
     # Already safe, the last guard leaves it alone.
     assert printable(shown) == shown
 

@@ -26,7 +26,7 @@ from gym_goldens.format.codec import ArraySummary
 from gym_goldens.format.dtypes import describe_change
 from gym_goldens.format.fields import format_path
 from gym_goldens.present.summary import format_space
-from gym_goldens.present.text import escape, short_repr
+from gym_goldens.present.text import escape, python_string, short_repr
 
 __all__ = [
     "FIELD_ORDER",
@@ -574,7 +574,7 @@ def _describe_wall_clock(episode: EpisodeComparison) -> list[str]:
         return [
             f"  note: {said};",
             "    it differs on every run and no update makes it match: leave it out with",
-            f'    @pytest.mark.goldens(ignore=["{field}"])',
+            f"    @pytest.mark.goldens(ignore=[{python_string(field)}])",
         ]
     return []
 
@@ -701,10 +701,10 @@ def _hints(comparison: Comparison) -> list[str]:
             # something unseeded in reset()'s info (highway-env samples a space
             # it builds in reset() and never seeds).
             hints.append(
-                f"hint: the runs part in reset()'s info ({in_info[0]}) while the first "
+                f"hint: the runs part in reset()'s info ({escape(in_info[0])}) while the first "
                 "observation matches: the env puts an unseeded value in its reset info, such as "
                 "a sample of a space it never seeds; if it is no part of the dynamics, leave it "
-                f'out with @pytest.mark.goldens(ignore=["{in_info[0]}"])'
+                f"out with @pytest.mark.goldens(ignore=[{python_string(in_info[0])}])"
             )
         else:
             hints.append(
@@ -717,9 +717,8 @@ def _hints(comparison: Comparison) -> list[str]:
         if any(word in str(part).lower() for part in d.path for word in _CLOCK_WORDS)
     ]
     if clocks:
-        clock = escape(clocks[0])
         hints.append(
-            f"hint: {clock} looks like a clock: keep wall-clock time out of the recording, "
-            f'or leave it out of the comparison with ignore=["{clock}"]'
+            f"hint: {escape(clocks[0])} looks like a clock: keep wall-clock time out of the "
+            f"recording, or leave it out of the comparison with ignore=[{python_string(clocks[0])}]"
         )
     return hints

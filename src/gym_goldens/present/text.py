@@ -27,7 +27,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Final
 
-__all__ = ["MAX_DEPTH", "escape", "escape_value", "printable", "short_repr"]
+__all__ = ["MAX_DEPTH", "escape", "escape_value", "printable", "python_string", "short_repr"]
 
 MAX_DEPTH: Final = 16
 """How many levels of nested values text shows; deeper ones are ``...``.
@@ -48,6 +48,20 @@ def escape(text: str) -> str:
     if text.isprintable() and "\\" not in text:
         return text
     return "".join(_escaped(character) for character in text)
+
+
+def python_string(text: str) -> str:
+    """``text`` as a Python string literal in double quotes, safe to print.
+
+    What a message suggests as code (``ignore=["info.time"]``) can be pasted as
+    it is: :func:`escape` writes its escapes as Python does, and a ``"``
+    becomes ``\\"``.
+
+    Example:
+        >>> print(python_string('info.say "hi"\\tnow'))
+        "info.say \\"hi\\"\\tnow"
+    """
+    return '"' + escape(text).replace('"', '\\"') + '"'
 
 
 def escape_value(value: object) -> str:
