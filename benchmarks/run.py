@@ -799,6 +799,12 @@ def main(argv: list[str] | None = None) -> int:
         help="a memory-backed folder, to measure recording without the disk (default /dev/shm)",
     )
     args = parser.parse_args(argv)
+    known = {case.env_id for case in RECORDING_CASES + VECTOR_CASES}
+    unknown = sorted(set(args.env or ()) - known)
+    if unknown:
+        parser.error(
+            f"--env {', '.join(unknown)}: not measured here; one of {', '.join(sorted(known))}"
+        )
     quick = args.quick
     only = set(args.only or ["recording", "vector", "compare", "memory", "startup"])
     started = time.perf_counter()
