@@ -6,10 +6,8 @@ import re
 import tracemalloc
 from pathlib import Path
 
-import gymnasium as gym
 import pytest
 
-from gym_goldens import RecordTrajectory
 from gym_goldens.errors import GoldenFormatError, UnsafeGoldenPathError
 from gym_goldens.format.files import (
     atomic_write_bytes,
@@ -18,18 +16,7 @@ from gym_goldens.format.files import (
 )
 from gym_goldens.plugin.store import update_golden
 from tests.support.legacy import split_into_episode_files
-
-
-def _record(
-    path: Path, *, seed: int = 0, steps: int = 5, resets: int = 1, compress: bool = False
-) -> Path:
-    env = RecordTrajectory(gym.make("CartPole-v1"), path, compress=compress)
-    for episode in range(resets):
-        env.reset(seed=seed + episode)
-        for t in range(steps):
-            env.step(t % 2)
-    env.close()
-    return path
+from tests.support.recordings import record_alternating
 
 
 def test_atomic_write_leaves_no_temporary_file(tmp_path: Path) -> None:
@@ -53,7 +40,7 @@ def test_recording_files_of_a_golden(tmp_path: Path) -> None:
     goldens = tmp_path / "goldens"
     assert checked_recording_files(goldens, goldens / "none") == []
     new = goldens / "new"
-    update_golden(_record(tmp_path / "run", resets=2), new)
+    update_golden(record_alternating(tmp_path / "run", resets=2), new)
     assert checked_recording_files(goldens, new) == [new / "trajectory.jsonl"]
     legacy = goldens / "legacy"
     files = split_into_episode_files(tmp_path / "run" / "trajectory.jsonl", legacy)
@@ -108,7 +95,7 @@ def test_recording_files_refuse_paths_out_of_the_goldens_dir(tmp_path: Path) -> 
     with pytest.raises(UnsafeGoldenPathError, match="outside the goldens dir"):
         checked_recording_files(goldens, golden)
     with pytest.raises(UnsafeGoldenPathError):
-        update_golden(_record(tmp_path / "run"), golden, goldens_dir=goldens)
+        update_golden(record_alternating(tmp_path / "run"), golden, goldens_dir=goldens)
     assert outside.read_bytes() == b"{}\n"
     (goldens / "file").write_bytes(b"x")
     with pytest.raises(GoldenFormatError, match="expected a golden folder, found a file"):

@@ -5,35 +5,22 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import gymnasium as gym
 import orjson
 import pytest
 
-from gym_goldens import RecordTrajectory
 from gym_goldens.errors import GoldenFormatError
 from gym_goldens.format.files import checked_recording_files, remove_dead_leftovers
 from gym_goldens.format.reader import read_recording
 from gym_goldens.plugin.store import update_golden
 from tests.support.legacy import split_into_episode_files
+from tests.support.recordings import record_alternating
 
 ROOT = Path("goldens")
 
 
-def _record(
-    path: Path, *, seed: int = 0, steps: int = 5, resets: int = 1, compress: bool = False
-) -> Path:
-    env = RecordTrajectory(gym.make("CartPole-v1"), path, compress=compress)
-    for episode in range(resets):
-        env.reset(seed=seed + episode)
-        for t in range(steps):
-            env.step(t % 2)
-    env.close()
-    return path
-
-
 def test_update_creates_then_leaves_unchanged_goldens_alone(tmp_path: Path) -> None:
     golden = tmp_path / "goldens" / "env"
-    created = update_golden(_record(tmp_path / "run1", resets=2), golden)
+    created = update_golden(record_alternating(tmp_path / "run1", resets=2), golden)
     assert created.status == "created"
     assert [p.name for p in created.written] == ["trajectory.jsonl"]
     assert len(read_recording(golden)) == 2
@@ -42,7 +29,7 @@ def test_update_creates_then_leaves_unchanged_goldens_alone(tmp_path: Path) -> N
     for path in before:
         os.utime(path, ns=(past, past))
 
-    again = update_golden(_record(tmp_path / "run2", resets=2), golden)
+    again = update_golden(record_alternating(tmp_path / "run2", resets=2), golden)
     assert (again.status, again.written, again.removed) == ("unchanged", (), ())
     for path, (content, _) in before.items():
         assert path.read_bytes() == content
@@ -51,7 +38,7 @@ def test_update_creates_then_leaves_unchanged_goldens_alone(tmp_path: Path) -> N
 
 def test_update_ignores_informational_header_fields(tmp_path: Path) -> None:
     golden = tmp_path / "goldens" / "env"
-    update_golden(_record(tmp_path / "run1", resets=2), golden)
+    update_golden(record_alternating(tmp_path / "run1", resets=2), golden)
     path = golden / "trajectory.jsonl"
     # The header of the second episode, in the middle of the file, too.
     lines = path.read_bytes().splitlines()
@@ -63,15 +50,16 @@ def test_update_ignores_informational_header_fields(tmp_path: Path) -> None:
         lines[number] = orjson.dumps(parsed)
     old = b"\n".join(lines) + b"\n"
     path.write_bytes(old)
-    assert update_golden(_record(tmp_path / "run2", resets=2), golden).status == "unchanged"
+    again = record_alternating(tmp_path / "run2", resets=2)
+    assert update_golden(again, golden).status == "unchanged"
     assert path.read_bytes() == old
 
 
 def test_update_rewrites_the_file_with_fewer_episodes(tmp_path: Path) -> None:
     golden = tmp_path / "goldens" / "env"
-    update_golden(_record(tmp_path / "run1", resets=3), golden)
+    update_golden(record_alternating(tmp_path / "run1", resets=3), golden)
     first = (golden / "trajectory.jsonl").read_bytes()
-    actual = _record(tmp_path / "run2", seed=0, steps=7, resets=2)
+    actual = record_alternating(tmp_path / "run2", seed=0, steps=7, resets=2)
     result = update_golden(actual, golden)
     assert result.status == "updated"
     assert (result.written, result.removed) == ((golden / "trajectory.jsonl",), ())
@@ -87,7 +75,7 @@ def test_a_killed_update_leaves_the_old_golden_whole(
 ) -> None:
     # One file, one rename: every episode of the golden is old, or every one is new.
     golden = tmp_path / "goldens" / "env"
-    update_golden(_record(tmp_path / "run1", resets=3), golden)
+    update_golden(record_alternating(tmp_path / "run1", resets=3), golden)
     old = (golden / "trajectory.jsonl").read_bytes()
 
     def killed(source: object, target: object) -> None:
@@ -95,7 +83,7 @@ def test_a_killed_update_leaves_the_old_golden_whole(
 
     monkeypatch.setattr(os, "replace", killed)
     with pytest.raises(KeyboardInterrupt):
-        update_golden(_record(tmp_path / "run2", steps=7, resets=2), golden)
+        update_golden(record_alternating(tmp_path / "run2", steps=7, resets=2), golden)
     monkeypatch.undo()
     assert [p.name for p in golden.iterdir()] == ["trajectory.jsonl"]
     assert (golden / "trajectory.jsonl").read_bytes() == old
@@ -105,7 +93,7 @@ def test_update_replaces_an_unreadable_golden(tmp_path: Path) -> None:
     golden = tmp_path / "goldens" / "env"
     golden.mkdir(parents=True)
     (golden / "trajectory.jsonl").write_bytes(b'{"event": "res')
-    result = update_golden(_record(tmp_path / "run"), golden)
+    result = update_golden(record_alternating(tmp_path / "run"), golden)
     assert result.status == "updated"
     assert (golden / "trajectory.jsonl").read_bytes() == (
         tmp_path / "run" / "trajectory.jsonl"
@@ -116,12 +104,12 @@ def test_update_replaces_an_unreadable_golden(tmp_path: Path) -> None:
 def test_update_migrates_a_golden_of_format_1(tmp_path: Path, same: bool) -> None:
     golden = tmp_path / "goldens" / "env"
     episode_files = split_into_episode_files(
-        _record(tmp_path / "old", resets=2) / "trajectory.jsonl", golden
+        record_alternating(tmp_path / "old", resets=2) / "trajectory.jsonl", golden
     )
     assert [p.name for p in episode_files] == ["episode_00000.jsonl", "episode_00001.jsonl"]
     leftover = golden / ".episode_00001.jsonl.x7f2k.tmp"
     leftover.write_bytes(b"half")
-    actual = _record(tmp_path / "new", resets=2, steps=5 if same else 6)
+    actual = record_alternating(tmp_path / "new", resets=2, steps=5 if same else 6)
 
     result = update_golden(actual, golden)
 
@@ -139,13 +127,13 @@ def test_update_migrates_a_golden_of_format_1(tmp_path: Path, same: bool) -> Non
 
 def test_update_switches_compression_and_removes_the_other_file(tmp_path: Path) -> None:
     golden = tmp_path / "goldens" / "env"
-    update_golden(_record(tmp_path / "plain"), golden)
-    result = update_golden(_record(tmp_path / "gz", compress=True), golden)
+    update_golden(record_alternating(tmp_path / "plain"), golden)
+    result = update_golden(record_alternating(tmp_path / "gz", compress=True), golden)
     assert result.status == "updated"
     assert result.written == (golden / "trajectory.jsonl.gz",)
     assert result.removed == (golden / "trajectory.jsonl",)
     assert [p.name for p in golden.iterdir()] == ["trajectory.jsonl.gz"]
-    back = update_golden(_record(tmp_path / "plain2"), golden)
+    back = update_golden(record_alternating(tmp_path / "plain2"), golden)
     assert (back.written, back.removed) == (
         (golden / "trajectory.jsonl",),
         (golden / "trajectory.jsonl.gz",),
@@ -155,7 +143,7 @@ def test_update_switches_compression_and_removes_the_other_file(tmp_path: Path) 
 def test_update_clears_a_folder_left_with_both_layouts(tmp_path: Path) -> None:
     # What an update killed after writing the new file and before removing the old ones leaves.
     golden = tmp_path / "goldens" / "env"
-    actual = _record(tmp_path / "run", resets=2)
+    actual = record_alternating(tmp_path / "run", resets=2)
     split_into_episode_files(actual / "trajectory.jsonl", golden)
     (golden / "trajectory.jsonl").write_bytes((actual / "trajectory.jsonl").read_bytes())
     with pytest.raises(GoldenFormatError, match=r"holds both trajectory\.jsonl and episode files"):
@@ -171,14 +159,15 @@ def test_update_clears_a_folder_left_with_both_layouts(tmp_path: Path) -> None:
 def test_update_refuses_a_folder_where_the_file_should_be(tmp_path: Path) -> None:
     golden = tmp_path / "goldens" / "env"
     (golden / "trajectory.jsonl").mkdir(parents=True)
+    actual = record_alternating(tmp_path / "run")
     with pytest.raises(GoldenFormatError, match="expected a recording file, found a folder"):
-        update_golden(_record(tmp_path / "run"), golden, goldens_dir=tmp_path / "goldens")
+        update_golden(actual, golden, goldens_dir=tmp_path / "goldens")
     assert [p.name for p in golden.iterdir()] == ["trajectory.jsonl"]
     assert (golden / "trajectory.jsonl").is_dir()
 
 
 def test_an_actual_recording_of_format_1_is_written_as_one_file(tmp_path: Path) -> None:
-    recording = _record(tmp_path / "run", resets=3)
+    recording = record_alternating(tmp_path / "run", resets=3)
     old_layout = tmp_path / "old"
     files = split_into_episode_files(recording / "trajectory.jsonl", old_layout)
     golden = tmp_path / "goldens" / "env"

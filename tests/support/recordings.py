@@ -29,6 +29,19 @@ def record_cartpole(out: Path, *, steps: int = 60, seed: int = 0) -> Path:
     return out
 
 
+def record_alternating(
+    path: Path, *, seed: int = 0, steps: int = 5, resets: int = 1, compress: bool = False
+) -> Path:
+    """``resets`` CartPole episodes of ``steps`` steps, pushing left and right in turn."""
+    env = RecordTrajectory(gym.make("CartPole-v1"), path, compress=compress)
+    for episode in range(resets):
+        env.reset(seed=seed + episode)
+        for t in range(steps):
+            env.step(t % 2)
+    env.close()
+    return path
+
+
 def perturb(
     golden: Path, actual: Path, *, index: int, from_t: int, delta: float, episode: int = 0
 ) -> Path:
