@@ -12,8 +12,10 @@ take turns of 500 steps, the comparisons and pytest runs are repeated in
 turns, and each ratio is a median over the turns. The recording rows show
 the peers' ratios, measured in the same turns: the seed's recorder
 (``json.dumps`` and a flush per step) and Minari's
-``DataCollector(record_infos=True)``. A row whose env needs a package that is
-missing is skipped, and says which and how to install it. Times are CPU times (user +
+``DataCollector(record_infos=True)``, and the floor under ours: a wrapper that
+only builds each step's record, encodes it with one ``orjson.dumps`` and
+appends it to a buffer (:class:`FloorLines`). A row whose env needs a package
+that is missing is skipped, and says which and how to install it. Times are CPU times (user +
 system) of the process that does the work, not wall-clock times, so that other
 processes on a shared machine count as little as possible. Peak memory is the
 peak resident set (VmHWM) of a fresh process. The script prints one table; it
@@ -49,11 +51,15 @@ from gym_goldens import RecordTrajectory, RecordVectorTrajectory, Tolerance, com
 
 try:
     from gym_goldens.comparison.engine import _Comparer
-    from gym_goldens.format.codec import Encoder
+    from gym_goldens.format.codec import DEFAULT_MAX_ARRAY_SIZE, ArraySummary, Encoder
     from gym_goldens.format.lines import count_episodes, iter_episodes
     from gym_goldens.format.reader import recording_files
 except ImportError:  # a checkout from before the layered package, to compare with
-    from gym_goldens.codec import Encoder  # type: ignore[no-redef,import-not-found]
+    from gym_goldens.codec import (  # type: ignore[no-redef,import-not-found]
+        DEFAULT_MAX_ARRAY_SIZE,
+        ArraySummary,
+        Encoder,
+    )
     from gym_goldens.reader import (  # type: ignore[no-redef,import-not-found]
         count_episodes,
         iter_episodes,
@@ -74,6 +80,7 @@ class Row:
     met: bool | None
     seed: str = "-"
     minari: str = "-"
+    floor: str = "-"
 
     @property
     def verdict(self) -> str:
@@ -159,6 +166,91 @@ def _seed_jsonable(value: Any) -> Any:
     if isinstance(value, (bool, int, float, str)) or value is None:
         return value
     return repr(value)
+
+
+class FloorLines:
+    """The floor under our ratio: the least a Python recorder of this format does at a step.
+
+    :meth:`add` builds the step record, encodes it with one ``orjson.dumps``
+    (an observation above the default ``max_array_size`` as the summary that
+    the format keeps instead) and appends the line to a buffer. Nothing
+    records resets or headers, works out numpy types, checks a line for NaN
+    or None, or writes a file: what our recorder costs above the floor is
+    what those promises of the format cost.
+    """
+
+    def __init__(self) -> None:
+        self._buffer = bytearray()
+
+    def add(  # noqa: PLR0917
+        self, t: int, action: Any, obs: Any, reward: Any, terminated: Any, truncated: Any, info: Any
+    ) -> None:
+        if type(obs) is np.ndarray and obs.size > DEFAULT_MAX_ARRAY_SIZE:
+            obs = {"$array": ArraySummary.of(obs).to_json()}
+        record = {
+            "event": "step",
+            "t": t,
+            "action": action,
+            "obs": obs,
+            "reward": reward,
+            "terminated": bool(terminated),
+            "truncated": bool(truncated),
+            "info": info,
+        }
+        self._buffer += orjson.dumps(record, option=FLOOR_DUMPS_OPTIONS)
+        if len(self._buffer) >= 4 * 1024 * 1024:
+            self._buffer = bytearray()
+
+
+FLOOR_DUMPS_OPTIONS = (
+    orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS | orjson.OPT_APPEND_NEWLINE
+)
+
+
+class FloorRecorder(gym.Wrapper[Any, Any, Any, Any]):
+    """A single env under :class:`FloorLines`."""
+
+    def __init__(self, env: gym.Env[Any, Any]) -> None:
+        super().__init__(env)
+        self._lines = FloorLines()
+        self._t = 0
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> Any:
+        self._t = 0
+        return self.env.reset(seed=seed, options=options)
+
+    def step(self, action: Any) -> Any:
+        result = self.env.step(action)
+        obs, reward, terminated, truncated, info = result
+        self._t += 1
+        self._lines.add(self._t, action, obs, reward, terminated, truncated, info)
+        return result
+
+
+class FloorVectorRecorder(gym.vector.VectorWrapper):
+    """A vector env under a :class:`FloorLines` per sub-env; infos split by key, masks dropped."""
+
+    def __init__(self, env: gym.vector.VectorEnv[Any, Any, Any]) -> None:
+        super().__init__(env)
+        self._lines = [FloorLines() for _ in range(env.num_envs)]
+        self._t = 0
+
+    def step(self, actions: Any) -> Any:
+        result = self.env.step(actions)
+        obs, rewards, terminations, truncations, infos = result
+        self._t += 1
+        for index, lines in enumerate(self._lines):
+            info = {key: value[index] for key, value in infos.items() if key[:1] != "_"}
+            lines.add(
+                self._t,
+                actions[index],
+                obs[index],
+                rewards[index],
+                terminations[index],
+                truncations[index],
+                info,
+            )
+        return result
 
 
 RECORDING_CHUNK = 500
@@ -282,7 +374,10 @@ def bench_recording(case: Case, quick: bool, folders: dict[str, Path]) -> list[R
     sampler.action_space.seed(0)
     actions = [sampler.action_space.sample() for _ in range(steps)]
     warm_up = actions[:WARM_UP_STEPS]
-    envs: dict[str, gym.Env[Any, Any]] = {"bare": gym.make(env_id)}
+    envs: dict[str, gym.Env[Any, Any]] = {
+        "bare": gym.make(env_id),
+        "floor": FloorRecorder(gym.make(env_id)),
+    }
     for place, folder in folders.items():
         envs[f"ours {place}"] = RecordTrajectory(gym.make(env_id), folder / env_id / "ours")
     # The peers record into the first folder (memory, when there is one).
@@ -307,6 +402,7 @@ def bench_recording(case: Case, quick: bool, folders: dict[str, Path]) -> list[R
     bare = times["bare"]
     bare_us = sum(bare) / steps * 1e6
     peers = _peer_cells(times, notes)
+    floor = _median_ratio(times["floor"], bare)
     rows = []
     for place, folder in folders.items():
         episodes = count_episodes(folder / env_id / "ours" / "trajectory.jsonl")
@@ -330,6 +426,7 @@ def bench_recording(case: Case, quick: bool, folders: dict[str, Path]) -> list[R
                 ratio <= case.target,
                 peers["seed"],
                 peers["minari"],
+                f"{floor:.3f}",
             )
         )
     for folder in folders.values():
@@ -374,6 +471,11 @@ def _peer_cells(times: dict[str, list[float]], notes: dict[str, str]) -> dict[st
     return cells
 
 
+def _median_ratio(spent: list[float], bare: list[float]) -> float:
+    """The median over the turns of ``spent`` time / bare time."""
+    return statistics.median(t / b for t, b in zip(spent, bare, strict=True))
+
+
 def _reason(error: BaseException) -> str:
     """The first line of an error, short enough for a table cell."""
     first = str(error).strip().splitlines()[0] if str(error).strip() else ""
@@ -396,7 +498,8 @@ def bench_vector_recording(case: Case, quick: bool, folder: Path) -> list[Row]:
     ours = RecordVectorTrajectory(
         gym.make_vec(env_id, num_envs=num_envs, vectorization_mode="sync"), folder / env_id
     )
-    envs = {"bare": bare, "ours": ours}
+    floor = FloorVectorRecorder(gym.make_vec(env_id, num_envs=num_envs, vectorization_mode="sync"))
+    envs = {"bare": bare, "floor": floor, "ours": ours}
     for env in envs.values():
         env.reset(seed=0)
         for action in actions[:WARM_UP_STEPS]:
@@ -405,7 +508,9 @@ def bench_vector_recording(case: Case, quick: bool, folder: Path) -> list[Row]:
     gc.collect()
     for turn, start in enumerate(range(0, steps, RECORDING_CHUNK)):
         chunk = actions[start : start + RECORDING_CHUNK]
-        for name in list(envs)[turn % 2 :] + list(envs)[: turn % 2]:
+        names = list(envs)
+        first = turn % len(names)
+        for name in names[first:] + names[:first]:
             step = envs[name].step
             began = time.process_time()
             for action in chunk:
@@ -429,6 +534,7 @@ def bench_vector_recording(case: Case, quick: bool, folder: Path) -> list[Row]:
             ratio <= case.target,
             peers,
             peers,
+            f"{_median_ratio(times['floor'], times['bare']):.3f}",
         )
     ]
 
@@ -762,9 +868,19 @@ def machine() -> str:
 
 
 def print_table(rows: list[Row]) -> None:
-    headers = ("measurement", "ratio", "target", "met", "seed's recorder", "Minari", "figures")
+    headers = (
+        "measurement",
+        "ratio",
+        "target",
+        "met",
+        "floor",
+        "seed's recorder",
+        "Minari",
+        "figures",
+    )
     cells = [
-        (r.measurement, r.ratio, r.target, r.verdict, r.seed, r.minari, r.figures) for r in rows
+        (r.measurement, r.ratio, r.target, r.verdict, r.floor, r.seed, r.minari, r.figures)
+        for r in rows
     ]
     print("| " + " | ".join(headers) + " |")
     print("|" + "|".join(" --- " for _ in headers) + "|")
