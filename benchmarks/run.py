@@ -168,6 +168,14 @@ def _seed_jsonable(value: Any) -> Any:
     return repr(value)
 
 
+# The format's: numpy values written by orjson, keys sorted, a line per record.
+FLOOR_DUMPS_OPTIONS = (
+    orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE
+)
+# The recorder's write size: the buffer is dropped here instead, to keep memory flat.
+FLOOR_BUFFER_SIZE = 4 * 1024 * 1024
+
+
 class FloorLines:
     """The floor under our ratio: the least a Python recorder of this format does at a step.
 
@@ -198,13 +206,8 @@ class FloorLines:
             "info": info,
         }
         self._buffer += orjson.dumps(record, option=FLOOR_DUMPS_OPTIONS)
-        if len(self._buffer) >= 4 * 1024 * 1024:
+        if len(self._buffer) >= FLOOR_BUFFER_SIZE:
             self._buffer = bytearray()
-
-
-FLOOR_DUMPS_OPTIONS = (
-    orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS | orjson.OPT_APPEND_NEWLINE
-)
 
 
 class FloorRecorder(gym.Wrapper[Any, Any, Any, Any]):
