@@ -168,11 +168,14 @@ def _seed_jsonable(value: Any) -> Any:
     return repr(value)
 
 
-# The format's: numpy values written by orjson, keys sorted, a line per record.
+# The options the recorder's fast path dumps a step with (sorted keys, numpy
+# values by orjson); a checkout from before the layered package has no
+# dumps_options, and wrote with these.
 FLOOR_DUMPS_OPTIONS = (
-    orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE
+    getattr(Encoder(), "dumps_options", orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_SORT_KEYS)
+    | orjson.OPT_APPEND_NEWLINE
 )
-# The recorder's write size: the buffer is dropped here instead, to keep memory flat.
+# Lines are dropped at this size, so that memory stays flat as the recorder's does.
 FLOOR_BUFFER_SIZE = 4 * 1024 * 1024
 
 
