@@ -50,7 +50,7 @@ def found(result: FrameComparison) -> dict[str, Any]:
     }
 
 
-# --- the tolerance -----------------------------------------------------------------------------
+# --- the tolerance -------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -115,7 +115,7 @@ def test_the_ratio_is_taken_in_decimal() -> None:
     assert PixelTolerance(max_diff_pixel_ratio=0.1).allowed_pixels(30) == 3
 
 
-# --- the comparison -------------------------------------------------------------------------------
+# --- the comparison ------------------------------------------------------------------------------
 
 
 def test_identical_frames_match() -> None:

@@ -47,7 +47,7 @@ def ihdr(width: int, height: int, depth: int = 8, colour_type: int = 2) -> bytes
     return png_chunk(b"IHDR", body)
 
 
-# --- the image-like rule -------------------------------------------------------------
+# --- the image-like rule -------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -81,7 +81,7 @@ def test_the_largest_image_like_array_is_at_the_pixel_limit() -> None:
     assert not is_image_like(np.zeros((MAX_FRAME_PIXELS // 4096 + 1, 4096), np.uint8))
 
 
-# --- the codec -------------------------------------------------------------------------
+# --- the codec -----------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -164,7 +164,7 @@ def test_encoding_refuses_what_is_not_image_like(value: Any) -> None:
         encode_png(value)
 
 
-# --- the digest ----------------------------------------------------------------------------
+# --- the digest ----------------------------------------------------------------------------------
 
 
 def test_the_digest_is_of_the_pixels_not_of_the_bytes() -> None:
@@ -183,7 +183,7 @@ def test_the_digest_is_that_of_the_array_summary() -> None:
     assert frame_digest(moved) != frame_digest(frame)
 
 
-# --- file names and references --------------------------------------------------------------
+# --- file names and references -------------------------------------------------------------------
 
 
 def test_frame_files_are_named_by_episode_step_and_field() -> None:
@@ -281,7 +281,7 @@ def test_a_reference_that_is_no_object_is_refused() -> None:
         FrameRef.from_json(["frames/e00000_t000000_render.png"], path="t.jsonl")
 
 
-# --- hostile PNG files ----------------------------------------------------------------------
+# --- hostile PNG files ---------------------------------------------------------------------------
 
 
 def test_a_png_claiming_huge_dimensions_is_refused_before_decoding() -> None:
@@ -383,7 +383,7 @@ def test_the_failure_says_golden_unreadable_with_the_file() -> None:
     assert message.startswith(f"golden unreadable: {path}: the PNG is cut short")
 
 
-# --- reading a recording's frame ----------------------------------------------------------------
+# --- reading a recording's frame -----------------------------------------------------------------
 
 
 def stored(tmp_path: Path, frame: np.ndarray[Any, Any], field: str = "render") -> FrameRef:
