@@ -248,7 +248,7 @@ def decode_png(
     except _DECODE_ERRORS as error:
         reason = f"the PNG is cut short or damaged ({error}); {_REDO}"
         raise GoldenFormatError(path, reason) from None
-    if pixels.dtype != np.uint8 or pixels.shape[:2] != (height, width):
+    if pixels.dtype != np.uint8 or pixels.size != height * width * channels:
         raise GoldenFormatError(path, f"the PNG does not decode as its header says; {_REDO}")
     return pixels.reshape(shape)
 
