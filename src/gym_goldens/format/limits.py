@@ -10,6 +10,8 @@ what a real recording holds; ``docs/guarantees.md`` lists them.
   :data:`DEFAULT_MAX_DECOMPRESSED_SIZE` when read, unless the reader is given
   another limit (ini ``goldens_max_decompressed_size``, ``gym-goldens
   --max-decompressed-size``). A plain file is bounded by its size on disk.
+- A frame (a PNG file of a recording) holds at most :data:`MAX_FRAME_PIXELS`
+  pixels; a PNG that claims more is refused before it is decoded.
 
 Sizes are written for people as ``1 GiB``, ``512 MiB`` or a number of bytes
 (:func:`parse_size`, :func:`format_size`). This module imports nothing
@@ -23,6 +25,7 @@ from typing import Final
 
 __all__ = [
     "DEFAULT_MAX_DECOMPRESSED_SIZE",
+    "MAX_FRAME_PIXELS",
     "MAX_LINE_BYTES",
     "format_size",
     "parse_size",
@@ -38,6 +41,11 @@ array summaries, so a longer line is damage, and is refused before it fills memo
 DEFAULT_MAX_DECOMPRESSED_SIZE: Final = _UNITS["gib"]
 """What a compressed recording may expand to by default: 1 GiB. A real golden
 is a few MB; a few MB of gzip can hold 1000 times more."""
+
+MAX_FRAME_PIXELS: Final = 4096 * 4096
+"""The most pixels a frame may have: 16,777,216 (4096 x 4096, 64 MiB as RGBA). A
+4K render (3840 x 2160) fits; a PNG claiming more is refused before it is
+decoded, below Pillow's own limit (``Image.MAX_IMAGE_PIXELS``, about 89 million)."""
 
 
 def parse_size(text: str) -> int:

@@ -1,0 +1,298 @@
+"""Benchmarks of frames: bytes per stored frame, the cost of storing one, comparing frames.
+
+Run from the repository root::
+
+    pip install -e ".[bench]"            # ale-py: Pong's own frames; drawn ones without it
+    python benchmarks/pixels.py          # about a minute on 2 cores
+    python benchmarks/pixels.py --quick  # fewer frames, for a smoke test
+
+The frames of Pong come from ``ALE/Pong-v5`` when ale-py is installed, and
+are drawn with numpy otherwise (a 210x160x3 field with a moving ball and
+paddles, the colours of Pong): the table says which. Storing a frame is
+what the recorder will do for each: :func:`~gym_goldens.format.frames.encode_png`
+and its reference (:meth:`FrameRef.of`, the digest of the pixels). As in
+``benchmarks/run.py``, each verdict is a ratio of two figures measured in the
+same run, in turns (an env's steps, then storing their frames), and each
+ratio is the median over the turns; times are CPU times of this process
+(user + system), so that other processes on a shared machine count as little
+as possible. The recording ratios are those of storing every frame in the
+stepping thread: the recorder may encode in a worker thread, which moves the
+cost off the env's thread but not off the machine. The script prints one
+table; it does not fail when a target is missed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import gc
+import importlib
+import io
+import os
+import platform
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import PIL
+from PIL import Image
+
+from gym_goldens.comparison.pixels import PixelTolerance, compare_frames
+from gym_goldens.format.frames import FrameRef, decode_png, encode_png
+
+KiB = 1 << 10
+PONG = "ALE/Pong-v5"
+CARTPOLE = "CartPole-v1"
+TURN_STEPS = 100
+"""Steps in one turn: a turn steps the env, then stores the frames of those steps."""
+
+
+@dataclasses.dataclass
+class Row:
+    """One line of the result table."""
+
+    measurement: str
+    figures: str
+    ratio: str = "-"
+    target: str = "-"
+    met: bool | None = None
+
+    @property
+    def verdict(self) -> str:
+        return {True: "yes", False: "NO", None: "-"}[self.met]
+
+
+def drawn_pong_frame(t: int) -> np.ndarray[Any, Any]:
+    """A 210x160x3 frame like Pong's at time ``t``: walls, two paddles and a ball that move."""
+    frame = np.empty((210, 160, 3), np.uint8)
+    frame[:] = (144, 72, 17)
+    frame[24:34] = frame[194:210] = (236, 236, 236)
+    for bar in range(t // 40 % 10):  # the scores, a bar a point
+        frame[2:20, 36 + 2 * bar] = (213, 130, 74)
+        frame[2:20, 116 + 2 * bar] = (92, 186, 92)
+    left, right = 40 + (t * 3) % 130, 150 - (t * 2) % 100
+    frame[left : left + 16, 16:20] = (213, 130, 74)
+    frame[right : right + 16, 140:144] = (92, 186, 92)
+    ball_y, ball_x = 40 + (t * 5) % 148, 24 + (t * 7) % 112
+    frame[ball_y : ball_y + 4, ball_x : ball_x + 2] = (236, 236, 236)
+    return frame
+
+
+def make_pong() -> gym.Env[Any, Any] | str:
+    """Pong, or why it cannot be made here."""
+    try:
+        module = importlib.import_module("ale_py")
+    except ImportError as error:
+        return f"ale-py is not installed ({error}); frames drawn with numpy"
+    gym.register_envs(module)
+    return gym.make(PONG)
+
+
+def store(frames: list[np.ndarray[Any, Any]], episode: int, first_step: int) -> int:
+    """Store frames as the recorder will: a PNG and a reference each. Returns the bytes."""
+    size = 0
+    for offset, frame in enumerate(frames):
+        size += len(encode_png(frame))
+        FrameRef.of(frame, episode=episode, step=first_step + offset, field="obs")
+    return size
+
+
+def step_turn(
+    env: gym.Env[Any, Any], actions: list[Any], render: bool
+) -> tuple[float, list[np.ndarray[Any, Any]]]:
+    """CPU seconds of ``actions`` (and a render after each, with ``render``), and the frames."""
+    frames: list[np.ndarray[Any, Any]] = []
+    start = time.process_time()
+    for action in actions:
+        obs, _, terminated, truncated, _ = env.step(action)
+        frames.append(env.render() if render else obs)
+        if terminated or truncated:
+            env.reset()
+    return time.process_time() - start, frames
+
+
+def bench_storing(
+    env: gym.Env[Any, Any], label: str, turns: int, *, render: bool, target: float
+) -> tuple[list[Row], list[np.ndarray[Any, Any]]]:
+    """The ratio (step + store) / step, by turns; the frames seen."""
+    env.reset(seed=0)
+    env.action_space.seed(0)
+    step_turn(env, [env.action_space.sample() for _ in range(20)], render)  # warm up
+    ratios, step_times, store_times, sizes = [], [], [], []
+    seen: list[np.ndarray[Any, Any]] = []
+    for turn in range(turns):
+        actions = [env.action_space.sample() for _ in range(TURN_STEPS)]
+        stepped, frames = step_turn(env, actions, render)
+        gc.collect()
+        start = time.process_time()
+        sizes.append(store(frames, episode=0, first_step=turn * TURN_STEPS))
+        stored = time.process_time() - start
+        ratios.append((stepped + stored) / stepped)
+        step_times.append(stepped / TURN_STEPS)
+        store_times.append(stored / TURN_STEPS)
+        seen += frames
+    what = "step + render" if render else "step"
+    row = Row(
+        f"{label}: storing each frame in the stepping thread, against a bare {what}",
+        f"bare {what} {statistics.median(step_times) * 1e3:.3f} ms, storing a frame "
+        f"{statistics.median(store_times) * 1e3:.3f} ms (PNG + digest), "
+        f"{sum(sizes) / (turns * TURN_STEPS):,.0f} bytes a frame",
+        f"{statistics.median(ratios):.2f}",
+        f"<= {target}",
+        statistics.median(ratios) <= target,
+    )
+    return [row], seen
+
+
+def bench_bytes(frames: list[np.ndarray[Any, Any]], label: str) -> list[Row]:
+    """Bytes per stored frame, and what other zlib settings would give, for the record."""
+    sizes = [len(encode_png(frame)) for frame in frames]
+    mean = statistics.mean(sizes)
+    rows = [
+        Row(
+            f"{label}: bytes per stored frame ({len(frames):,} frames)",
+            f"mean {mean:,.0f}, median {statistics.median(sizes):,.0f}, max {max(sizes):,} "
+            f"bytes; raw {frames[0].nbytes:,} bytes",
+            f"{mean / KiB:.2f} KiB",
+            "<= 2 KiB",
+            mean <= 2 * KiB,
+        )
+    ]
+    sample = frames[:: max(1, len(frames) // 100)]
+    cells = []
+    for name, options in (
+        ("level 6 RLE (used)", {"compress_level": 6, "compress_type": 3}),
+        ("level 1", {"compress_level": 1}),
+        ("level 6", {"compress_level": 6}),
+        ("level 9", {"compress_level": 9}),
+    ):
+        start = time.process_time()
+        total = sum(len(_pillow_png(frame, options)) for frame in sample)
+        spent = (time.process_time() - start) / len(sample)
+        cells.append(f"{name} {total / len(sample):,.0f} B {spent * 1e3:.2f} ms")
+    rows.append(Row(f"{label}: zlib settings compared", "; ".join(cells)))
+    return rows
+
+
+def _pillow_png(frame: np.ndarray[Any, Any], options: dict[str, int]) -> bytes:
+    buffer = io.BytesIO()
+    Image.fromarray(frame).save(buffer, format="PNG", optimize=False, **options)
+    return buffer.getvalue()
+
+
+def bench_compare(frames: list[np.ndarray[Any, Any]], label: str, rounds: int) -> list[Row]:
+    """Comparing 1,000 frames: equal ones, differing ones, and read back from PNG first."""
+    golden = [frames[index % len(frames)] for index in range(1000)]
+    same = [frame.copy() for frame in golden]
+    moved = [golden[(index + 1) % len(golden)] for index in range(len(golden))]
+    stored = [encode_png(frame) for frame in golden]
+    tolerance = PixelTolerance(pixel_atol=2, max_diff_pixels=10)
+
+    def compare_all(actuals: list[np.ndarray[Any, Any]]) -> Callable[[], None]:
+        def run() -> None:
+            for expected, actual in zip(golden, actuals, strict=True):
+                compare_frames(expected, actual, tolerance)
+
+        return run
+
+    def decode_and_compare() -> None:
+        for data, actual in zip(stored, same, strict=True):
+            compare_frames(decode_png(data, path="golden.png", expected_shape=actual.shape), actual)
+
+    cases = {
+        "equal frames": compare_all(same),
+        "differing frames (the next step's)": compare_all(moved),
+        "equal frames, the golden's decoded from PNG first": decode_and_compare,
+    }
+    times = _timed(list(cases.values()), rounds)
+    differing = sum(not compare_frames(g, a).matches for g, a in zip(golden, moved, strict=True))
+    return [
+        Row(
+            f"{label}: comparing 1,000 frames, {name}",
+            f"{statistics.median(spent):.3f} s (median of {rounds} rounds)"
+            + (f"; {differing:,} of them differ" if "differing" in name else ""),
+            f"{statistics.median(spent):.3f} s",
+            "<= 2 s",
+            statistics.median(spent) <= 2.0,
+        )
+        for name, spent in zip(cases, times, strict=True)
+    ]
+
+
+def _timed(functions: list[Callable[[], Any]], rounds: int) -> list[list[float]]:
+    """CPU seconds of each function in each round, taking turns (as benchmarks/run.py)."""
+    times: list[list[float]] = [[] for _ in functions]
+    for round_number in range(rounds):
+        for offset in range(len(functions)):
+            index = (round_number + offset) % len(functions)
+            gc.collect()
+            start = time.process_time()
+            functions[index]()
+            times[index].append(time.process_time() - start)
+    return times
+
+
+def machine() -> str:
+    model = "unknown CPU"
+    try:
+        with open("/proc/cpuinfo") as handle:
+            for line in handle:
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return (
+        f"{os.cpu_count()} cores, {model}; {platform.system()} {platform.release()}; "
+        f"Python {platform.python_version()}, numpy {np.__version__}, Pillow {PIL.__version__}, "
+        f"gymnasium {gym.__version__}"
+    )
+
+
+def print_table(rows: list[Row]) -> None:
+    print("| measurement | ratio | target | met | figures |")
+    print("| --- | --- | --- | --- | --- |")
+    for row in rows:
+        print(f"| {row.measurement} | {row.ratio} | {row.target} | {row.verdict} | {row.figures} |")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--quick", action="store_true", help="fewer frames, for a smoke test")
+    args = parser.parse_args(argv)
+    os.environ.setdefault("SDL_VIDEODRIVER", "dummy")  # CartPole's pygame, headless
+    turns, rounds = (3, 1) if args.quick else (20, 5)
+    started = time.perf_counter()
+    rows: list[Row] = []
+    pong = make_pong()
+    if isinstance(pong, str):
+        source = f"Pong-like frames drawn with numpy ({pong})"
+        label = "Pong (drawn)"
+        frames = [drawn_pong_frame(t) for t in range(turns * TURN_STEPS)]
+        rows.append(Row(f"{label}: storing against a bare step", f"skipped: {pong}"))
+    else:
+        source = f"{PONG} (ale-py), its observations"
+        label = "Pong"
+        found, frames = bench_storing(pong, label, turns, render=False, target=1.3)
+        rows += found
+        pong.close()
+    rows += bench_bytes(frames, label)
+    cartpole = gym.make(CARTPOLE, render_mode="rgb_array")
+    found, _ = bench_storing(cartpole, "CartPole render", turns, render=True, target=1.3)
+    rows += found
+    cartpole.close()
+    rows += bench_compare(frames, label, rounds)
+    print(f"machine: {machine()}")
+    print(f"frames: {source}")
+    print()
+    print_table(rows)
+    print()
+    print(f"total time {time.perf_counter() - started:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

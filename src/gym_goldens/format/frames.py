@@ -1,0 +1,526 @@
+"""Frames: image-like arrays stored as PNG files beside a recording.
+
+**The image-like rule.** A value is a frame when it is a numpy array of dtype
+``uint8`` and shape ``H x W`` (gray), ``H x W x 1`` (gray), ``H x W x 3`` (RGB)
+or ``H x W x 4`` (RGBA), with ``H`` and ``W`` at least :data:`MIN_FRAME_SIDE`
+(8) and at most :data:`~gym_goldens.format.limits.MAX_FRAME_PIXELS` pixels in
+all (:func:`is_image_like`). Smaller arrays, such as MiniGrid's 7 x 7 x 3 view,
+are symbolic grids rather than pictures: they read better as numbers in the
+JSON line. Larger ones would not read back (the reader's pixel limit), so they
+are never written as frames.
+
+**The PNG settings.** A frame is written by Pillow as a lossless 8-bit PNG:
+mode ``L`` for gray (``H x W x 1`` too: the frame reference keeps its shape,
+and :func:`decode_png` restores it), ``RGB`` or ``RGBA``, zlib level 6 with
+the run-length strategy (``Z_RLE``: rendered frames are runs of flat colour,
+which it packs smaller and faster than the default strategy), no
+optimisation pass, no interlacing and no chunk but ``IHDR``, ``IDAT`` and
+``IEND``: no time, text, gamma or colour profile (:func:`encode_png`). One
+frame, one Pillow and one zlib give the same bytes every time; another Pillow
+or zlib may give other bytes of the same pixels, which is why frames are
+compared by their decoded pixels and their digest, never by their bytes.
+
+**The frame reference.** A JSON line refers to a frame by a
+:class:`FrameRef`: its file, relative to the recording's folder
+(``frames/e00000_t000012_render.png``: episode, step and field, by
+:func:`frame_filename`), the digest of its decoded pixels and its shape. The
+digest is that of an array summary
+(:meth:`~gym_goldens.format.codec.ArraySummary.of`, xxh3-128 of the digests
+of up to 16 bands of rows), so a frame compares with the summary of the same
+array by digest, and the digest is the same whatever Pillow or zlib wrote
+the file. xxh3 rather than SHA-256: it is the summaries' hash and about ten
+times faster; the digest guards against damage and stale files, not against
+forgery (whoever can edit a golden's PNG can edit its digest too).
+
+**Reading hostile goldens.** A reference names a plain file in the
+recording's ``frames`` folder, in the form the writer gives it: no ``..``,
+no absolute path, no separator but the one after ``frames``, no control
+characters (:func:`check_frame_file`); neither the ``frames`` folder nor the
+file may be a symlink. A PNG's size is read from its header before it is
+decoded: one claiming more than ``max_pixels`` pixels, or another shape than
+the reference gives, is refused, and its decoded bytes are counted against
+the read's decompressed-size budget first. A truncated, damaged or foreign
+file is a :class:`~gym_goldens.errors.GoldenFormatError` naming the file.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import os
+import re
+import stat
+import struct
+import zlib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Final, Protocol, TypeGuard
+
+import numpy as np
+from PIL import Image
+
+from gym_goldens.errors import GoldenFormatError, UnsafeGoldenPathError
+from gym_goldens.format.codec import ArraySummary
+from gym_goldens.format.layout import safe_segment
+from gym_goldens.format.limits import MAX_FRAME_PIXELS
+
+__all__ = [
+    "FRAMES_DIR",
+    "FRAME_TAG",
+    "MIN_FRAME_SIDE",
+    "PNG_COMPRESS_LEVEL",
+    "PNG_COMPRESS_TYPE",
+    "DecodeBudget",
+    "FrameRef",
+    "check_frame_file",
+    "decode_png",
+    "encode_png",
+    "format_shape",
+    "frame_digest",
+    "frame_filename",
+    "frame_path",
+    "is_image_like",
+    "read_frame",
+]
+
+FRAMES_DIR: Final = "frames"
+"""The folder of a recording's frames, inside the recording's folder."""
+
+FRAME_TAG: Final = "$frame"
+"""The tag of a frame reference in a JSON line: ``{"$frame": {"file": ..., ...}}``."""
+
+MIN_FRAME_SIDE: Final = 8
+"""The least height and width of an image-like array."""
+
+PNG_COMPRESS_LEVEL: Final = 6
+"""The zlib level of every PNG written (zlib's default)."""
+
+PNG_COMPRESS_TYPE: Final = zlib.Z_RLE
+"""The zlib strategy of every PNG written: run-length encoding."""
+
+_CHANNELS_OF_MODE: Final = {"L": 1, "RGB": 3, "RGBA": 4}
+# The PNG colour types of 8-bit frames, to their number of channels.
+_CHANNELS_OF_COLOUR_TYPE: Final = {0: 1, 2: 3, 6: 4}
+_PNG_SIGNATURE: Final = b"\x89PNG\r\n\x1a\n"
+# The signature, the IHDR chunk's length and type, its 13 bytes and its CRC.
+_IHDR_END: Final = 8 + 8 + 13 + 4
+# The last chunk of every PNG: empty, so always these bytes.
+_IEND: Final = b"\x00\x00\x00\x00IEND\xaeB`\x82"
+_DIGEST: Final = re.compile(r"[0-9a-f]{32}")
+# The names the writer gives; nothing else is read. The characters are those
+# safe_segment writes (and "~" of its long names): no separator, no control
+# character, and a name that starts with "e" is neither "." nor ".." nor hidden.
+_FRAME_FILE: Final = re.compile(
+    rf"{FRAMES_DIR}/e\d{{5,}}_t\d{{6,}}_[A-Za-z0-9_\-.\[\]=+,@%~]{{1,200}}\.png"
+)
+# A PNG of a frame is at most its filtered pixels stored uncompressed, plus
+# zlib's and the chunks' framing: twice that and a margin bound a real file.
+_PNG_SIZE_MARGIN: Final = 1 << 16
+# The errors Pillow and zlib raise on a damaged PNG.
+_DECODE_ERRORS: Final = (OSError, SyntaxError, ValueError, EOFError, zlib.error)
+_REDO: Final = "record the golden again"
+# How much of a value read from a file an error shows.
+_SHOWN_CHARS: Final = 80
+
+
+class DecodeBudget(Protocol):
+    """What the reads of one recording may still decompress to (the reader's budget).
+
+    :func:`decode_png` spends a frame's decoded size on it before decoding.
+    """
+
+    def spend(self, size: int, path: Path) -> None:
+        """Count ``size`` decompressed bytes of ``path``; raise past the limit."""
+
+
+def is_image_like(value: object) -> bool:
+    """Whether ``value`` is stored as a frame: the image-like rule of this module.
+
+    Example:
+        >>> import numpy as np
+        >>> is_image_like(np.zeros((84, 84), np.uint8))
+        True
+        >>> is_image_like(np.zeros((7, 7, 3), np.uint8))  # MiniGrid's view: a grid of symbols
+        False
+    """
+    if not isinstance(value, np.ndarray) or value.dtype != np.uint8:
+        return False
+    shape = value.shape
+    if len(shape) == 3:
+        if shape[2] not in _CHANNELS_OF_COLOUR_TYPE.values():
+            return False
+    elif len(shape) != 2:
+        return False
+    height: int = shape[0]
+    width: int = shape[1]
+    return min(height, width) >= MIN_FRAME_SIDE and height * width <= MAX_FRAME_PIXELS
+
+
+def format_shape(shape: Sequence[int]) -> str:
+    """A frame's shape as people write it: ``210x160x3``."""
+    return "x".join(str(size) for size in shape)
+
+
+def encode_png(frame: np.ndarray[Any, Any]) -> bytes:
+    """The PNG file of an image-like array, with the module's fixed settings.
+
+    The same frame always gives the same bytes (with one Pillow and zlib).
+
+    Raises:
+        ValueError: ``frame`` is not image-like.
+    """
+    if not is_image_like(frame):
+        raise ValueError(
+            f"expected an image-like array (uint8, H x W or H x W x 1, 3 or 4, each side at "
+            f"least {MIN_FRAME_SIDE}, at most {MAX_FRAME_PIXELS:,} pixels), got "
+            f"{_describe_value(frame)}"
+        )
+    pixels = np.ascontiguousarray(frame)
+    if pixels.ndim == 3 and pixels.shape[2] == 1:
+        pixels = pixels[:, :, 0]
+    buffer = io.BytesIO()
+    # fromarray picks L, RGB or RGBA from the shape; the image has no info,
+    # so the PNG gets no chunk beyond IHDR, IDAT and IEND.
+    Image.fromarray(pixels).save(
+        buffer,
+        format="PNG",
+        compress_level=PNG_COMPRESS_LEVEL,
+        compress_type=PNG_COMPRESS_TYPE,
+        optimize=False,
+    )
+    return buffer.getvalue()
+
+
+def decode_png(
+    data: bytes,
+    *,
+    path: str | Path,
+    expected_shape: Sequence[int] | None = None,
+    max_pixels: int = MAX_FRAME_PIXELS,
+    budget: DecodeBudget | None = None,
+) -> np.ndarray[Any, Any]:
+    """The pixels of a frame's PNG file, read safely.
+
+    The header is checked before anything is decoded: the size against
+    ``max_pixels`` and ``expected_shape``, the colour type against the
+    frames this module writes (8-bit gray, RGB or RGBA). The decoded size is
+    then spent on ``budget``, and the pixels decoded.
+
+    Args:
+        data: The file's bytes.
+        path: The file, named in errors.
+        expected_shape: The shape the frame reference gives; ``H x W x 1`` is
+            restored from a gray PNG. Without it, a gray PNG reads as ``H x W``.
+        max_pixels: The most pixels the frame may have.
+        budget: What the read may still decompress to; nothing is counted
+            without one.
+
+    Returns:
+        A read-only ``uint8`` array.
+
+    Raises:
+        GoldenFormatError: The file is not a PNG, is cut short or damaged,
+            holds another kind of image, is too large or has another shape
+            than ``expected_shape``; or the budget is spent.
+    """
+    width, height, channels = _png_header(data, path, max_pixels)
+    shape: tuple[int, ...] = (height, width) if channels == 1 else (height, width, channels)
+    if expected_shape is not None:
+        expected = tuple(expected_shape)
+        if expected[:2] != shape[:2] or _channels(expected) != channels:
+            raise GoldenFormatError(
+                path,
+                f"the PNG holds a {format_shape(shape)} frame, the recording gives "
+                f"{format_shape(expected)}; the file does not belong to the recording: {_REDO}",
+            )
+        shape = expected
+    if not data.endswith(_IEND):
+        # Pillow decodes a file cut short after its last pixels without a word.
+        raise GoldenFormatError(path, f"the PNG is cut short: it has no end (IEND); {_REDO}")
+    if budget is not None:
+        budget.spend(height * width * channels, Path(path))
+    try:
+        with Image.open(io.BytesIO(data), formats=["PNG"]) as image:
+            image.load()
+            pixels = np.asarray(image)
+    except Image.DecompressionBombError as error:
+        raise GoldenFormatError(path, f"refused by Pillow's pixel limit ({error})") from None
+    except _DECODE_ERRORS as error:
+        reason = f"the PNG is cut short or damaged ({error}); {_REDO}"
+        raise GoldenFormatError(path, reason) from None
+    if pixels.dtype != np.uint8 or pixels.size != height * width * channels:
+        raise GoldenFormatError(path, f"the PNG does not decode as its header says; {_REDO}")
+    return pixels.reshape(shape)
+
+
+def _png_header(data: bytes, path: str | Path, max_pixels: int) -> tuple[int, int, int]:
+    """The width, height and channels a PNG's header gives, checked; nothing decoded."""
+    if data and _PNG_SIGNATURE.startswith(data[:8]) and len(data) < len(_PNG_SIGNATURE):
+        raise GoldenFormatError(path, f"the PNG is cut short in its signature; {_REDO}")
+    if not data.startswith(_PNG_SIGNATURE):
+        found = "an empty file" if not data else f"a file starting {data[:8]!r}"
+        raise GoldenFormatError(path, f"expected a PNG file, found {found}; {_REDO}")
+    header = data[8:_IHDR_END]
+    if len(header) < _IHDR_END - 8 or header[:8] != b"\x00\x00\x00\x0dIHDR":
+        raise GoldenFormatError(path, f"the PNG is cut short or has no header (IHDR); {_REDO}")
+    if zlib.crc32(header[4:-4]) != int.from_bytes(header[-4:], "big"):
+        raise GoldenFormatError(path, f"the PNG's header (IHDR) is damaged: bad CRC; {_REDO}")
+    # Compression, filter and interlace methods are left to Pillow, which reads them all.
+    width, height, depth, colour_type = struct.unpack(">IIBB", header[8:18])
+    if width * height > max_pixels:
+        raise GoldenFormatError(
+            path,
+            f"the PNG claims {width:,} x {height:,} pixels, more than the {max_pixels:,} a frame "
+            "may have; it was refused before decoding: the file is damaged or made to exhaust "
+            "the machine",
+        )
+    channels = _CHANNELS_OF_COLOUR_TYPE.get(colour_type)
+    if depth != 8 or channels is None or not width or not height:
+        raise GoldenFormatError(
+            path,
+            f"expected an 8-bit gray, RGB or RGBA PNG, as gym-goldens writes frames; found bit "
+            f"depth {depth}, colour type {colour_type}, size {width} x {height}; {_REDO}",
+        )
+    return width, height, channels
+
+
+def _channels(shape: tuple[int, ...]) -> int:
+    return 1 if len(shape) == 2 else shape[2]
+
+
+def frame_digest(frame: np.ndarray[Any, Any]) -> str:
+    """The digest of a frame's pixels: that of its array summary (see the module's docstring)."""
+    return ArraySummary.of(frame, scheme="xxh3").digest
+
+
+def frame_filename(episode: int, step: int, field: str) -> str:
+    """The file of a frame, relative to its recording's folder.
+
+    The field path is made file-name safe by
+    :func:`~gym_goldens.format.layout.safe_segment`, one-to-one, so two fields
+    never share a file.
+
+    Example:
+        >>> frame_filename(0, 12, "render")
+        'frames/e00000_t000012_render.png'
+        >>> frame_filename(3, 0, "obs.pixels/left")
+        'frames/e00003_t000000_obs.pixels%2Fleft.png'
+
+    Raises:
+        ValueError: ``episode`` or ``step`` is negative, or ``field`` empty.
+    """
+    if episode < 0 or step < 0 or not field:
+        raise ValueError(
+            f"expected a non-negative episode and step and a field path, got {episode}, {step} "
+            f"and {field!r}"
+        )
+    return f"{FRAMES_DIR}/e{episode:05d}_t{step:06d}_{safe_segment(field)}.png"
+
+
+def check_frame_file(file: object, *, source: object) -> str:
+    """The ``file`` of a frame reference, refused unless it is a name the writer gives.
+
+    Args:
+        file: The name read from a recording.
+        source: The recording file, named in the error.
+
+    Raises:
+        GoldenFormatError: Not a name of the form of :func:`frame_filename`:
+            a path leaving the ``frames`` folder, an absolute path, a
+            separator, a control character.
+    """
+    if isinstance(file, str) and _FRAME_FILE.fullmatch(file):
+        return file
+    raise GoldenFormatError(
+        source,
+        f"a frame reference names the file {_short(file)}; expected a name such as "
+        f"frames/e00000_t000012_render.png, inside the recording's {FRAMES_DIR} folder; "
+        f"the recording is damaged or made to read other files: {_REDO}",
+    )
+
+
+def frame_path(recording: Path, file: str) -> Path:
+    """The path of the frame ``file`` in the recording folder ``recording``, checked.
+
+    The folder itself is checked by its reader (as every golden's is); here
+    the name, and that the ``frames`` folder is no symlink, so the path
+    stays inside the folder.
+
+    Raises:
+        GoldenFormatError: ``file`` is not a name the writer gives.
+        UnsafeGoldenPathError: The ``frames`` folder is a symlink.
+    """
+    check_frame_file(file, source=recording)
+    frames = recording / FRAMES_DIR
+    if frames.is_symlink():
+        raise UnsafeGoldenPathError(
+            frames,
+            "is a symlink; frames are read and written only inside the recording's folder: "
+            "replace the link with the folder itself",
+        )
+    return recording / file
+
+
+@dataclasses.dataclass(frozen=True)
+class FrameRef:
+    """A frame as a JSON line refers to it.
+
+    Attributes:
+        file: The PNG file, relative to the recording's folder (see
+            :func:`frame_filename`).
+        digest: The digest of the decoded pixels (:func:`frame_digest`).
+        shape: The frame's shape: ``(H, W)`` or ``(H, W, C)``.
+    """
+
+    file: str
+    digest: str
+    shape: tuple[int, ...]
+
+    @classmethod
+    def of(cls, frame: np.ndarray[Any, Any], *, episode: int, step: int, field: str) -> FrameRef:
+        """The reference of ``frame``, the value of ``field`` at ``step`` of ``episode``."""
+        return cls(frame_filename(episode, step, field), frame_digest(frame), tuple(frame.shape))
+
+    def to_json(self) -> dict[str, Any]:
+        """The content of the ``$frame`` tag."""
+        return {"digest": self.digest, "file": self.file, "shape": list(self.shape)}
+
+    @classmethod
+    def from_json(cls, content: object, *, path: object, line: int | None = None) -> FrameRef:
+        """A reference read from a recording, checked (unknown keys are left out).
+
+        Args:
+            content: The ``$frame`` tag's content.
+            path: The recording file, named in errors.
+            line: Its line, named in errors.
+
+        Raises:
+            GoldenFormatError: Not a valid reference: the file name is not
+                one the writer gives, the digest is not 32 hex digits, or the
+                shape is not that of an image-like array.
+        """
+        if not isinstance(content, dict):
+            raise GoldenFormatError(
+                path, f"a frame reference must be an object, found {_short(content)}", line=line
+            )
+        file = check_frame_file(content.get("file"), source=path)
+        digest = content.get("digest")
+        shape = content.get("shape")
+        if not isinstance(digest, str) or not _DIGEST.fullmatch(digest):
+            raise GoldenFormatError(
+                path,
+                f"the frame {file} has no valid digest (32 hex digits): {_short(digest)}",
+                line=line,
+            )
+        if not _is_frame_shape(shape):
+            raise GoldenFormatError(
+                path,
+                f"the frame {file} has no valid shape ([H, W] or [H, W, 1|3|4]): {_short(shape)}",
+                line=line,
+            )
+        return cls(file, digest, tuple(shape))
+
+
+def _is_frame_shape(shape: object) -> TypeGuard[list[int]]:
+    if not isinstance(shape, list) or len(shape) not in (2, 3):
+        return False
+    if not all(type(size) is int and size >= 1 for size in shape):
+        return False
+    return len(shape) == 2 or shape[2] in _CHANNELS_OF_COLOUR_TYPE.values()
+
+
+def read_frame(
+    recording: Path,
+    ref: FrameRef,
+    *,
+    max_pixels: int = MAX_FRAME_PIXELS,
+    budget: DecodeBudget | None = None,
+) -> np.ndarray[Any, Any]:
+    """The pixels of the frame ``ref`` of the recording folder ``recording``.
+
+    The path is checked (:func:`frame_path`), the file is opened without
+    following a symlink and read only if it is a plain file no larger than a
+    PNG of its shape can be; the pixels are decoded by :func:`decode_png`
+    with the reference's shape and checked against its digest.
+
+    Args:
+        recording: The recording's folder, already checked by its reader.
+        ref: The reference read from the recording.
+        max_pixels: The most pixels a frame may have.
+        budget: What the read of the recording may still decompress to.
+
+    Raises:
+        GoldenFormatError: The file is missing, no plain file, too large,
+            unreadable (see :func:`decode_png`), or its pixels do not match
+            the reference's digest.
+        UnsafeGoldenPathError: The file or the ``frames`` folder is a symlink.
+    """
+    path = frame_path(recording, ref.file)
+    height, width = ref.shape[:2]
+    limit = 2 * height * (width * _channels(ref.shape) + 1) + _PNG_SIZE_MARGIN
+    data = _read_plain_file(path, limit)
+    pixels = decode_png(
+        data, path=path, expected_shape=ref.shape, max_pixels=max_pixels, budget=budget
+    )
+    if frame_digest(pixels) != ref.digest:
+        raise GoldenFormatError(
+            path,
+            "its pixels do not match the digest the recording gives; the file was changed "
+            f"after it was recorded: {_REDO}",
+        )
+    return pixels
+
+
+def _read_plain_file(path: Path, limit: int) -> bytes:
+    """The bytes of a plain file of at most ``limit`` bytes, opened without following links."""
+    try:
+        status = os.lstat(path)
+    except FileNotFoundError:
+        raise GoldenFormatError(
+            path, f"the frame file is missing; the recording refers to it: {_REDO}"
+        ) from None
+    except OSError as error:
+        raise GoldenFormatError(path, f"cannot open ({error.strerror or error})") from None
+    if stat.S_ISLNK(status.st_mode):
+        raise _symlink_error(path)
+    # Not opened unless a plain file: opening a named pipe would wait for a writer.
+    if not stat.S_ISREG(status.st_mode):
+        raise GoldenFormatError(path, "expected a PNG file, found a folder or other entry")
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        descriptor = os.open(path, flags | getattr(os, "O_BINARY", 0))
+    except OSError as error:
+        if path.is_symlink():  # replaced by a link since it was looked at
+            raise _symlink_error(path) from None
+        raise GoldenFormatError(path, f"cannot open ({error.strerror or error})") from None
+    with os.fdopen(descriptor, "rb") as handle:
+        status = os.fstat(handle.fileno())
+        if not stat.S_ISREG(status.st_mode):
+            raise GoldenFormatError(path, "expected a PNG file, found a folder or other entry")
+        if status.st_size > limit:
+            raise GoldenFormatError(
+                path,
+                f"holds {status.st_size:,} bytes, more than a PNG of its frame can ({limit:,}); "
+                f"the file is damaged or made to exhaust the machine: {_REDO}",
+            )
+        return handle.read(limit + 1)
+
+
+def _symlink_error(path: Path) -> UnsafeGoldenPathError:
+    return UnsafeGoldenPathError(
+        path,
+        "is a symlink; frames are read only as plain files inside the recording's folder: "
+        "replace the link with the file itself",
+    )
+
+
+def _describe_value(value: object) -> str:
+    if isinstance(value, np.ndarray):
+        return f"an array of dtype {value.dtype} and shape {format_shape(value.shape) or '()'}"
+    return f"a {type(value).__name__}"
+
+
+def _short(value: object) -> str:
+    """The repr of a value read from a file, cut short: escaped, and bounded."""
+    text = repr(value)
+    return text if len(text) <= _SHOWN_CHARS else text[: _SHOWN_CHARS - 3] + "..."

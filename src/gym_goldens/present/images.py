@@ -1,0 +1,246 @@
+"""Frames shown as pictures: the diff image, golden/actual/diff side by side, GIFs.
+
+**The diff image** (:func:`diff_image`) has the golden frame's size: the
+golden in dimmed gray, and every pixel that differs beyond ``pixel_atol`` (the
+rule of :mod:`gym_goldens.comparison.pixels`) in pure magenta, a colour the
+dimmed gray never takes. Frames of two shapes cannot be overlaid: their diff
+image shows both, golden on the left, on a background of magenta stripes.
+
+**The triptych** (:func:`write_triptych_files`) is three PNG files in a
+folder, ``golden.png``, ``actual.png`` and ``diff.png``, the frames at their
+own size and in their own pixels, written atomically (the files of
+:func:`~gym_goldens.format.files.atomic_write_bytes`: a link in their place is
+replaced, never followed). :func:`side_by_side` puts the three in one
+picture for a plot or a page, each labelled, small frames enlarged by a whole
+factor (each pixel a block: nothing is smoothed).
+
+**GIFs** (:func:`write_gif`): an episode's frames as an animation that loops,
+each frame shown for ``1000 / fps`` ms (GIF counts in hundredths of a second;
+browsers show at most 50 frames a second). A GIF holds 256 colours a frame,
+so it is for watching, not for comparing; the PNG files are the frames.
+
+Gray frames are shown in gray; an RGBA frame over a checkerboard, so that
+what is transparent shows as such.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Final
+
+import numpy as np
+from PIL import Image, ImageDraw, ImageFont
+
+from gym_goldens.comparison.pixels import pixel_differences
+from gym_goldens.format.files import atomic_write_bytes
+from gym_goldens.format.frames import encode_png, format_shape, is_image_like
+
+__all__ = [
+    "DIFF_COLOUR",
+    "TRIPTYCH_FILES",
+    "diff_image",
+    "display_rgb",
+    "side_by_side",
+    "write_gif",
+    "write_triptych_files",
+]
+
+DIFF_COLOUR: Final = (255, 0, 255)
+"""The colour of a differing pixel in a diff image: magenta."""
+
+TRIPTYCH_FILES: Final = ("golden.png", "actual.png", "diff.png")
+"""The files :func:`write_triptych_files` writes, in its folder."""
+
+_BACKGROUND: Final = (28, 28, 32)
+_LABEL_COLOUR: Final = (225, 225, 225)
+_MARGIN: Final = 8
+_LABEL_HEIGHT: Final = 16
+# The golden's gray is squeezed into 32..172: dim, yet its shapes show.
+_DIM_FLOOR: Final = 32
+_DIM_RANGE: Final = 140
+# Small frames are enlarged until about this high, by at most this factor.
+_SHOWN_HEIGHT: Final = 192
+_MAX_SCALE: Final = 8
+_CHECKER: Final = 8
+_STRIPE: Final = 6
+
+
+def display_rgb(frame: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """An ``H x W x 3`` picture of a frame: gray repeated, RGBA over a checkerboard.
+
+    Raises:
+        ValueError: ``frame`` is not a uint8 ``H x W`` or ``H x W x 1, 3, 4`` array.
+    """
+    if frame.dtype != np.uint8 or frame.ndim not in (2, 3):
+        raise ValueError(f"expected a uint8 frame, got {frame.dtype} {format_shape(frame.shape)}")
+    if frame.ndim == 2:
+        frame = frame[:, :, np.newaxis]
+    channels = frame.shape[2]
+    if channels == 1:
+        return np.repeat(frame, 3, axis=2)
+    if channels == 3:
+        return frame
+    if channels == 4:
+        rows, cols = np.indices(frame.shape[:2])
+        light = ((rows // _CHECKER + cols // _CHECKER) % 2 == 0)[:, :, np.newaxis]
+        checker = np.where(light, np.uint16(200), np.uint16(150))
+        alpha = frame[:, :, 3:].astype(np.uint16)
+        mixed: np.ndarray[Any, Any] = (
+            frame[:, :, :3] * alpha + checker * (255 - alpha) + 127
+        ) // 255
+        return mixed.astype(np.uint8)
+    raise ValueError(
+        f"expected 1, 3 or 4 channels, got a frame of shape {format_shape(frame.shape)}"
+    )
+
+
+def diff_image(
+    golden: np.ndarray[Any, Any], actual: np.ndarray[Any, Any], *, pixel_atol: int = 0
+) -> np.ndarray[Any, Any]:
+    """The diff image of two frames (see the module's docstring): ``H x W x 3`` uint8.
+
+    Example:
+        >>> import numpy as np
+        >>> golden = np.zeros((8, 8, 3), np.uint8)
+        >>> actual = golden.copy()
+        >>> actual[2, 5] = 90
+        >>> image = diff_image(golden, actual)
+        >>> image[2, 5].tolist(), image[0, 0].tolist()
+        ([255, 0, 255], [32, 32, 32])
+    """
+    if golden.shape != actual.shape:
+        return _shapes_differ_image(golden, actual)
+    differs = pixel_differences(golden, actual) > pixel_atol
+    picture = display_rgb(golden).astype(np.uint32)
+    # ITU-R 601 luma, as Pillow's convert("L"): integer arithmetic, no float rounding.
+    gray = (picture[:, :, 0] * 299 + picture[:, :, 1] * 587 + picture[:, :, 2] * 114) // 1000
+    dimmed = (_DIM_FLOOR + gray * _DIM_RANGE // 255).astype(np.uint8)
+    image = np.repeat(dimmed[:, :, np.newaxis], 3, axis=2)
+    image[differs] = DIFF_COLOUR
+    return image
+
+
+def _shapes_differ_image(
+    golden: np.ndarray[Any, Any], actual: np.ndarray[Any, Any]
+) -> np.ndarray[Any, Any]:
+    """Golden and actual side by side on magenta stripes: they cannot be overlaid."""
+    left, right = display_rgb(golden), display_rgb(actual)
+    border = _STRIPE
+    height = max(left.shape[0], right.shape[0]) + 2 * border
+    width = left.shape[1] + right.shape[1] + 3 * border
+    rows, cols = np.indices((height, width))
+    stripes = ((rows + cols) // _STRIPE % 2 == 0)[:, :, np.newaxis]
+    image = np.where(stripes, np.array(DIFF_COLOUR, np.uint8), np.array(_BACKGROUND, np.uint8))
+    image[border : border + left.shape[0], border : border + left.shape[1]] = left
+    start = 2 * border + left.shape[1]
+    image[border : border + right.shape[0], start : start + right.shape[1]] = right
+    return image.astype(np.uint8)
+
+
+def side_by_side(
+    golden: np.ndarray[Any, Any],
+    actual: np.ndarray[Any, Any],
+    diff: np.ndarray[Any, Any],
+    *,
+    labels: Sequence[str] | None = None,
+) -> np.ndarray[Any, Any]:
+    """Golden, actual and diff in one labelled picture, for a plot or an HTML page.
+
+    The panels are enlarged by one whole factor, so that small frames (an
+    84 x 84 observation) show at about 192 pixels high; a frame's pixels
+    stay square blocks.
+
+    Args:
+        golden: The golden frame.
+        actual: The actual frame.
+        diff: Their diff image (:func:`diff_image`).
+        labels: The panels' labels; by default ``golden``, ``actual`` and
+            ``diff`` (``diff: shapes differ`` when they do).
+
+    Returns:
+        An ``H x W x 3`` uint8 array.
+    """
+    if labels is None:
+        differ = golden.shape != actual.shape
+        labels = ("golden", "actual", "diff: shapes differ" if differ else "diff")
+    panels = [display_rgb(frame) for frame in (golden, actual, diff)]
+    tallest = max(panel.shape[0] for panel in panels)
+    scale = max(1, min(_MAX_SCALE, _SHOWN_HEIGHT // tallest))
+    panels = [np.repeat(np.repeat(panel, scale, axis=0), scale, axis=1) for panel in panels]
+    height = _MARGIN + _LABEL_HEIGHT + tallest * scale + _MARGIN
+    width = _MARGIN + sum(panel.shape[1] + _MARGIN for panel in panels)
+    canvas = np.empty((height, width, 3), np.uint8)
+    canvas[:] = _BACKGROUND
+    left = _MARGIN
+    places = []
+    for panel in panels:
+        top = _MARGIN + _LABEL_HEIGHT
+        canvas[top : top + panel.shape[0], left : left + panel.shape[1]] = panel
+        places.append(left)
+        left += panel.shape[1] + _MARGIN
+    image = Image.fromarray(canvas)
+    draw = ImageDraw.Draw(image)
+    font = ImageFont.load_default()
+    for label, place in zip(labels, places, strict=False):
+        draw.text((place, _MARGIN), label, fill=_LABEL_COLOUR, font=font)
+    picture: np.ndarray[Any, Any] = np.array(image)
+    return picture
+
+
+def write_triptych_files(
+    folder: Path, golden: np.ndarray[Any, Any], actual: np.ndarray[Any, Any], *, pixel_atol: int = 0
+) -> tuple[Path, Path, Path]:
+    """Write ``golden.png``, ``actual.png`` and ``diff.png`` into ``folder``.
+
+    The folder is made if needed; each file is written atomically.
+
+    Returns:
+        The paths of the three files.
+
+    Raises:
+        ValueError: A frame is not image-like
+            (:func:`~gym_goldens.format.frames.is_image_like`).
+        GoldenWriteError: The file system refused.
+    """
+    paths = tuple(folder / name for name in TRIPTYCH_FILES)
+    pictures = (golden, actual, diff_image(golden, actual, pixel_atol=pixel_atol))
+    for path, picture in zip(paths, pictures, strict=True):
+        atomic_write_bytes(path, encode_png(picture))
+    return paths[0], paths[1], paths[2]
+
+
+def write_gif(path: Path, frames: Sequence[np.ndarray[Any, Any]], fps: float) -> None:
+    """Write ``frames`` as an animated GIF that loops, ``fps`` frames a second.
+
+    Written atomically, with fixed settings (no optimisation pass), so the
+    same frames give the same file.
+
+    Raises:
+        ValueError: No frames, frames of two shapes or not image-like, or
+            ``fps`` not above 0.
+        GoldenWriteError: The file system refused.
+    """
+    if not fps > 0:
+        raise ValueError(f"fps must be above 0, got {fps!r}")
+    if not frames:
+        raise ValueError("expected at least one frame, got none")
+    shapes = {frame.shape for frame in frames}
+    if len(shapes) > 1 or not all(is_image_like(frame) for frame in frames):
+        raise ValueError(
+            "expected image-like frames of one shape, got shapes "
+            + ", ".join(sorted(format_shape(shape) for shape in shapes))
+        )
+    images = [Image.fromarray(display_rgb(frame)) for frame in frames]
+    buffer = io.BytesIO()
+    images[0].save(
+        buffer,
+        format="GIF",
+        save_all=True,
+        append_images=images[1:],
+        duration=max(1, round(1000 / fps)),
+        loop=0,
+        optimize=False,
+    )
+    atomic_write_bytes(path, buffer.getvalue())

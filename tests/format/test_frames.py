@@ -1,0 +1,473 @@
+"""Frames as PNG files: the image-like rule, the codec, references and hostile files."""
+
+from __future__ import annotations
+
+import io
+import os
+import zlib
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+from PIL import Image
+
+from gym_goldens.errors import GoldenFormatError, UnsafeGoldenPathError
+from gym_goldens.format.codec import ArraySummary
+from gym_goldens.format.frames import (
+    FRAMES_DIR,
+    FrameRef,
+    check_frame_file,
+    decode_png,
+    encode_png,
+    frame_digest,
+    frame_filename,
+    frame_path,
+    is_image_like,
+    read_frame,
+)
+from gym_goldens.format.limits import MAX_FRAME_PIXELS
+from gym_goldens.format.lines import _Budget
+from gym_goldens.present.report import format_unreadable
+from tests.support.frames import cartpole_frames, png_chunk, png_chunks, pong_frame
+
+SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def noise(shape: tuple[int, ...], seed: int = 0) -> np.ndarray[Any, Any]:
+    return np.random.default_rng(seed).integers(0, 256, shape, dtype=np.uint8)
+
+
+def ihdr(width: int, height: int, depth: int = 8, colour_type: int = 2) -> bytes:
+    size = width.to_bytes(4, "big") + height.to_bytes(4, "big")
+    body = size + bytes([depth, colour_type, 0, 0, 0])
+    return png_chunk(b"IHDR", body)
+
+
+# --- the image-like rule -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (np.zeros((210, 160, 3), np.uint8), True),
+        (np.zeros((84, 84), np.uint8), True),
+        (np.zeros((84, 84, 1), np.uint8), True),
+        (np.zeros((64, 64, 4), np.uint8), True),
+        (np.zeros((8, 8), np.uint8), True),
+        (np.zeros((7, 7, 3), np.uint8), False),  # MiniGrid's view: symbols, not a picture
+        (np.zeros((8, 7), np.uint8), False),
+        (np.zeros((84, 84, 2), np.uint8), False),
+        (np.zeros((4, 84, 84), np.uint8), False),  # stacked frames, channels first
+        (np.zeros(4096, np.uint8), False),
+        (np.zeros((2, 64, 64, 3), np.uint8), False),
+        (np.zeros((84, 84), np.float32), False),
+        (np.zeros((84, 84), np.int8), False),
+        (np.zeros((84, 84), bool), False),
+        (np.zeros((4097, 4096), np.uint8), False),  # past the pixel limit: summarised
+        ([[0] * 16] * 16, False),
+        (b"\x00" * 256, False),
+    ],
+)
+def test_the_image_like_rule(value: object, expected: bool) -> None:
+    assert is_image_like(value) is expected
+
+
+def test_the_largest_image_like_array_is_at_the_pixel_limit() -> None:
+    assert is_image_like(np.zeros((MAX_FRAME_PIXELS // 4096, 4096), np.uint8))
+    assert not is_image_like(np.zeros((MAX_FRAME_PIXELS // 4096 + 1, 4096), np.uint8))
+
+
+# --- the codec -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("shape", "mode"),
+    [((30, 40), "L"), ((30, 40, 1), "L"), ((30, 40, 3), "RGB"), ((30, 40, 4), "RGBA")],
+)
+def test_a_frame_is_a_png_of_its_mode(shape: tuple[int, ...], mode: str) -> None:
+    frame = noise(shape)
+    with Image.open(io.BytesIO(encode_png(frame))) as image:
+        assert (image.format, image.mode, image.size) == ("PNG", mode, (40, 30))
+        assert np.array_equal(np.asarray(image).reshape(shape), frame)
+
+
+def test_encoding_is_deterministic_with_no_time_or_text_chunk() -> None:
+    frame = pong_frame(12)
+    first, second = encode_png(frame), encode_png(frame.copy())
+    assert first == second
+    chunks = png_chunks(first)
+    assert chunks[0] == b"IHDR"
+    assert chunks[-1] == b"IEND"
+    assert set(chunks) == {b"IHDR", b"IDAT", b"IEND"}
+    for metadata in (b"tIME", b"tEXt", b"iTXt", b"zTXt", b"pHYs", b"gAMA", b"iCCP"):
+        assert metadata not in first
+
+
+def test_a_frame_that_is_a_view_encodes_as_its_pixels() -> None:
+    base = noise((40, 60, 3))
+    view = base[::2, ::3]
+    assert not view.flags.c_contiguous
+    assert np.array_equal(decode_png(encode_png(view), path="view.png"), view)
+    assert encode_png(view) == encode_png(np.ascontiguousarray(view))
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    frame=st.tuples(
+        st.integers(8, 40), st.integers(8, 40), st.sampled_from([None, 1, 3, 4])
+    ).flatmap(
+        lambda dims: hnp.arrays(np.uint8, dims[:2] if dims[2] is None else (*dims[:2], dims[2]))
+    )
+)
+def test_frames_round_trip_exactly(frame: np.ndarray[Any, Any]) -> None:
+    data = encode_png(frame)
+    decoded = decode_png(data, path="frame.png", expected_shape=frame.shape)
+    assert decoded.shape == frame.shape
+    assert decoded.dtype == np.uint8
+    assert np.array_equal(decoded, frame)
+    assert frame_digest(decoded) == frame_digest(frame)
+    assert encode_png(decoded) == data
+
+
+def test_an_rgba_frame_keeps_the_colour_of_transparent_pixels() -> None:
+    frame = noise((16, 16, 4))
+    frame[..., 3] = 0
+    assert np.array_equal(decode_png(encode_png(frame), path="a.png"), frame)
+
+
+def test_cartpole_renders_round_trip(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
+    frames = cartpole_frames(3)
+    assert frames[0].shape == (400, 600, 3)
+    assert not np.array_equal(frames[0], frames[2])  # the pole moved
+    for frame in frames:
+        assert is_image_like(frame)
+        assert np.array_equal(decode_png(encode_png(frame), path="cartpole.png"), frame)
+
+
+def test_a_gray_frame_without_its_shape_reads_as_height_by_width() -> None:
+    frame = noise((20, 24, 1))
+    assert decode_png(encode_png(frame), path="g.png").shape == (20, 24)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [np.zeros((7, 7, 3), np.uint8), np.zeros((16, 16), np.float32), [[1, 2], [3, 4]]],
+    ids=["small", "float", "list"],
+)
+def test_encoding_refuses_what_is_not_image_like(value: Any) -> None:
+    with pytest.raises(ValueError, match="expected an image-like array"):
+        encode_png(value)
+
+
+# --- the digest ----------------------------------------------------------------------------------
+
+
+def test_the_digest_is_of_the_pixels_not_of_the_bytes() -> None:
+    frame = pong_frame(3)
+    buffer = io.BytesIO()
+    Image.fromarray(frame).save(buffer, format="PNG", compress_level=9, optimize=True)
+    other_bytes = buffer.getvalue()
+    assert other_bytes != encode_png(frame)
+    assert frame_digest(decode_png(other_bytes, path="p.png")) == frame_digest(frame)
+
+
+def test_the_digest_is_that_of_the_array_summary() -> None:
+    frame = pong_frame(5)
+    assert frame_digest(frame) == ArraySummary.of(frame).digest
+    moved = pong_frame(6)
+    assert frame_digest(moved) != frame_digest(frame)
+
+
+# --- file names and references -------------------------------------------------------------------
+
+
+def test_frame_files_are_named_by_episode_step_and_field() -> None:
+    assert frame_filename(0, 12, "render") == "frames/e00000_t000012_render.png"
+    assert frame_filename(2, 0, "obs.pixels") == "frames/e00002_t000000_obs.pixels.png"
+    assert frame_filename(123456, 1234567, "info.frame") == (
+        "frames/e123456_t1234567_info.frame.png"
+    )
+
+
+@pytest.mark.parametrize(
+    "field", ["obs/../../x", "../x", "a\x1b[31mb", "obs[0]", ".hidden", "con", "a b\\c", "x" * 300]
+)
+def test_awkward_fields_give_safe_names_that_read_back(field: str) -> None:
+    name = frame_filename(1, 2, field)
+    assert check_frame_file(name, source="trajectory.jsonl") == name
+    folder, file = name.split("/")
+    assert folder == FRAMES_DIR
+    assert file.startswith("e00001_t000002_")
+    assert ".." not in Path(name).parts
+    assert file.isprintable()
+
+
+def test_distinct_fields_never_share_a_file() -> None:
+    fields = ["obs.a", "obs/a", "obs%2Fa", "obs.A", "info.frame", "info/frame", "x" * 300]
+    fields.append("x" * 301)
+    assert len({frame_filename(0, 1, field) for field in fields}) == len(fields)
+
+
+@pytest.mark.parametrize(
+    "file",
+    [
+        "../trajectory.jsonl",
+        "frames/../../../etc/passwd",
+        "/etc/passwd",
+        "frames//e00000_t000000_x.png",
+        "frames/sub/e00000_t000000_x.png",
+        "frames\\e00000_t000000_x.png",
+        "frames/e00000_t000000_x\x1b[2J.png",
+        "frames/e00000_t000000_x\n.png",
+        "frames/e00000_t000000_x.png/",
+        "frames/.e00000_t000000_x.png",
+        "frames/e00000_t000000_x.gif",
+        "C:/frames/e00000_t000000_x.png",
+        "other/e00000_t000000_x.png",
+        "",
+        None,
+        ["frames/e00000_t000000_x.png"],
+    ],
+)
+def test_a_reference_outside_the_frames_folder_is_refused(file: object) -> None:
+    with pytest.raises(GoldenFormatError, match="a frame reference names the file") as caught:
+        check_frame_file(file, source="goldens/t/trajectory.jsonl")
+    message = str(caught.value)
+    assert message.startswith("goldens/t/trajectory.jsonl: ")
+    assert "\x1b" not in message
+    assert "\n" not in message
+
+
+def test_a_reference_round_trips_through_json() -> None:
+    frame = pong_frame(12)
+    ref = FrameRef.of(frame, episode=0, step=12, field="render")
+    assert ref.file == "frames/e00000_t000012_render.png"
+    assert ref.shape == (210, 160, 3)
+    content = ref.to_json()
+    assert content == {"digest": frame_digest(frame), "file": ref.file, "shape": [210, 160, 3]}
+    assert FrameRef.from_json(content, path="t.jsonl") == ref
+    assert FrameRef.from_json({**content, "later": 1}, path="t.jsonl") == ref
+
+
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        ({"digest": "abc"}, "no valid digest"),
+        ({"digest": None}, "no valid digest"),
+        ({"digest": "A" * 32}, "no valid digest"),
+        ({"shape": [210, 160, 2]}, "no valid shape"),
+        ({"shape": [210]}, "no valid shape"),
+        ({"shape": [210, True]}, "no valid shape"),
+        ({"shape": [210, 0]}, "no valid shape"),
+        ({"shape": [210, 160.0]}, "no valid shape"),
+        ({"shape": "210x160"}, "no valid shape"),
+        ({"file": "../x.png"}, "names the file"),
+    ],
+)
+def test_a_damaged_reference_is_refused(change: dict[str, Any], reason: str) -> None:
+    content = {**FrameRef.of(pong_frame(), episode=0, step=0, field="render").to_json(), **change}
+    with pytest.raises(GoldenFormatError, match=reason) as caught:
+        FrameRef.from_json(content, path="t.jsonl", line=4)
+    assert str(caught.value).startswith("t.jsonl")
+
+
+def test_a_reference_that_is_no_object_is_refused() -> None:
+    with pytest.raises(GoldenFormatError, match="must be an object"):
+        FrameRef.from_json(["frames/e00000_t000000_render.png"], path="t.jsonl")
+
+
+# --- hostile PNG files ---------------------------------------------------------------------------
+
+
+def test_a_png_claiming_huge_dimensions_is_refused_before_decoding() -> None:
+    # A valid header (with its CRC) claiming 100000 x 100000 RGB pixels: 30 GB decoded.
+    bomb = SIGNATURE + ihdr(100_000, 100_000) + png_chunk(b"IDAT", zlib.compress(b""))
+    bomb += png_chunk(b"IEND", b"")
+    budget = _Budget(1 << 30)
+    with pytest.raises(GoldenFormatError, match="refused before decoding") as caught:
+        decode_png(bomb, path="frames/e00000_t000000_render.png", budget=budget)
+    assert "100,000 x 100,000 pixels" in str(caught.value)
+    assert str(caught.value).startswith("frames/e00000_t000000_render.png: ")
+    assert budget.left == budget.limit  # nothing was counted, so nothing was decoded
+
+
+def test_a_png_past_pillows_own_limit_is_refused_too() -> None:
+    bomb = SIGNATURE + ihdr(20_000, 20_000) + png_chunk(b"IEND", b"")
+    with pytest.raises(GoldenFormatError, match="Pillow's pixel limit"):
+        decode_png(bomb, path="x.png", max_pixels=10**9)
+
+
+def test_decoded_bytes_are_spent_on_the_budget() -> None:
+    data = encode_png(pong_frame())
+    budget = _Budget(1 << 20)
+    decode_png(data, path="a.png", budget=budget)
+    assert budget.limit - budget.left == 210 * 160 * 3
+    budget = _Budget(210 * 160 * 3 - 1)
+    with pytest.raises(GoldenFormatError, match="the limit"):
+        decode_png(data, path="a.png", budget=budget)
+
+
+@pytest.mark.parametrize("cut", [4, 20, 40, 120, -13, -1])
+def test_a_truncated_png_is_a_clean_error(cut: int) -> None:
+    data = encode_png(noise((32, 32, 3)))[:cut]
+    with pytest.raises(GoldenFormatError, match="cut short") as caught:
+        decode_png(data, path="frames/e00000_t000001_render.png", expected_shape=(32, 32, 3))
+    assert str(caught.value).startswith("frames/e00000_t000001_render.png: ")
+
+
+@pytest.mark.parametrize(
+    "data",
+    [b"", b'{"event": "header"}\n', b"GIF89a" + b"\x00" * 64, b"\x89PNG\r\n"],
+    ids=["empty", "json", "gif", "signature-only"],
+)
+def test_a_file_that_is_no_png_is_a_clean_error(data: bytes) -> None:
+    with pytest.raises(GoldenFormatError, match=r"expected a PNG file|cut short"):
+        decode_png(data, path="x.png")
+
+
+@pytest.mark.parametrize(
+    "idat",
+    [b"not zlib at all", zlib.compress(b"\x00" * 10), zlib.compress(b"\x09" * 2000)],
+    ids=["not-zlib", "too-few-rows", "bad-filter-type"],
+)
+def test_a_png_with_damaged_pixel_data_is_a_clean_error(idat: bytes) -> None:
+    data = SIGNATURE + ihdr(32, 20, colour_type=0) + png_chunk(b"IDAT", idat)
+    data += png_chunk(b"IEND", b"")
+    with pytest.raises(GoldenFormatError, match="the PNG is cut short or damaged"):
+        decode_png(data, path="x.png")
+
+
+def test_a_png_with_a_damaged_header_is_refused() -> None:
+    data = bytearray(encode_png(noise((16, 16))))
+    data[17] ^= 0xFF  # the width, under the header's CRC
+    with pytest.raises(GoldenFormatError, match="bad CRC"):
+        decode_png(bytes(data), path="x.png")
+
+
+def test_a_png_of_another_shape_than_the_reference_is_refused() -> None:
+    data = encode_png(noise((100, 80, 3)))
+    for expected in [(210, 160, 3), (100, 80, 4), (100, 80), (80, 100, 3)]:
+        with pytest.raises(GoldenFormatError, match="the PNG holds a 100x80x3 frame"):
+            decode_png(data, path="x.png", expected_shape=expected)
+
+
+@pytest.mark.parametrize(
+    ("mode", "array"),
+    [("P", np.zeros((16, 16), np.uint8)), ("LA", np.zeros((16, 16, 2), np.uint8))],
+)
+def test_a_png_of_another_kind_of_image_is_refused(mode: str, array: Any) -> None:
+    buffer = io.BytesIO()
+    image = Image.fromarray(array[..., 0] if array.ndim == 3 else array).convert(mode)
+    image.save(buffer, format="PNG")
+    with pytest.raises(GoldenFormatError, match="expected an 8-bit gray, RGB or RGBA PNG"):
+        decode_png(buffer.getvalue(), path="x.png")
+
+
+def test_a_16_bit_png_is_refused() -> None:
+    buffer = io.BytesIO()
+    Image.fromarray(np.zeros((16, 16), np.uint16)).save(buffer, format="PNG")
+    with pytest.raises(GoldenFormatError, match="bit depth 16"):
+        decode_png(buffer.getvalue(), path="x.png")
+
+
+def test_the_failure_says_golden_unreadable_with_the_file() -> None:
+    path = "goldens/test_x/render/frames/e00000_t000003_render.png"
+    with pytest.raises(GoldenFormatError) as caught:
+        decode_png(encode_png(noise((16, 16)))[:-20], path=path)
+    message = format_unreadable(caught.value, nodeid="tests/test_x.py::test_x")
+    assert message.startswith(f"golden unreadable: {path}: the PNG is cut short")
+
+
+# --- reading a recording's frame -----------------------------------------------------------------
+
+
+def stored(tmp_path: Path, frame: np.ndarray[Any, Any], field: str = "render") -> FrameRef:
+    ref = FrameRef.of(frame, episode=0, step=3, field=field)
+    path = tmp_path / ref.file
+    path.parent.mkdir(exist_ok=True)
+    path.write_bytes(encode_png(frame))
+    return ref
+
+
+def test_a_frame_reads_back_from_its_recording(tmp_path: Path) -> None:
+    frame = pong_frame(3)
+    ref = stored(tmp_path, frame)
+    assert np.array_equal(read_frame(tmp_path, ref), frame)
+    gray = noise((20, 20, 1))
+    assert read_frame(tmp_path, stored(tmp_path, gray, "obs")).shape == (20, 20, 1)
+
+
+def test_a_symlinked_frame_is_refused(tmp_path: Path) -> None:
+    secret = tmp_path / "secret.png"
+    secret.write_bytes(encode_png(pong_frame()))
+    recording = tmp_path / "recording"
+    (recording / FRAMES_DIR).mkdir(parents=True)
+    ref = FrameRef.of(pong_frame(), episode=0, step=0, field="render")
+    (recording / ref.file).symlink_to(secret)
+    with pytest.raises(UnsafeGoldenPathError, match="is a symlink"):
+        read_frame(recording, ref)
+
+
+def test_a_symlinked_frames_folder_is_refused(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    recording = tmp_path / "recording"
+    recording.mkdir()
+    (recording / FRAMES_DIR).symlink_to(elsewhere, target_is_directory=True)
+    ref = FrameRef.of(pong_frame(), episode=0, step=0, field="render")
+    (elsewhere / Path(ref.file).name).write_bytes(encode_png(pong_frame()))
+    with pytest.raises(UnsafeGoldenPathError, match="is a symlink"):
+        read_frame(recording, ref)
+    with pytest.raises(UnsafeGoldenPathError):
+        frame_path(recording, ref.file)
+
+
+def test_a_missing_frame_is_a_clean_error(tmp_path: Path) -> None:
+    ref = FrameRef.of(pong_frame(), episode=0, step=0, field="render")
+    with pytest.raises(GoldenFormatError, match="the frame file is missing") as caught:
+        read_frame(tmp_path, ref)
+    assert str(tmp_path / ref.file) in str(caught.value)
+
+
+def test_a_folder_in_place_of_a_frame_is_a_clean_error(tmp_path: Path) -> None:
+    ref = FrameRef.of(pong_frame(), episode=0, step=0, field="render")
+    (tmp_path / ref.file).mkdir(parents=True)
+    with pytest.raises(GoldenFormatError, match=r"found a folder|cannot open"):
+        read_frame(tmp_path, ref)
+
+
+def test_a_frame_file_larger_than_its_png_can_be_is_not_read(tmp_path: Path) -> None:
+    frame = noise((16, 16))
+    ref = stored(tmp_path, frame)
+    with open(tmp_path / ref.file, "ab") as handle:
+        handle.truncate(10 << 20)  # 10 MiB of zeros after a 16x16 frame
+    with pytest.raises(GoldenFormatError, match="more than a PNG of its frame can"):
+        read_frame(tmp_path, ref)
+
+
+def test_a_frame_whose_pixels_changed_is_refused(tmp_path: Path) -> None:
+    ref = stored(tmp_path, pong_frame(3))
+    (tmp_path / ref.file).write_bytes(encode_png(pong_frame(4)))  # same shape, other pixels
+    with pytest.raises(GoldenFormatError, match="do not match the digest"):
+        read_frame(tmp_path, ref)
+
+
+def test_a_frame_of_another_shape_than_its_reference_is_refused(tmp_path: Path) -> None:
+    ref = stored(tmp_path, pong_frame(3))
+    (tmp_path / ref.file).write_bytes(encode_png(noise((105, 80, 3))))
+    with pytest.raises(GoldenFormatError, match="105x80x3 frame, the recording gives 210x160x3"):
+        read_frame(tmp_path, ref)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes on this system")
+def test_a_named_pipe_in_place_of_a_frame_does_not_hang(tmp_path: Path) -> None:
+    ref = FrameRef.of(pong_frame(), episode=0, step=0, field="render")
+    (tmp_path / FRAMES_DIR).mkdir()
+    os.mkfifo(tmp_path / ref.file)
+    with pytest.raises(GoldenFormatError, match="found a folder or other entry"):
+        read_frame(tmp_path, ref)
