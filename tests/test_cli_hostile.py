@@ -258,7 +258,10 @@ def test_a_path_typed_on_the_command_line_may_be_a_symlink(
 
 
 def test_plot_writes_its_default_output_through_no_symlink(
-    golden: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    golden: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     victim = tmp_path / "victim.txt"
     victim.write_text("keep me")

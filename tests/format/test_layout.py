@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 
 from gym_goldens.errors import UnsafeGoldenPathError
-from gym_goldens.format.paths import ensure_inside
 from gym_goldens.format.layout import (
     golden_dir_for,
     golden_file_dir,
     golden_test_dir,
     safe_segment,
 )
+from gym_goldens.format.paths import ensure_inside
 
 AWKWARD_IDS = [
     "plain",

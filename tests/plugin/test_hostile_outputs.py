@@ -11,7 +11,6 @@ of the mismatch stays whole.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import pytest
 

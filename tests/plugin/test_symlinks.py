@@ -136,6 +136,7 @@ def test_prune_follows_no_symlink_at_any_depth(
     strict.assert_outcomes(passed=1)
     strict.stdout.no_fnmatch_line("*stale: *precious*")
     strict.stdout.fnmatch_lines(["*goldens/tests/unit: a symlink (to *), which gym-goldens does*"])
+    assert strict.stdout.str().count("goldens/tests/unit: a symlink") == 1
 
     pruned = pytester.runpytest("--update-goldens", "--prune-goldens")
     pruned.assert_outcomes(passed=1)

@@ -96,7 +96,9 @@ def stale_goldens(
         golden_test_dir(root, nodeid).relative_to(root).as_posix() for nodeid in skipped
     }
     found = find_stale(root, file_dirs, used, {*protected, *skipped_dirs})
-    return Found(found.goldens, refused + found.refused)
+    # A link on the way to several folders looked at is named once.
+    unique = {error.path: error for error in [*refused, *found.refused]}
+    return Found(found.goldens, list(unique.values()))
 
 
 def _orphans(
