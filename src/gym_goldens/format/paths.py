@@ -191,19 +191,12 @@ class GoldenFolder:
             installing one and removing the other; the next update removes it.
         envs: The folders of its sub-envs (``env_0``, ...), for the recording
             of a vector env.
-        exists: Whether the folder exists.
     """
 
     path: Path
     files: tuple[Path, ...] = ()
     left: tuple[Path, ...] = ()
     envs: tuple[GoldenFolder, ...] = ()
-    exists: bool = False
-
-    @property
-    def has_recording(self) -> bool:
-        """Whether it holds a recording file, of its own or of a sub-env."""
-        return bool(self.files) or any(env.files for env in self.envs)
 
 
 def resolve_golden(root: Path, folder: Path, *, within: str = GOLDENS_DIR) -> GoldenFolder:
@@ -237,7 +230,7 @@ def _resolve(entries: FolderEntries, within: str) -> GoldenFolder:
         _resolve(scan_folder(folder, within=within), within) for _, folder in entries.sub_envs
     )
     left = tuple(path for path in entries.files if path not in files)
-    return GoldenFolder(entries.folder, tuple(files), left, envs, entries.exists)
+    return GoldenFolder(entries.folder, tuple(files), left, envs)
 
 
 def is_sub_env_folder(folder: Path) -> bool:
@@ -246,12 +239,13 @@ def is_sub_env_folder(folder: Path) -> bool:
     Told by the recording's own header, not by the folder's name alone: a
     recording may be named ``env_0`` too. A sub-env's header has a ``vector``
     field; a header of a format before 1.1, which had none, and a file that
-    cannot be read (or has no header) go by the name.
+    cannot be read (or has no header, or is a symlink) go by the name.
     """
     if sub_env_index(folder.name) is None:
         return False
     try:
-        files = recording_files(folder)
+        # Nothing is read through a symlink: one in the folder goes by the name.
+        files = recording_files(folder) if scan_folder(folder).files else []
         header = read_header(files[0]) if files else None
     except GoldenFormatError:
         return True

@@ -125,11 +125,11 @@ def _orphans(
             for entry in source.iterdir()
         }
         for entry in folder.iterdir():
-            if entry.name in mapped:
+            if entry.name in mapped or not entry.is_dir():
                 continue
             if entry.is_symlink():
-                refused.append(symlink_error(entry))
-            elif entry.is_dir():
+                refused.append(symlink_error(entry))  # a folder beyond it is not looked into
+            else:
                 found.add(entry.relative_to(root).as_posix())
     return found
 
