@@ -773,7 +773,7 @@ def test_an_update_into_a_read_only_folder_fails_the_test_and_keeps_the_golden(
     assert_clean_failure(result)
     result.stdout.fnmatch_lines(
         [
-            f"*golden not updated: {GOLDEN_DIR}: cannot write in it (*ermi*)",
+            f"*golden not updated: {GOLDEN_FILE}: cannot write it (*ermi*)",
             "*the golden was left as it is",
             "*actual recording: *",
             "*free space or fix the permissions of the goldens dir, then run pytest "

@@ -52,12 +52,20 @@ def golden_lock(folder: Path, *, wait: float | None = None) -> Iterator[None]:
         wait: How long to wait for another update that holds it, in seconds
             (10 minutes when None).
 
+    A folder that cannot be written (read-only) is not locked: no update can
+    write in it, so none can undo another's.
+
     Raises:
         GoldenWriteError: Another update held it for ``wait`` seconds, or the
-            lock file cannot be created (a read-only folder).
+            lock file cannot be created.
         UnsafeGoldenPathError: The lock file is a symlink.
     """
     path = folder / UPDATE_LOCK
+    if _read_only(folder):
+        # No update can write here, so none can undo another's: the update
+        # goes on unlocked, keeps what still holds, and fails where it writes.
+        yield
+        return
     descriptor = _acquire(path, _WAIT if wait is None else wait)
     try:
         yield
@@ -109,13 +117,16 @@ def _acquire(path: Path, wait: float) -> int:
             time.sleep(_POLL)
 
 
+def _read_only(folder: Path) -> bool:
+    return not os.access(folder, os.W_OK)
+
+
 def _open(path: Path) -> int:
     try:
         return os.open(path, os.O_RDWR | os.O_CREAT | _NOFOLLOW, 0o644)
     except OSError as error:
         if error.errno == errno.ELOOP:
             raise symlink_error(path) from None
-        # A read-only folder: the golden cannot be written either.
         raise GoldenWriteError(path.parent, f"cannot write in it ({error.strerror})") from None
 
 
