@@ -187,3 +187,92 @@ def test_a_limit_that_is_not_a_size_exits_2(
     code, out, err = run(capsys, "show", golden, "--max-decompressed-size", "lots")
     assert (code, out) == (2, "")
     assert "--max-decompressed-size: expected a size such as 1073741824, 512 MiB or 2 GiB" in err
+
+
+@pytest.fixture
+def planted(golden: Path, tmp_path: Path) -> tuple[Path, Path]:
+    """A folder of a pull request whose recording file is a link to a recording elsewhere.
+
+    Returns:
+        The folder holding the link, and the secret the link points to.
+    """
+    secret = tmp_path / "secret"
+    shutil.copytree(golden, secret)
+    folder = tmp_path / "pr" / "CartPole-v1"
+    folder.mkdir(parents=True)
+    (folder / "trajectory.jsonl").symlink_to(secret / "trajectory.jsonl")
+    return folder, secret
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        pytest.param(["show", "{folder}", "--steps", "0:2"], id="show --steps"),
+        pytest.param(["show", "{folder}"], id="show"),
+        pytest.param(["show", "{pr}"], id="show, walking"),
+        pytest.param(["diff", "{folder}", "{golden}"], id="diff"),
+        pytest.param(["plot", "{folder}", "-o", "{out}"], id="plot"),
+    ],
+)
+def test_a_symlink_met_inside_a_folder_is_not_followed(
+    planted: tuple[Path, Path],
+    golden: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    command: list[str],
+) -> None:
+    folder, _ = planted
+    names = {"folder": folder, "pr": folder.parent, "golden": golden, "out": tmp_path / "o.png"}
+    code, out, err = run(capsys, *(part.format(**names) for part in command))
+    assert code == 2
+    assert "trajectory.jsonl: a symlink (to " in err
+    assert "does not follow" in err
+    assert "Traceback" not in err
+    assert out == ""
+    assert not (tmp_path / "o.png").exists()
+
+
+def test_a_symlinked_folder_met_while_walking_is_not_followed(
+    planted: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, secret = planted
+    walked = tmp_path / "walked"
+    walked.mkdir()
+    (walked / "linked").symlink_to(secret, target_is_directory=True)
+    code, out, err = run(capsys, "show", walked)
+    assert code == 2
+    assert "linked: a symlink (to " in err
+    assert out == ""
+
+
+def test_a_path_typed_on_the_command_line_may_be_a_symlink(
+    planted: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder, secret = planted
+    code, out, _ = run(capsys, "show", folder / "trajectory.jsonl")
+    assert code == 0
+    assert "episodes: 2" in out
+    typed = tmp_path / "typed"
+    typed.symlink_to(secret, target_is_directory=True)
+    assert run(capsys, "show", typed, "--steps", "0:1")[0] == 0
+
+
+def test_plot_writes_its_default_output_through_no_symlink(
+    golden: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me")
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "CartPole-v1.png").symlink_to(victim)
+    monkeypatch.chdir(work)
+
+    code, out, err = run(capsys, "plot", golden)
+
+    assert victim.read_bytes() == b"keep me"
+    assert code == 2
+    assert "CartPole-v1.png: a symlink" in err
+    assert out == ""

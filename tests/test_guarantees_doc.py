@@ -8,6 +8,8 @@ from pathlib import Path
 import orjson
 import pytest
 
+from gym_goldens.format import lock
+from gym_goldens.format.layout import TRAJECTORY_NAME, UPDATE_LOCK
 from gym_goldens.format.limits import DEFAULT_MAX_DECOMPRESSED_SIZE, MAX_LINE_BYTES, format_size
 from gym_goldens.plugin.settings import GoldensSettings
 from gym_goldens.present import report
@@ -33,6 +35,15 @@ def test_the_limits_table_gives_the_limits_of_the_code() -> None:
     shown = table["values shown in a failure message"][0]
     assert shown == f"{report._MAX_VALUE_CHARS} characters, {MAX_DEPTH} levels of nesting"
     assert table["fields in a plot"][0].startswith(f"{MAX_DEPTH} levels of nesting")
+
+
+def test_the_update_lock_is_the_code_s_and_so_is_its_wait() -> None:
+    limit, past = limits_table()["waiting for another update of the same golden"]
+    assert limit == f"{lock._WAIT / 60:g} minutes"
+    assert f"still holds its lock {UPDATE_LOCK} after {lock._WAIT:.0f} s" in past
+    text = GUARANTEES.read_text()
+    assert f"`{UPDATE_LOCK}` in its folder" in text
+    assert f"readers take `{TRAJECTORY_NAME}`" in text
 
 
 def test_orjson_reads_1024_levels_and_no_more() -> None:

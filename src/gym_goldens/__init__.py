@@ -17,7 +17,9 @@ it (data flows env -> record -> format -> file, file -> format -> comparison
     - ``header``: the header record: env, spaces, versions, platform.
     - ``lines``: the lines of a recording file, split into episodes.
     - ``reader``: records, episodes and recordings read back.
-    - ``files``: atomic writes, recordings installed, the one path check.
+    - ``paths``: the one path check: no symlink followed below our folders.
+    - ``lock``: one update of a golden at a time.
+    - ``files``: atomic writes, recordings installed.
 - ``record/``: recording envs.
     - ``writer``: the one episode writer: buffer, step line, flush, header.
     - ``single``: :class:`RecordTrajectory`, the wrapper of one env.

@@ -39,15 +39,16 @@ from gym_goldens.comparison.result import Comparison, EpisodeComparison
 from gym_goldens.comparison.tolerance import Tolerance
 from gym_goldens.errors import GoldensError
 from gym_goldens.format.fields import parse_pattern
+from gym_goldens.format.files import atomic_write_bytes
 from gym_goldens.format.layout import is_trajectory_file_name
 from gym_goldens.format.limits import DEFAULT_MAX_DECOMPRESSED_SIZE, format_size, parse_size
-from gym_goldens.format.reader import (
-    count_episode_records,
-    count_records,
-    find_recordings,
-    recording_files,
-    sub_env_dirs,
+from gym_goldens.format.paths import (
+    GoldenFolder,
+    find_recording_folders,
+    resolve_golden,
+    symlink_error,
 )
+from gym_goldens.format.reader import count_episode_records, count_records, recording_files
 from gym_goldens.present import viz
 from gym_goldens.present.html import Mismatch, render_page, write_page
 from gym_goldens.present.progress import Progress, is_terminal
@@ -65,6 +66,8 @@ _EXIT_OK: Final = 0
 _EXIT_DIFFERENT: Final = 1
 _EXIT_ERROR: Final = 2
 _FIX: Final = "pytest --update-goldens, in the project the golden belongs to"
+# Where a symlink met is not followed (one named on the command line is).
+_WALKED: Final = "a folder named on its command line"
 
 
 class _UsageError(GoldensError, ValueError):
@@ -276,13 +279,13 @@ def _add_tolerance_options(parser: argparse.ArgumentParser) -> None:
 def _show(args: argparse.Namespace) -> int:
     path: Path = args.path
     limit: int = args.max_decompressed_size
-    if path.is_dir() and not recording_files(path):
+    if path.is_dir() and not _checked(path).files:
         if args.steps is not None:
             raise _UsageError(
                 f"{path} is a folder of recordings; give --steps one recording folder or "
                 "trajectory file"
             )
-        recordings = find_recordings(path)
+        recordings = find_recording_folders(path, within=_WALKED)
         if not recordings:
             raise _UsageError(f"{path}: no recording (trajectory.jsonl) in this folder or below")
         files = [file for folder in recordings for file in recording_files(folder)]
@@ -295,13 +298,13 @@ def _show(args: argparse.Namespace) -> int:
             ]
         _print_lines(format_folder(path, summaries, display=_display))
         return _EXIT_OK
+    files = _recording_files(path)
     if args.steps is not None:
         start, stop = _step_range(args.steps)
         _print_lines(
             format_steps(path, start, stop, episode=args.episode, max_decompressed_size=limit)
         )
         return _EXIT_OK
-    files = recording_files(path)
     with _RecordProgress(
         lambda: [count_records(files, max_decompressed_size=limit)], "reading"
     ) as bar:
@@ -335,7 +338,7 @@ def _plot(args: argparse.Namespace) -> int:
     viz.require_matplotlib()
     limit: int = args.max_decompressed_size
     fields = _fields(args.fields)
-    output: Path = args.output or Path(f"{_stem(args.path)}.png")
+    output: Path = args.output or _default_output(args.path)
     html = output.suffix.lower() in (".html", ".htm")
     if args.vs is None:
         if args.rtol or args.atol or args.ignore:
@@ -358,7 +361,7 @@ def _plot(args: argparse.Namespace) -> int:
                 [(f"episode {episode}", "", figure)],
             )
         else:
-            viz.save_figure(figure, output)
+            _save_figure(figure, output, typed=args.output is not None)
         _print_lines([f"wrote {_display(output)}"])
         return _EXIT_OK
     tolerance = _tolerance(args)
@@ -411,7 +414,7 @@ def _plot(args: argparse.Namespace) -> int:
         ]
         _write_html(output, "gym-goldens: golden vs actual", intro, sections)
     else:
-        viz.save_figure(figures[0], output)
+        _save_figure(figures[0], output, typed=args.output is not None)
     _print_lines([f"wrote {_display(output)}"])
     return _EXIT_OK
 
@@ -614,11 +617,20 @@ def _compare(golden: Path, actual: Path, tolerance: Tolerance, limit: int) -> Co
 
 
 def _recording_files(path: Path) -> list[Path]:
-    """The files of a recording; of every sub-env, in order, for a vector env's."""
-    subs = sub_env_dirs(path)
-    if subs:
-        return [file for _, folder in subs for file in recording_files(folder)]
-    return recording_files(path)
+    """The files of a recording; of every sub-env, in order, for a vector env's.
+
+    A path typed on the command line may be a symlink; no symlink inside a
+    folder it names is followed.
+    """
+    if not path.is_dir():
+        return recording_files(path)
+    golden = _checked(path)
+    return list(golden.files) or [file for env in golden.envs for file in env.files]
+
+
+def _checked(folder: Path) -> GoldenFolder:
+    """A recording folder typed on the command line, checked: no symlink inside it followed."""
+    return resolve_golden(folder, folder, within=_WALKED)
 
 
 def _episode_sizes(
@@ -747,6 +759,28 @@ def _episode_heading(episode: int | EpisodeComparison) -> str:
     if episode.env is None:
         return f"episode {episode.index}"
     return f"sub-env {episode.env}, episode {episode.index}"
+
+
+def _default_output(recording: Path) -> Path:
+    """``<name>.png`` in the working folder: refused when a symlink stands by that name."""
+    output = Path(f"{_stem(recording)}.png")
+    if output.is_symlink():
+        raise symlink_error(
+            output, "the working folder", "remove it, or name the output with -o FILE"
+        )
+    return output
+
+
+def _save_figure(figure: Any, output: Path, *, typed: bool) -> None:
+    """Save a plot: where it was typed, as matplotlib writes; by default, never through a link.
+
+    The default output is written as goldens are: to a temporary file made
+    exclusively beside it, renamed into place.
+    """
+    if typed:
+        viz.save_figure(figure, output)
+    else:
+        atomic_write_bytes(output, viz.figure_png(figure))
 
 
 def _stem(path: Path) -> str:

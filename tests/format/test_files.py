@@ -2,18 +2,26 @@
 
 from __future__ import annotations
 
+import gzip
 import re
 import tracemalloc
 from pathlib import Path
 
+import gymnasium as gym
+import numpy as np
 import pytest
 
-from gym_goldens.errors import GoldenFormatError, UnsafeGoldenPathError
+from gym_goldens import RecordVectorTrajectory
+from gym_goldens.errors import GoldenFormatError, GoldenWriteError, UnsafeGoldenPathError
+from gym_goldens.format import lock
 from gym_goldens.format.files import (
     atomic_write_bytes,
     checked_recording_files,
     install_recording,
 )
+from gym_goldens.format.layout import UPDATE_LOCK
+from gym_goldens.format.lock import golden_lock
+from gym_goldens.format.paths import ensure_inside, is_sub_env_folder, resolve_golden
 from gym_goldens.plugin.store import update_golden
 from tests.support.legacy import split_into_episode_files
 from tests.support.recordings import record_alternating
@@ -61,11 +69,6 @@ def test_recording_files_of_a_golden(tmp_path: Path) -> None:
             id="folder",
         ),
         pytest.param(
-            lambda golden, outside: (golden / "trajectory.jsonl.gz").write_bytes(b"x"),
-            "holds both trajectory.jsonl and trajectory.jsonl.gz",
-            id="both compressions",
-        ),
-        pytest.param(
             lambda golden, outside: (golden / "episode_00000.jsonl").write_bytes(b"{}\n"),
             "holds both trajectory.jsonl and episode files",
             id="both layouts",
@@ -92,7 +95,7 @@ def test_recording_files_refuse_paths_out_of_the_goldens_dir(tmp_path: Path) -> 
     outside = tmp_path / "outside.jsonl"
     outside.write_bytes(b"{}\n")
     (golden / "trajectory.jsonl").symlink_to(outside)
-    with pytest.raises(UnsafeGoldenPathError, match="outside the goldens dir"):
+    with pytest.raises(UnsafeGoldenPathError, match=r"trajectory\.jsonl: a symlink \(to .*outside"):
         checked_recording_files(goldens, golden)
     with pytest.raises(UnsafeGoldenPathError):
         update_golden(record_alternating(tmp_path / "run"), golden, goldens_dir=goldens)
@@ -100,6 +103,108 @@ def test_recording_files_refuse_paths_out_of_the_goldens_dir(tmp_path: Path) -> 
     (goldens / "file").write_bytes(b"x")
     with pytest.raises(GoldenFormatError, match="expected a golden folder, found a file"):
         checked_recording_files(goldens, goldens / "file")
+    with pytest.raises(GoldenFormatError, match="file: expected a folder, found a file"):
+        checked_recording_files(goldens, goldens / "file" / "env")
+
+
+def test_a_folder_holding_both_compressions_reads_the_plain_file(tmp_path: Path) -> None:
+    # What an update that changed the compression leaves when it is killed
+    # between installing the new file and removing the old one.
+    goldens = tmp_path / "goldens"
+    golden = goldens / "env"
+    update_golden(record_alternating(tmp_path / "run"), golden)
+    plain = golden / "trajectory.jsonl"
+    compressed = golden / "trajectory.jsonl.gz"
+    compressed.write_bytes(gzip.compress(plain.read_bytes()))
+    resolved = resolve_golden(goldens, golden)
+    assert resolved.files == (plain,)
+    assert resolved.left == (compressed,)
+    assert checked_recording_files(goldens, golden) == [plain]
+    # The next update, of either compression, leaves one file.
+    run = record_alternating(tmp_path / "zipped", compress=True)
+    update = update_golden(run, golden, goldens_dir=goldens)
+    assert update.removed == (plain,)
+    assert sorted(p.name for p in golden.iterdir()) == ["trajectory.jsonl.gz"]
+
+
+LINKED = ["goldens/a", "goldens/a/b", "goldens/a/b/env", "goldens/a/b/env/trajectory.jsonl"]
+
+
+@pytest.mark.parametrize("linked", LINKED)
+@pytest.mark.parametrize("inside", [True, False], ids=["to inside", "to outside"])
+def test_a_symlink_at_any_depth_below_the_root_is_refused(
+    tmp_path: Path, linked: str, inside: bool
+) -> None:
+    # A golden whose folders are copied elsewhere, in the goldens dir or out
+    # of it, and the copy linked in place of one of its parts.
+    goldens = tmp_path / "goldens"
+    golden = goldens / "a" / "b" / "env"
+    update_golden(record_alternating(tmp_path / "run"), golden)
+    part = tmp_path / linked
+    elsewhere = (goldens / "elsewhere" if inside else tmp_path / "elsewhere") / part.name
+    elsewhere.parent.mkdir(parents=True)
+    part.rename(elsewhere)
+    part.symlink_to(elsewhere, target_is_directory=elsewhere.is_dir())
+    run = record_alternating(tmp_path / "run2", seed=3)
+    before = sorted(p.as_posix() for p in tmp_path.rglob("*"))
+
+    with pytest.raises(UnsafeGoldenPathError, match=f"^{re.escape(str(part))}: a symlink"):
+        ensure_inside(goldens, golden / "trajectory.jsonl")
+    with pytest.raises(UnsafeGoldenPathError, match=f"^{re.escape(str(part))}: a symlink"):
+        checked_recording_files(goldens, golden)
+    with pytest.raises(UnsafeGoldenPathError, match=f"^{re.escape(str(part))}: a symlink"):
+        update_golden(run, golden, goldens_dir=goldens)
+    assert sorted(p.as_posix() for p in tmp_path.rglob("*")) == before
+    # The root itself is the caller's to choose: it may be a link.
+    if part.is_dir():
+        assert ensure_inside(part, part / "x") == elsewhere.resolve() / "x"
+
+
+def test_a_symlinked_sub_env_folder_is_refused(tmp_path: Path) -> None:
+    goldens = tmp_path / "goldens"
+    golden = goldens / "vec"
+    (golden / "env_0").mkdir(parents=True)
+    (golden / "env_1").symlink_to(golden / "env_0", target_is_directory=True)
+    with pytest.raises(UnsafeGoldenPathError, match="env_1: a symlink"):
+        resolve_golden(goldens, golden)
+
+
+def test_a_path_out_of_the_root_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(UnsafeGoldenPathError, match="lies outside the goldens dir"):
+        ensure_inside(tmp_path / "goldens", tmp_path / "goldens" / ".." / "elsewhere")
+    with pytest.raises(UnsafeGoldenPathError, match="lies outside the goldens dir"):
+        ensure_inside(tmp_path / "goldens", tmp_path / "elsewhere")
+
+
+def test_sub_env_folders_are_told_by_their_header_not_their_name(tmp_path: Path) -> None:
+    vector = tmp_path / "vec"
+    env = RecordVectorTrajectory(gym.make_vec("CartPole-v1", num_envs=2), vector)
+    env.reset(seed=0)
+    env.step(np.zeros(2, dtype=np.int64))
+    env.close()
+    assert is_sub_env_folder(vector / "env_0")
+    assert is_sub_env_folder(vector / "env_1")
+    # A recording of one env that is named env_0 is a golden of its own.
+    named = record_alternating(tmp_path / "test_x" / "env_0")
+    assert not is_sub_env_folder(named)
+    assert not is_sub_env_folder(vector)
+
+
+def test_an_update_waits_for_another_update_of_the_same_golden(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(lock, "_WAIT", 0.0)  # give up at once, rather than in 10 minutes
+    golden = tmp_path / "goldens" / "env"
+    golden.mkdir(parents=True)
+    with golden_lock(golden):
+        # Held by this process: a second holder (another open file) waits,
+        # then gives up naming the owner, and the golden is not touched.
+        with pytest.raises(GoldenWriteError, match=r"another update of this golden \(process "):
+            install_recording(
+                record_alternating(tmp_path / "run"), golden, is_current=_never_current, root=None
+            )
+        assert sorted(p.name for p in golden.iterdir()) == [UPDATE_LOCK]
+    assert list(golden.iterdir()) == [], "the lock file goes with its holder"
 
 
 def _never_current(existing: Path, recording: Path) -> bool:

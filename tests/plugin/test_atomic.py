@@ -26,7 +26,7 @@ import pytest
 import gym_goldens.comparison.engine
 import gym_goldens.plugin.check
 import gym_goldens.present.report  # noqa: F401
-from gym_goldens.format.layout import this_writer
+from gym_goldens.format.layout import UPDATE_LOCK, this_writer
 from gym_goldens.format.reader import read_recording
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL is POSIX")
@@ -366,3 +366,133 @@ def test_two_updates_at_once_both_finish_cleanly(updated: pytest.Pytester) -> No
         assert "Traceback" not in output
     assert leftovers(updated.path / "goldens") == []
     updated.runpytest().assert_outcomes(passed=len(ENV_IDS) + 1)
+
+
+# Two updates of one golden at once, held at chosen points by file events:
+# GOLDENS_HOLD=<folder> makes an update stop just after it renamed a new
+# trajectory.jsonl.gz into place (before it removes the old trajectory.jsonl),
+# say so in <folder>/installed and go on once <folder>/go exists;
+# GOLDENS_TELL=<folder> makes an update that finds the golden locked by
+# another say so in <folder>/waiting.
+HOLD_CONFTEST = """
+import fcntl
+import os
+import time
+from pathlib import Path
+
+HOLD = os.environ.get("GOLDENS_HOLD")
+TELL = os.environ.get("GOLDENS_TELL")
+held_rename = os.replace
+held_flock = fcntl.flock
+
+
+def replace_and_hold(source, target, *args, **kwargs):
+    held_rename(source, target, *args, **kwargs)
+    if os.fspath(source).endswith(".tmp") and os.fspath(target).endswith(".jsonl.gz"):
+        Path(HOLD, "installed").touch()
+        while not Path(HOLD, "go").exists():
+            time.sleep(0.005)
+
+
+def flock_and_tell(descriptor, operation):
+    try:
+        return held_flock(descriptor, operation)
+    except BlockingIOError:
+        Path(TELL, "waiting").touch()
+        raise
+
+
+if HOLD:
+    os.replace = replace_and_hold
+if TELL:
+    fcntl.flock = flock_and_tell
+"""
+
+ONE_TEST = """
+import gymnasium as gym
+
+
+def test_cartpole(record_trajectory):
+    env = record_trajectory(gym.make("CartPole-v1"))
+    env.reset(seed=0)
+    for _ in range(5):
+        env.step(0)
+"""
+
+GOLDEN = Path("goldens/test_one/test_cartpole/CartPole-v1")
+
+
+@pytest.fixture
+def one_golden(pytester: pytest.Pytester) -> pytest.Pytester:
+    """A project of one test whose golden is recorded plain (trajectory.jsonl)."""
+    pytester.makeini("[pytest]\n")
+    pytester.makepyfile(test_one=ONE_TEST)
+    pytester.makeconftest(CONFTEST + HOLD_CONFTEST)
+    pytester.runpytest("--update-goldens").assert_outcomes(passed=1)
+    assert sorted(p.name for p in (pytester.path / GOLDEN).iterdir()) == ["trajectory.jsonl"]
+    return pytester
+
+
+def wait_for(event: Path, process: subprocess.Popen[str]) -> None:
+    """Wait until ``event`` exists, or ``process`` has ended."""
+    while not event.exists() and process.poll() is None:
+        time.sleep(0.005)  # polling interval only; nothing is timed
+
+
+def test_updates_with_and_without_compression_at_once_lose_nothing(
+    one_golden: pytest.Pytester, tmp_path: Path
+) -> None:
+    events = tmp_path / "events"
+    events.mkdir()
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+
+    def start(*options: str, **extra: str) -> subprocess.Popen[str]:
+        return subprocess.Popen(
+            [*PYTEST, *options],
+            cwd=one_golden.path,
+            env={**env, **extra},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+
+    compressing = start("-o", "goldens_compress=true", GOLDENS_HOLD=str(events))
+    wait_for(events / "installed", compressing)
+    plain = start(GOLDENS_TELL=str(events))
+    wait_for(events / "waiting", plain)
+    (events / "go").touch()
+    outputs = [run.communicate(timeout=120)[0] for run in (compressing, plain)]
+
+    assert [run.returncode for run in (compressing, plain)] == [0, 0], outputs
+    folder = one_golden.path / GOLDEN
+    assert sorted(p.name for p in folder.iterdir()) == ["trajectory.jsonl"], outputs
+    assert len(read_recording(folder)) == 1
+    one_golden.runpytest().assert_outcomes(passed=1)
+
+
+def test_an_update_killed_between_the_two_forms_leaves_a_readable_golden(
+    one_golden: pytest.Pytester,
+) -> None:
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "GOLDENS_KILL": "after:1"}
+    compress = ["-o", "goldens_compress=true"]
+    # Killed just after the .gz is renamed into place, before the .jsonl goes.
+    killed = subprocess.run([*PYTEST, *compress], cwd=one_golden.path, env=env, check=False)
+    assert killed.returncode == -signal.SIGKILL
+    folder = one_golden.path / GOLDEN
+    # And the lock file it held (which no process holds now).
+    assert sorted(p.name for p in folder.iterdir()) == [
+        UPDATE_LOCK,
+        "trajectory.jsonl",
+        "trajectory.jsonl.gz",
+    ]
+
+    # Either form is a whole golden (old or new): the check reads one of them.
+    check = one_golden.runpytest()
+    check.assert_outcomes(passed=1)
+    check.stdout.fnmatch_lines(["goldens: 1 matched"])
+
+    # The next update with the same settings finishes the job, and takes
+    # the lock file over.
+    one_golden.runpytest("--update-goldens", *compress).assert_outcomes(passed=1)
+    assert sorted(p.name for p in folder.iterdir()) == ["trajectory.jsonl.gz"]
+    one_golden.runpytest().assert_outcomes(passed=1)

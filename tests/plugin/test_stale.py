@@ -9,9 +9,14 @@ import gymnasium as gym
 import hypothesis  # noqa: F401 - imported once here, not in every pytester run
 import pytest
 
+# Imported once here, not in every pytester run: registered_envs' parameters
+# and the plugin must see one and the same module.
+import gym_goldens.audit.registry
 import gym_goldens.comparison.engine
 import gym_goldens.plugin.check
 import gym_goldens.present.report  # noqa: F401
+from gym_goldens.plugin.session import StaleTracker
+from tests.support import planted
 
 EXAMPLES = """
 import os
@@ -311,3 +316,87 @@ def test_the_goldens_of_an_ignored_folder_are_not_stale(project: pytest.Pytester
     result = project.runpytest("--ignore=tests", "--goldens-strict")
     result.stdout.fnmatch_lines(["stale goldens: 2 *"])
     result.stdout.no_fnmatch_line("*goldens/tests/*")
+
+
+def test_recordings_named_like_sub_env_folders_are_goldens_of_their_own(
+    pytester: pytest.Pytester,
+) -> None:
+    # env_0 and env_1 are recording names here, not the sub-env folders of a
+    # vector golden: the goldens are in use, and so never stale.
+    pytester.makepyfile(
+        test_named="""
+        import gymnasium as gym
+
+        def test_two_envs(record_trajectory):
+            for index in range(2):
+                env = record_trajectory(gym.make("CartPole-v1"), name=f"env_{index}")
+                env.reset(seed=index)
+                env.step(0)
+        """
+    )
+    pytester.runpytest("--update-goldens").assert_outcomes(passed=1)
+    test_dir = pytester.path / "goldens" / "test_named" / "test_two_envs"
+    assert sorted(p.name for p in test_dir.iterdir()) == ["env_0", "env_1"]
+
+    strict = pytester.runpytest("--goldens-strict")
+    strict.assert_outcomes(passed=1)
+    assert strict.ret == pytest.ExitCode.OK
+    strict.stdout.no_fnmatch_line("stale goldens*")
+
+    pruned = pytester.runpytest("--update-goldens", "--prune-goldens")
+    pruned.assert_outcomes(passed=1)
+    pruned.stdout.no_fnmatch_line("pruned goldens*")
+    assert sorted(p.parent.name for p in test_dir.rglob("trajectory.jsonl")) == ["env_0", "env_1"]
+
+
+LEFT_OUT_ENVS = """
+import gymnasium as gym
+import pytest
+
+from gym_goldens import registered_envs, rollout
+
+
+@pytest.mark.parametrize("seed", [0])
+@pytest.mark.parametrize(
+    "env_id", registered_envs("Loading/Old-*", "Sound/Walker-v0", import_modules=["planted_envs"])
+)
+def test_env(record_trajectory, env_id, seed):
+    rollout(record_trajectory(gym.make(env_id)), seed=seed, steps=5)
+"""
+
+
+def test_goldens_of_ids_left_out_on_this_machine_are_not_stale(pytester: pytest.Pytester) -> None:
+    # Loading/Old-v0 lacks a dependency here and is out of date, so
+    # registered_envs leaves it out; another machine recorded its golden.
+    # Like a skipped test's, that golden is not stale, nor pruned.
+    planted.install(pytester.path)
+    try:
+        pytester.makepyfile(test_left=LEFT_OUT_ENVS)
+        pytester.runpytest("--update-goldens").assert_outcomes(passed=2)
+        test_dir = pytester.path / "goldens" / "test_left"
+        recorded = test_dir / "test_env[Loading%2FOld-v1-0]"
+        assert recorded.is_dir()
+        other_machine = test_dir / "test_env[Loading%2FOld-v0-0]" / "Loading%2FOld-v0"
+        shutil.copytree(recorded / "Loading%2FOld-v1", other_machine)
+
+        strict = pytester.runpytest("--goldens-strict")
+        strict.assert_outcomes(passed=2)
+        strict.stdout.no_fnmatch_line("stale goldens*")
+        assert strict.ret == pytest.ExitCode.OK
+
+        pruned = pytester.runpytest("--update-goldens", "--prune-goldens")
+        pruned.assert_outcomes(passed=2)
+        pruned.stdout.no_fnmatch_line("pruned goldens*")
+        assert (other_machine / "trajectory.jsonl").is_file()
+    finally:
+        planted.forget()
+
+
+def test_a_worker_sends_back_the_node_ids_whose_goldens_are_not_stale() -> None:
+    # Under pytest-xdist the workers collect: the node ids of the ids that
+    # registered_envs left out travel back with what they collected.
+    worker = StaleTracker(test_files={"t.py"}, skipped={"t.py::test_env[Old-v0]"})
+    controller = StaleTracker()
+    controller.merge_worker_output(worker.worker_output())
+    assert controller.skipped == {"t.py::test_env[Old-v0]"}
+    assert controller.test_files == {"t.py"}

@@ -49,6 +49,7 @@ __all__ = [
     "RegisteredEnvs",
     "Selection",
     "left_out_in",
+    "left_out_nodeids",
     "missing_dependency",
     "registered_envs",
     "select_envs",
@@ -112,9 +113,16 @@ class RegisteredEnvs(list[ParameterSet]):
         left_out: Each id left out, with the reason.
     """
 
+    left_out: dict[str, str]
+
     def __init__(self, params: Iterable[ParameterSet], left_out: Mapping[str, str]) -> None:
         super().__init__(params)
         self.left_out = dict(left_out)
+
+    @property
+    def ids(self) -> frozenset[str]:
+        """The test ids of the values (each the env id)."""
+        return frozenset(str(param.id) for param in self)
 
 
 def registered_envs(
@@ -269,6 +277,38 @@ def left_out_in(items: Iterable[pytest.Item]) -> dict[str, str]:
     found: dict[str, str] = {}
     for values in {id(v): v for item in items for v in _registered_envs_of(item)}.values():
         found.update(values.left_out)
+    return found
+
+
+def left_out_nodeids(
+    items: Iterable[pytest.Item], nodeid_of: Callable[[pytest.Item], str]
+) -> set[str]:
+    """The node ids the tests of the ids :func:`registered_envs` left out would have.
+
+    An id left out on this machine (deprecated, or lacking a dependency here)
+    may have a golden recorded on another machine, which is not stale: the
+    plugin treats these node ids as those of skipped tests. Each is the node
+    id of a test of the same function, with the id left out in place of the
+    test's own env id.
+
+    Args:
+        items: The collected tests.
+        nodeid_of: The node id that names a test's goldens.
+    """
+    found: set[str] = set()
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        idlist = list(getattr(callspec, "_idlist", ()))
+        for values in _registered_envs_of(item):
+            own = [i for i, part in enumerate(idlist) if part in values.ids]
+            nodeid = nodeid_of(item)
+            suffix = f"[{'-'.join(idlist)}]"
+            if len(own) != 1 or not values.left_out or not nodeid.endswith(suffix):
+                continue  # not told apart: the goldens are judged as they are
+            head = nodeid[: -len(suffix)]
+            for env_id in values.left_out:
+                parts = [*idlist[: own[0]], env_id, *idlist[own[0] + 1 :]]
+                found.add(f"{head}[{'-'.join(parts)}]")
     return found
 
 

@@ -10,10 +10,12 @@ the file system refuses (a read-only folder, a full disk), the update fails
 with :class:`~gym_goldens.errors.GoldenWriteError` naming the file and the
 cause, and the old file is left as it was.
 
-Goldens are read and written only inside the goldens dir: a path that
-resolves outside it (through a symlink) is refused with
-:class:`~gym_goldens.errors.UnsafeGoldenPathError`, by :func:`ensure_inside`,
-the one check every read and write of a golden goes through.
+Goldens are read and written only inside the goldens dir, and no symlink
+below it is followed: every read, write and removal of a golden goes through
+the one path check of :mod:`gym_goldens.format.paths`, which refuses a
+symlink at any depth with :class:`~gym_goldens.errors.UnsafeGoldenPathError`.
+An update holds the golden's lock (:mod:`gym_goldens.format.lock`), so two
+updates of one golden never interleave.
 """
 
 from __future__ import annotations
@@ -26,18 +28,20 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Final, Literal
 
-from gym_goldens.errors import GoldenFormatError, GoldenWriteError, UnsafeGoldenPathError
+from gym_goldens.errors import GoldenFormatError, GoldenWriteError
 from gym_goldens.format.layout import (
     GITIGNORE,
     GOLDENS_GITIGNORE,
+    UPDATE_LOCK,
     is_leftover_file_name,
-    is_recording_file_name,
     is_trajectory_file_name,
     leftover_owner,
     temporary_prefix,
     this_writer,
     trajectory_filename,
 )
+from gym_goldens.format.lock import golden_lock, remove_unheld_lock
+from gym_goldens.format.paths import FolderEntries, ensure_inside, resolve_golden, scan_folder
 from gym_goldens.format.reader import recording_files, sub_env_dirs
 
 __all__ = [
@@ -47,10 +51,8 @@ __all__ = [
     "atomic_write_bytes",
     "checked_recording_files",
     "ensure_gitignore",
-    "ensure_inside",
     "install_recording",
     "is_dead_leftover",
-    "named_recording_files",
     "remove_dead_leftovers",
 ]
 
@@ -60,33 +62,11 @@ InstallStatus = Literal["created", "updated", "unchanged"]
 _COPY_CHUNK: Final = 1 << 20
 
 
-def ensure_inside(root: Path, path: Path) -> Path:
-    """Refuse a path that resolves outside ``root``.
-
-    Symlinks are followed as far as they exist, so a link anywhere on the
-    way (the file, its folder, a parent folder) that leads out is caught.
-
-    Returns:
-        ``path`` resolved.
-
-    Raises:
-        UnsafeGoldenPathError: ``path`` resolves outside ``root``.
-    """
-    resolved_root = root.resolve()
-    resolved = path.resolve()
-    if resolved != resolved_root and resolved_root not in resolved.parents:
-        raise UnsafeGoldenPathError(
-            path,
-            f"resolves to {resolved}, outside the goldens dir {resolved_root}; goldens are read "
-            "and written only inside it: replace the symlink with the golden itself",
-        )
-    return resolved
-
-
 def checked_recording_files(root: Path, folder: Path) -> list[Path]:
     """The recording files of a golden folder, checked to be safe to read.
 
-    A vector golden's sub-env folders are checked too.
+    A vector golden's sub-env folders are checked too. The one check every
+    read of a golden goes through: :func:`~gym_goldens.format.paths.resolve_golden`.
 
     Returns:
         ``[<folder>/trajectory.jsonl]`` (or ``.jsonl.gz``); the episode files
@@ -97,30 +77,11 @@ def checked_recording_files(root: Path, folder: Path) -> list[Path]:
         GoldenFormatError: The golden is a file instead of a folder, its
             recording file is a folder or empty, or the folder holds both
             layouts (or two files claim one episode).
-        UnsafeGoldenPathError: The golden or one of its files resolves
-            outside ``root``.
+        UnsafeGoldenPathError: A symlink between ``root`` and the golden, or
+            among its files and sub-env folders.
     """
-    ensure_inside(root, folder)
-    if not folder.exists():
-        return []
-    if not folder.is_dir():
-        raise GoldenFormatError(folder, "expected a golden folder, found a file; remove the file")
-    for entry in named_recording_files(folder):
-        ensure_inside(root, entry)
-        if entry.is_dir():
-            raise GoldenFormatError(
-                entry, "expected a recording file, found a folder; remove the folder"
-            )
-    files = recording_files(folder)
-    for path in files:
-        if path.stat().st_size == 0:
-            raise GoldenFormatError(
-                path,
-                "the file is empty; a golden holds a header and a reset record for each episode",
-            )
-    for _, sub_env in sub_env_dirs(folder):
-        checked_recording_files(root, sub_env)
-    return files
+    __tracebackhide__ = True
+    return list(resolve_golden(root, folder).files)
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
@@ -249,15 +210,24 @@ def install_recording(
     file of the other compression. A file that ``is_current`` says already
     holds the recording is left alone. Temporary files of other writes are
     not touched here (see :func:`remove_dead_leftovers`): one may be another
-    process's, writing the same golden. Vector recordings are installed sub-env folder by sub-env
-    folder.
+    process's, writing the same golden. Vector recordings are installed
+    sub-env folder by sub-env folder.
+
+    The whole install holds the golden's update lock
+    (:func:`~gym_goldens.format.lock.golden_lock`): a second update of the
+    same golden waits, then finds the folder as the first left it, so two
+    updates with other settings (one compressing, one not) never remove
+    each other's file.
 
     Args:
         source: The new recording.
         target: The folder to update.
         is_current: Whether an existing recording file already holds the
             new recording, and may stay as it is.
-        root: When given, nothing is read or written unless it lies inside.
+        root: The folder nothing is read or written outside of, with no
+            symlink followed below it (see
+            :func:`~gym_goldens.format.paths.ensure_inside`); ``target`` itself
+            when None.
 
     Raises:
         GoldenFormatError: An existing entry is in the way (a folder where
@@ -266,22 +236,20 @@ def install_recording(
         GoldenWriteError: The file system refused to write or remove a file
             (a read-only folder, a full disk); a file that was being
             replaced is as it was.
-        UnsafeGoldenPathError: ``target`` or one of its files resolves
-            outside ``root``.
+        UnsafeGoldenPathError: A symlink between ``root`` and ``target``, or
+            among the files and folders of ``target``.
     """
     try:
-        source_envs = sub_env_dirs(source)
-        target_envs = sub_env_dirs(target)
-        if source_envs or target_envs:
-            return _install_vector(
-                source,
-                target,
-                source_envs=source_envs,
-                target_envs=target_envs,
-                is_current=is_current,
-                root=root,
-            )
-        return _install_file(source, target, is_current, root)
+        ensure_inside(target if root is None else root, target)
+        scan_folder(target)  # a file where the folder should be is refused, not replaced
+        target.mkdir(parents=True, exist_ok=True)
+        with golden_lock(target):
+            # Looked at once the lock is held: as the update before left it.
+            entries = scan_folder(target)
+            source_envs = sub_env_dirs(source)
+            if source_envs or entries.sub_envs:
+                return _install_vector(source, entries, source_envs, is_current)
+            return _install_file(source, entries, is_current)
     except GoldenWriteError:
         raise
     except OSError as error:
@@ -289,32 +257,29 @@ def install_recording(
         raise _write_error(Path(error.filename or target), error) from None
 
 
-def _install_file(
-    source: Path, target: Path, is_current: IsCurrent, root: Path | None
-) -> Installed:
-    old_files = _existing_files(target, root)
+def _install_file(source: Path, target: FolderEntries, is_current: IsCurrent) -> Installed:
+    old_files = target.files
     written: list[Path] = []
     source_files = recording_files(source)
     destination: Path | None = None
     if source_files:
-        destination = target / _recording_name(source_files)
-        if root is not None:
-            ensure_inside(root, destination)
-        if not (destination.is_file() and is_current(destination, source)):
+        destination = target.folder / _recording_name(source_files)
+        if not (destination in old_files and is_current(destination, source)):
             atomic_copy(destination, source_files)
             written.append(destination)
     # Only once the new file is in place: an update killed before this point
-    # leaves the old recording readable (or both layouts, which the next
-    # update clears), never no recording at all.
+    # leaves the old recording readable (or both files, of which readers
+    # take the plain one and the next update removes the other), never no
+    # recording at all.
     removed: list[Path] = []
     for old in old_files:
         if old != destination:
-            old.unlink(missing_ok=True)  # another update of the same golden may be first
+            old.unlink(missing_ok=True)
             removed.append(old)
     status: InstallStatus = (
         "created" if not old_files else "updated" if written or removed else "unchanged"
     )
-    return Installed(target, status, tuple(written), tuple(removed))
+    return Installed(target.folder, status, tuple(written), tuple(removed))
 
 
 def _recording_name(files: list[Path]) -> str:
@@ -337,84 +302,38 @@ def _recording_name(files: list[Path]) -> str:
 
 def _install_vector(
     source: Path,
-    target: Path,
-    *,
+    target: FolderEntries,
     source_envs: list[tuple[int, Path]],
-    target_envs: list[tuple[int, Path]],
     is_current: IsCurrent,
-    root: Path | None,
 ) -> Installed:
-    existed = any(named_recording_files(folder) for _, folder in target_envs) or bool(
-        named_recording_files(target)
-    )
+    target_envs = {folder.name: scan_folder(folder) for _, folder in target.sub_envs}
+    existed = bool(target.files) or any(env.files for env in target_envs.values())
     written: list[Path] = []
     removed: list[Path] = []
-    kept = set()
     for _, source_env in source_envs:
-        kept.add(source_env.name)
-        installed = _install_file(source_env, target / source_env.name, is_current, root)
+        sub = target_envs.pop(source_env.name, None) or scan_folder(target.folder / source_env.name)
+        installed = _install_file(source_env, sub, is_current)
         written += installed.written
         removed += installed.removed
     # Sub-envs that are gone, and the file of a single-env recording this replaces.
-    gone = [folder for _, folder in target_envs if folder.name not in kept]
-    for folder in [*gone, target]:
-        if folder == target and not source_envs:
-            continue
-        for old in _existing_files(folder, root):
+    for entries in [*target_envs.values(), *([target] if source_envs else [])]:
+        for old in entries.files:
             old.unlink(missing_ok=True)
             removed.append(old)
-        for entry in folder.iterdir():
+        for entry in entries.folder.iterdir():
             if is_dead_leftover(entry.name):
                 entry.unlink(missing_ok=True)
-        if folder != target and not any(folder.iterdir()):
-            folder.rmdir()
+        if entries is not target and not any(entries.folder.iterdir()):
+            entries.folder.rmdir()
     if not source_envs:
         # A single-env recording replaces a vector one.
-        installed = _install_file(source, target, is_current, root)
+        installed = _install_file(source, scan_folder(target.folder), is_current)
         written += installed.written
         removed += installed.removed
     status: InstallStatus = (
         "created" if not existed else "updated" if written or removed else "unchanged"
     )
-    return Installed(target, status, tuple(written), tuple(removed))
-
-
-def _existing_files(folder: Path, root: Path | None) -> list[Path]:
-    """The recording files of a folder, of either layout, refusing what is in the way.
-
-    Unlike :func:`checked_recording_files`, a folder holding both layouts (an
-    update killed between writing the new file and removing the old ones) is
-    accepted: the update clears it. What is damaged is not refused either: it
-    is replaced.
-
-    Raises:
-        GoldenFormatError: A file where the folder should be, or a folder
-            where a recording file should be.
-        UnsafeGoldenPathError: With ``root``: the folder or one of its
-            files resolves outside it.
-    """
-    if root is not None:
-        ensure_inside(root, folder)
-    if folder.exists() and not folder.is_dir():
-        raise GoldenFormatError(
-            folder, "expected a golden folder, found a file; remove it to update the golden"
-        )
-    files = named_recording_files(folder)
-    for path in files:
-        if root is not None:
-            ensure_inside(root, path)
-        if path.is_dir():
-            raise GoldenFormatError(
-                path, "expected a recording file, found a folder; remove it to update the golden"
-            )
-    return files
-
-
-def named_recording_files(folder: Path) -> list[Path]:
-    """The entries of ``folder`` named as recording files of either layout, sorted."""
-    if not folder.is_dir():
-        return []
-    return sorted(entry for entry in folder.iterdir() if is_recording_file_name(entry.name))
+    return Installed(target.folder, status, tuple(written), tuple(removed))
 
 
 def is_dead_leftover(name: str) -> bool:
@@ -438,8 +357,9 @@ def is_dead_leftover(name: str) -> bool:
 def remove_dead_leftovers(root: Path) -> list[Path]:
     """Remove the temporary files under ``root`` whose writers are gone.
 
-    See :func:`is_dead_leftover`. Symlinks are not followed. A file that
-    another process removes first is no error.
+    See :func:`is_dead_leftover`; the update locks no update holds go too.
+    Symlinks are not followed. A file that another process removes first is
+    no error.
 
     Returns:
         The files removed.
@@ -452,6 +372,8 @@ def remove_dead_leftovers(root: Path) -> list[Path]:
             path = Path(folder) / name
             if is_dead_leftover(name) and not path.is_symlink():
                 path.unlink(missing_ok=True)
+                removed.append(path)
+            elif name == UPDATE_LOCK and remove_unheld_lock(path.parent):
                 removed.append(path)
     return removed
 

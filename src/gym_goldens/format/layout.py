@@ -20,8 +20,15 @@ folder holds ``report.txt``; the recordings of the extra runs of a
 determinism check are ``run-<n>/`` (in ``gym-goldens audit``, inside a
 ``seed-<s>/`` folder per seed); an atomic write goes through a temporary
 file ``.<file name>.<host>-<pid>.<random>.tmp``, named after the process
-that writes it, which an interrupted write may leave behind; the goldens
-folder holds a ``.gitignore`` that keeps such files out of git's way.
+that writes it, which an interrupted write may leave behind; an update of a
+golden holds the lock file ``.trajectory.lock.tmp`` in its folder; the
+goldens folder holds a ``.gitignore`` that keeps such files out of git's way.
+
+When a folder holds both ``trajectory.jsonl`` and ``trajectory.jsonl.gz`` (an
+update that changed the compression, killed between installing the new file
+and removing the old one), the plain ``trajectory.jsonl`` is the one read:
+either is a whole golden, and the plain one is the one a reviewer can read
+in a diff. The next update removes the other.
 """
 
 from __future__ import annotations
@@ -41,6 +48,7 @@ __all__ = [
     "HTML_REPORT",
     "RECORDING_FILE_GLOBS",
     "TRAJECTORY_NAME",
+    "UPDATE_LOCK",
     "episode_file_index",
     "golden_dir_for",
     "golden_file_dir",
@@ -76,6 +84,9 @@ HTML_REPORT: Final = "index.html"
 
 RECORDING_FILE_GLOBS: Final = ("trajectory.jsonl*", "episode_*.jsonl*")
 """Globs of the names a recording's files have, to find recordings below a folder."""
+
+UPDATE_LOCK: Final = ".trajectory.lock.tmp"
+"""The lock file an update of a golden holds in the golden's folder (see ``format/lock.py``)."""
 
 GITIGNORE: Final = ".gitignore"
 GOLDENS_GITIGNORE: Final = (

@@ -28,6 +28,7 @@ from gym_goldens.format.codec import decode_line
 from gym_goldens.format.header import FORMAT_NAME, FORMAT_VERSION
 from gym_goldens.format.layout import (
     RECORDING_FILE_GLOBS,
+    TRAJECTORY_NAME,
     episode_file_index,
     is_trajectory_file_name,
     sub_env_index,
@@ -71,9 +72,9 @@ def recording_files(path: str | Path) -> list[Path]:
 
     Raises:
         GoldenFormatError: The path does not exist, or the folder holds both
-            a compressed and a plain trajectory file, or both layouts, two
-            files claim the same episode, or an entry with such a name is
-            not a regular file.
+            layouts, two files claim the same episode, or an entry with such
+            a name is not a regular file. (A folder holding both
+            ``trajectory.jsonl`` and ``trajectory.jsonl.gz`` gives the plain one.)
     """
     folder = Path(path)
     if folder.is_file():
@@ -95,9 +96,10 @@ def recording_files(path: str | Path) -> list[Path]:
             )
         found[index] = entry
     if len(trajectories) > 1:
-        raise GoldenFormatError(
-            folder, "holds both trajectory.jsonl and trajectory.jsonl.gz; keep one of them"
-        )
+        # Both compressions: an update killed between installing one and
+        # removing the other. Each is a whole golden; the plain one is read
+        # (see format.layout), and the next update removes the other.
+        trajectories = [path for path in trajectories if path.name == TRAJECTORY_NAME]
     if trajectories and found:
         raise GoldenFormatError(
             folder,

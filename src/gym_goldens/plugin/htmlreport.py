@@ -18,8 +18,10 @@ from typing import Final
 
 import pytest
 
+from gym_goldens.errors import GoldenWriteError
 from gym_goldens.format.layout import HTML_REPORT
 from gym_goldens.present.html import Mismatch, render_page, write_page
+from gym_goldens.present.text import printable
 
 __all__ = ["MISMATCH_ATTRIBUTE", "HtmlReport"]
 
@@ -44,6 +46,7 @@ class HtmlReport:
         self.mismatches: list[Mismatch] = []
         self.tests = 0
         self.written = False
+        self.error: str | None = None
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.when == "call":
@@ -61,9 +64,23 @@ class HtmlReport:
             sorted(self.mismatches, key=lambda m: m.title),
             empty="Every recorded trajectory matched its golden.",
         )
-        write_page(self.path, page)
+        try:
+            write_page(self.path, page)
+        except GoldenWriteError as error:
+            # A folder where the page goes, a read-only folder: the session's
+            # results stand; the summary says why there is no page.
+            self.error = f"{self.display(Path(error.path))}: {error.reason}"
+            return
         self.written = True
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         if self.written:
             terminalreporter.write_sep("-", f"gym-goldens report: {self.display(self.path)}")
+        elif self.error is not None:
+            terminalreporter.write_sep(
+                "-",
+                printable(
+                    f"gym-goldens report not written: {self.error}; remove what is in the way, "
+                    "or give --goldens-report another folder"
+                ),
+            )

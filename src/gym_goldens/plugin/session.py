@@ -77,8 +77,9 @@ class StaleTracker:
         protected: Golden folders whose goldens are not stale: the plain
             golden folders of tests that keep variants (which hold the
             variants of other machines and versions).
-        skipped: The golden node ids of skipped and xfailed tests: their
-            goldens were just not reached.
+        skipped: The golden node ids of skipped and xfailed tests, and of
+            the tests ``registered_envs`` left out here: their goldens were
+            just not reached.
         deselected: How many tests were deselected.
         partial_reason: Why the run does not cover the collected files, if
             known before the end (for example, tests picked by node id).
@@ -97,6 +98,7 @@ class StaleTracker:
         return {
             "test_files": sorted(self.test_files),
             "dirs": sorted(self.dirs),
+            "skipped": sorted(self.skipped),
             "deselected": self.deselected,
         }
 
@@ -104,6 +106,7 @@ class StaleTracker:
         """Add what a pytest-xdist worker sent back."""
         self.test_files.update(output.get("test_files", ()))
         self.dirs.update(output.get("dirs", ()))
+        self.skipped.update(output.get("skipped", ()))
         self.deselected += int(output.get("deselected", 0))
 
     def incomplete_reason(self, exitstatus: int) -> str | None:
@@ -306,9 +309,13 @@ class GoldensSession:
         # worked out when the stale goldens are looked for, if they are.
         self.tracker.test_files.update(item.nodeid.partition("::")[0] for item in session.items)
         if REGISTRY_MODULE in sys.modules:
-            from gym_goldens.audit.registry import left_out_in
+            from gym_goldens.audit.registry import left_out_in, left_out_nodeids
 
             self.report.left_out.update(left_out_in(session.items))
+            # Like a skipped test's, the goldens of an id left out here are not stale.
+            self.tracker.skipped.update(
+                left_out_nodeids(session.items, lambda item: golden_nodeid(item, self.settings))
+            )
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: object | None) -> None:
@@ -335,7 +342,7 @@ class GoldensSession:
         from gym_goldens.plugin.stale import prune, stale_goldens
 
         tracker = self.tracker
-        stale = stale_goldens(
+        found = stale_goldens(
             settings.goldens_dir,
             test_files=tracker.test_files,
             dirs=tracker.dirs,
@@ -344,9 +351,20 @@ class GoldensSession:
             protected=tracker.protected,
             skipped=tracker.skipped,
         )
+        stale = found.goldens
+        self.report.notes += [
+            f"stale goldens: not looked into {settings.display(Path(error.path))}: {error.reason}"
+            for error in found.refused
+        ]
         if settings.update and settings.prune:
             pruned = prune(settings.goldens_dir, stale)
-            self.report.pruned += [settings.display(settings.goldens_dir / p) for p in pruned]
+            self.report.pruned += [
+                settings.display(settings.goldens_dir / p) for p in pruned.goldens
+            ]
+            self.report.notes += [
+                f"not pruned: {settings.display(Path(error.path))}: {error.reason}"
+                for error in pruned.refused
+            ]
             return
         self.report.stale += [settings.display(settings.goldens_dir / p) for p in stale]
         if stale and settings.strict:

@@ -16,21 +16,44 @@ session that looks for stale goldens.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Iterable
 from pathlib import Path
 
+from gym_goldens.errors import GoldenFormatError, GoldenWriteError
 from gym_goldens.format.files import is_dead_leftover
 from gym_goldens.format.layout import (
     golden_file_dir,
     golden_path_dir,
     golden_test_dir,
     is_recording_file_name,
-    is_sub_env_dir_name,
     safe_segment,
+    sub_env_index,
+)
+from gym_goldens.format.lock import golden_lock
+from gym_goldens.format.paths import (
+    ensure_inside,
+    is_sub_env_folder,
+    scan_folder,
+    symlink_error,
 )
 
-__all__ = ["find_stale", "prune", "stale_goldens"]
+__all__ = ["Found", "find_stale", "prune", "stale_goldens"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Found:
+    """Golden folders found (stale, or pruned), and what was not looked into.
+
+    Attributes:
+        goldens: Golden folders, as POSIX paths relative to the goldens dir, sorted.
+        refused: Why parts of the goldens dir were not looked into or not
+            pruned: a symlink met (never followed), or an entry in the way.
+    """
+
+    goldens: list[str] = dataclasses.field(default_factory=list)
+    refused: list[GoldenFormatError] = dataclasses.field(default_factory=list)
 
 
 def stale_goldens(
@@ -42,7 +65,7 @@ def stale_goldens(
     used: Iterable[str],
     protected: Iterable[str],
     skipped: Iterable[str],
-) -> list[str]:
+) -> Found:
     """The golden folders of the collected test files that no test used.
 
     And those of deleted test files: in the goldens folder of a folder of the
@@ -60,23 +83,27 @@ def stale_goldens(
         protected: Golden folders under which nothing is stale: the plain
             golden folders of tests that keep variants (which hold the
             variants of other machines and versions).
-        skipped: The golden node ids of tests that were skipped or xfailed:
-            their goldens were not reached, they are not stale.
+        skipped: The golden node ids of tests that were skipped or xfailed,
+            or that ``registered_envs`` left out on this machine: their
+            goldens were not reached, they are not stale.
     """
-    file_dirs = {
-        golden_file_dir(goldens_dir, file).relative_to(goldens_dir).as_posix()
-        for file in test_files
-    }
+    root = goldens_dir.resolve()
+    file_dirs = {golden_file_dir(root, file).relative_to(root).as_posix() for file in test_files}
+    refused: list[GoldenFormatError] = []
     if rootdir is not None:
-        file_dirs |= _orphans(goldens_dir, rootdir, dirs)
+        file_dirs |= _orphans(root, rootdir, dirs, refused)
     skipped_dirs = {
-        golden_test_dir(goldens_dir, nodeid).relative_to(goldens_dir).as_posix()
-        for nodeid in skipped
+        golden_test_dir(root, nodeid).relative_to(root).as_posix() for nodeid in skipped
     }
-    return find_stale(goldens_dir, file_dirs, used, {*protected, *skipped_dirs})
+    found = find_stale(root, file_dirs, used, {*protected, *skipped_dirs})
+    # A link on the way to several folders looked at is named once.
+    unique = {error.path: error for error in [*refused, *found.refused]}
+    return Found(found.goldens, list(unique.values()))
 
 
-def _orphans(goldens_dir: Path, rootdir: Path, dirs: Iterable[str]) -> set[str]:
+def _orphans(
+    root: Path, rootdir: Path, dirs: Iterable[str], refused: list[GoldenFormatError]
+) -> set[str]:
     """The golden folders, in those of ``dirs``, that no entry of the test tree maps to.
 
     A file ``test_x.py`` maps to ``test_x``, a folder to its own name, each
@@ -84,92 +111,140 @@ def _orphans(goldens_dir: Path, rootdir: Path, dirs: Iterable[str]) -> set[str]:
     """
     found: set[str] = set()
     for relative in dirs:
-        folder = golden_path_dir(goldens_dir, relative)
+        folder = golden_path_dir(root, relative)
         source = rootdir / relative
-        if folder.is_symlink() or not folder.is_dir() or not source.is_dir():
+        try:
+            ensure_inside(root, folder)
+        except GoldenFormatError as error:
+            refused.append(error)
+            continue
+        if not folder.is_dir() or not source.is_dir():
             continue
         mapped = {
             safe_segment(entry.name[:-3] if entry.name.endswith(".py") else entry.name)
             for entry in source.iterdir()
         }
         for entry in folder.iterdir():
-            if entry.is_dir() and not entry.is_symlink() and entry.name not in mapped:
-                found.add(entry.relative_to(goldens_dir).as_posix())
+            if entry.name in mapped or not entry.is_dir():
+                continue
+            if entry.is_symlink():
+                refused.append(symlink_error(entry))  # a folder beyond it is not looked into
+            else:
+                found.add(entry.relative_to(root).as_posix())
     return found
 
 
 def find_stale(
     goldens_dir: Path, file_dirs: Iterable[str], used: Iterable[str], protected: Iterable[str]
-) -> list[str]:
+) -> Found:
     """Golden folders under ``file_dirs`` that are neither used nor protected.
 
     A golden folder is one that holds a recording file (``trajectory.jsonl``
-    or ``trajectory.jsonl.gz``, or the episode files of format 1); the
-    ``env_<i>`` folders of a vector golden belong to the golden folder above
-    them. Symlinks are not followed, and nothing outside ``goldens_dir`` is
-    looked at.
+    or ``trajectory.jsonl.gz``, or the episode files of format 1). The
+    sub-env folders of a vector golden belong to the golden folder above
+    them: a folder is one when its recording's header says so (a recording
+    may well be named ``env_0``), or when the folder above it is a golden in
+    use. No symlink below ``goldens_dir`` is followed: each one met is
+    refused, named, and what lies beyond it is not looked at.
 
     Returns:
-        Relative POSIX paths, sorted.
+        Relative POSIX paths, sorted, and the symlinks met.
     """
     root = goldens_dir.resolve()
     used_set = set(used)
     protected_prefixes = tuple(f"{p}/" for p in protected)
-    found: list[str] = []
+    found: set[str] = set()
+    refused: list[GoldenFormatError] = []
     for file_dir in sorted(set(file_dirs)):
         folder = root / file_dir
-        if folder.is_symlink() or not folder.is_dir():
+        try:
+            ensure_inside(root, folder)
+        except GoldenFormatError as error:
+            refused.append(error)
             continue
-        for current, _, names in os.walk(folder):
+        for here, names in _walk(folder, refused):
             if not any(is_recording_file_name(name) for name in names):
                 continue
-            golden = Path(current)
-            if is_sub_env_dir_name(golden.name):
-                golden = golden.parent
-            relative = golden.relative_to(root).as_posix()
-            if relative in found or relative in used_set:
-                continue
-            if f"{relative}/".startswith(protected_prefixes):
-                continue
-            found.append(relative)
-    return sorted(found)
+            relative = _golden_of(here, root, used_set).relative_to(root).as_posix()
+            if relative not in used_set and not f"{relative}/".startswith(protected_prefixes):
+                found.add(relative)
+    return Found(sorted(found), refused)
 
 
-def prune(goldens_dir: Path, stale: Iterable[str]) -> list[str]:
+def _walk(folder: Path, refused: list[GoldenFormatError]) -> Iterable[tuple[Path, list[str]]]:
+    """``(folder, file names)`` under ``folder``, refusing the symlinks that matter on the way."""
+    for current, dirs, names in os.walk(folder):
+        here = Path(current)
+        for name in [*dirs, *names]:
+            path = here / name
+            if (name in dirs or is_recording_file_name(name)) and path.is_symlink():
+                refused.append(symlink_error(path))
+        yield here, [name for name in names if not (here / name).is_symlink()]
+
+
+def _golden_of(folder: Path, root: Path, used: set[str]) -> Path:
+    """The golden a folder holding a recording file belongs to: itself, or its vector golden."""
+    parent = folder.parent
+    if sub_env_index(folder.name) is None or parent == root:
+        return folder
+    if parent.relative_to(root).as_posix() in used or is_sub_env_folder(folder):
+        return parent
+    return folder
+
+
+def prune(goldens_dir: Path, stale: Iterable[str]) -> Found:
     """Delete stale golden folders: their recording files, then empty folders.
 
     Recording files of both layouts go (``trajectory.jsonl(.gz)`` and the
-    episode files of format 1), and so do temporary files left by an
+    episode files of format 1), and so do the folders of its sub-envs (told
+    as :func:`find_stale` tells them) and temporary files left by an
     interrupted update. Other files in a stale folder are kept, and so is the
-    folder then.
+    folder then. A golden on the way to which, or in which, a symlink stands
+    is not pruned: it is refused, naming the link. Each golden is pruned
+    holding its update lock.
 
     Returns:
-        The folders whose recording files were deleted.
+        The folders whose recording files were deleted, and those refused.
     """
     root = goldens_dir.resolve()
     pruned: list[str] = []
+    refused: list[GoldenFormatError] = []
     for relative in stale:
         folder = root / relative
-        if folder.is_symlink() or not folder.is_dir():
+        try:
+            ensure_inside(root, folder)
+            entries = scan_folder(folder)
+            if not entries.exists:
+                continue
+            sub_envs = [scan_folder(sub) for _, sub in entries.sub_envs if is_sub_env_folder(sub)]
+            with golden_lock(folder):
+                for removed in [entries, *sub_envs]:
+                    _remove_recording_files(removed.folder, removed.files)
+                    if removed is not entries and not any(removed.folder.iterdir()):
+                        removed.folder.rmdir()
+        except (GoldenFormatError, OSError) as error:
+            refused.append(_refusal(error, folder))
             continue
-        _remove_recording_files(folder)
-        for entry in folder.iterdir():
-            # The sub-env folders of a vector golden go with it.
-            if is_sub_env_dir_name(entry.name) and entry.is_dir() and not entry.is_symlink():
-                _remove_recording_files(entry)
-                if not any(entry.iterdir()):
-                    entry.rmdir()
         pruned.append(relative)
         _remove_empty_folders(folder, root)
-    return pruned
+    return Found(pruned, refused)
 
 
-def _remove_recording_files(folder: Path) -> None:
+def _refusal(error: GoldenFormatError | OSError, folder: Path) -> GoldenFormatError:
+    """The reason a golden was not pruned, as the error of a file."""
+    if isinstance(error, GoldenFormatError):
+        return error
+    if isinstance(error, GoldenWriteError):
+        return GoldenFormatError(error.path, error.reason)
+    return GoldenFormatError(error.filename or folder, error.strerror or str(error))
+
+
+def _remove_recording_files(folder: Path, files: Iterable[Path]) -> None:
+    for path in files:
+        path.unlink(missing_ok=True)
     for entry in folder.iterdir():
-        name = entry.name
-        if (is_recording_file_name(name) or is_dead_leftover(name)) and (
-            entry.is_symlink() or not entry.is_dir()
-        ):
+        # Never a folder: the names are those of files.
+        if is_dead_leftover(entry.name) and (entry.is_symlink() or not entry.is_dir()):
             entry.unlink(missing_ok=True)
 
 

@@ -26,10 +26,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from gym_goldens.errors import GoldenFormatError, UnsafeGoldenPathError
-from gym_goldens.format.files import checked_recording_files, ensure_inside
+from gym_goldens.errors import GoldenFormatError
+from gym_goldens.format.files import checked_recording_files
 from gym_goldens.format.header import platform_facts, software_versions
 from gym_goldens.format.layout import variant_dir
+from gym_goldens.format.paths import ensure_inside
 from gym_goldens.format.reader import has_episodes
 
 __all__ = [
@@ -181,12 +182,12 @@ def update_target(
 
 
 def _folders(goldens_dir: Path, plain: Path) -> list[Path]:
-    if not plain.is_dir():
-        return []
     try:
         ensure_inside(goldens_dir, plain)
-    except UnsafeGoldenPathError:
+    except GoldenFormatError:
         return []  # the check refuses it, with the reason
+    if not plain.is_dir():
+        return []
     return [entry for entry in plain.iterdir() if entry.is_dir() and not entry.is_symlink()]
 
 

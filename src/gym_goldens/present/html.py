@@ -11,11 +11,11 @@ from __future__ import annotations
 import base64
 import dataclasses
 import html
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final
 
+from gym_goldens.format.files import atomic_write_bytes
 from gym_goldens.present.text import printable
 
 __all__ = ["Mismatch", "render_page", "write_page"]
@@ -97,17 +97,17 @@ class Mismatch:
 def write_page(path: Path, page: str) -> Path:
     """Write a page so that a reader sees the old file or the new one, never half.
 
-    Unlike goldens, the page gets the usual permissions (the umask's), so a
-    browser or a CI upload step run by another user can read it.
+    Written as goldens are (:func:`~gym_goldens.format.files.atomic_write_bytes`):
+    to a temporary file created exclusively beside it, never through a link
+    planted by its name, then renamed over ``path``. The page gets the usual
+    permissions (the umask's), so a browser or a CI upload step run by
+    another user can read it.
+
+    Raises:
+        GoldenWriteError: The file system refused (a folder named like the
+            page, a read-only folder); ``path`` is as it was.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        temporary.write_text(page, encoding="utf-8")
-        os.replace(temporary, path)
-    except BaseException:
-        temporary.unlink(missing_ok=True)
-        raise
+    atomic_write_bytes(path, page.encode("utf-8"))
     return path
 
 

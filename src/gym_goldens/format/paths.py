@@ -1,0 +1,288 @@
+"""The one path check: no symlink is followed inside our own folders.
+
+The goldens dir arrives in pull requests, and so can the folders the plugin
+writes into (``--goldens-artifacts``, ``--goldens-report``): any entry in
+them may be a symlink that leads to another golden, or anywhere on the
+machine. So below such a root nothing is followed: :func:`ensure_inside`
+looks at every path component from the root down (``lstat``, which does not
+follow a link) and refuses the first symlink with
+:class:`~gym_goldens.errors.UnsafeGoldenPathError`, naming it. The root
+itself is the user's choice: the plugin refuses a symlinked goldens,
+artifacts or report dir at start-up, and the ``gym-goldens`` command follows
+a path typed on its command line, but no link it meets inside one.
+
+A golden folder is resolved once into a :class:`GoldenFolder`: its recording
+files in reading order and the folders of its sub-envs, each checked against
+the rule. Every read of a golden goes through :func:`resolve_golden`; the
+writers and the pruning of stale goldens look at the entries of a folder
+through :func:`scan_folder`, which checks them the same way.
+
+What this guarantees, and what it does not: the check looks at the files as
+they are when it runs, which is what a checkout holds. A process that swaps
+a checked folder for a symlink between the check and the use is not caught;
+such a process can write in the goldens dir already. Files that are created
+are created exclusively (``O_EXCL``) and renamed into place, and a rename or
+a removal acts on a link itself, never on what it points to.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import stat
+from pathlib import Path
+from typing import Final
+
+from gym_goldens.errors import GoldenFormatError, UnsafeGoldenPathError
+from gym_goldens.format.layout import is_recording_file_name, sub_env_index
+from gym_goldens.format.reader import read_header, recording_files
+
+__all__ = [
+    "GOLDENS_DIR",
+    "FolderEntries",
+    "GoldenFolder",
+    "ensure_inside",
+    "find_recording_folders",
+    "is_sub_env_folder",
+    "resolve_golden",
+    "scan_folder",
+    "symlink_error",
+]
+
+GOLDENS_DIR: Final = "the goldens dir"
+"""How messages name the root of the goldens."""
+
+_REPLACE_IT: Final = "replace it with the file or folder itself"
+
+
+def symlink_error(
+    link: Path, within: str = GOLDENS_DIR, fix: str = _REPLACE_IT
+) -> UnsafeGoldenPathError:
+    """The refusal of a symlink met inside ``within``, naming it and where it points."""
+    try:
+        target = os.readlink(link)
+    except OSError:
+        target = "?"
+    return UnsafeGoldenPathError(
+        link, f"a symlink (to {target}), which gym-goldens does not follow inside {within}: {fix}"
+    )
+
+
+def ensure_inside(root: Path, path: Path, *, within: str = GOLDENS_DIR) -> Path:
+    """Refuse a path that leaves ``root`` or meets a symlink on its way down from it.
+
+    Every component below ``root``, down to ``path`` itself, is looked at
+    without following it: the first symlink is refused, as is a file where
+    a folder should be. The components that do not exist yet are fine (a
+    golden to be created). ``root`` itself is not looked at.
+
+    Returns:
+        ``path``, absolute, under ``root`` resolved.
+
+    Raises:
+        UnsafeGoldenPathError: ``path`` is not below ``root``, or a component
+            on the way is a symlink.
+        GoldenFormatError: A component on the way is a file, not a folder.
+    """
+    __tracebackhide__ = True
+    relative = _relative(root, path, within)
+    current = root
+    parts = relative.parts
+    for number, part in enumerate(parts, 1):
+        current = current / part
+        try:
+            mode = os.lstat(current).st_mode
+        except (FileNotFoundError, NotADirectoryError):
+            break  # nothing below a missing folder exists yet
+        if stat.S_ISLNK(mode):
+            raise symlink_error(current, within)
+        if number < len(parts) and not stat.S_ISDIR(mode):
+            raise GoldenFormatError(current, "expected a folder, found a file; remove the file")
+    return root.resolve().joinpath(*parts)
+
+
+def _relative(root: Path, path: Path, within: str) -> Path:
+    try:
+        relative = path.relative_to(root)
+    except ValueError:
+        try:
+            relative = Path(os.path.abspath(path)).relative_to(os.path.abspath(root))
+        except ValueError:
+            relative = Path("..")
+    if ".." in relative.parts:
+        raise UnsafeGoldenPathError(
+            path, f"lies outside {within} {root}; nothing is read or written there"
+        )
+    return relative
+
+
+@dataclasses.dataclass(frozen=True)
+class FolderEntries:
+    """The entries of a folder that a recording is made of, checked: no symlink among them.
+
+    Attributes:
+        folder: The folder.
+        files: Its entries named as recording files (of either layout, both
+            compressions), sorted; each a regular file.
+        sub_envs: Its folders named as sub-env folders (``env_<i>``), as
+            ``(index, folder)``, sorted by index.
+        exists: Whether the folder exists.
+    """
+
+    folder: Path
+    files: tuple[Path, ...] = ()
+    sub_envs: tuple[tuple[int, Path], ...] = ()
+    exists: bool = False
+
+
+def scan_folder(folder: Path, *, within: str = GOLDENS_DIR) -> FolderEntries:
+    """The recording files and sub-env folders of ``folder``, none of them a symlink.
+
+    Only the entries with those names are looked at; others are never
+    read, written or removed, so they do not matter. ``folder`` itself is
+    not looked at here (see :func:`ensure_inside`).
+
+    Raises:
+        UnsafeGoldenPathError: One of them is a symlink.
+        GoldenFormatError: ``folder`` is a file, or an entry named as a
+            recording file is a folder.
+    """
+    __tracebackhide__ = True
+    try:
+        entries = list(os.scandir(folder))
+    except FileNotFoundError:
+        return FolderEntries(folder)
+    except NotADirectoryError:
+        raise GoldenFormatError(
+            folder, "expected a golden folder, found a file; remove the file"
+        ) from None
+    files: list[Path] = []
+    sub_envs: list[tuple[int, Path]] = []
+    for entry in entries:
+        index = sub_env_index(entry.name)
+        if index is None and not is_recording_file_name(entry.name):
+            continue
+        path = Path(entry.path)
+        if entry.is_symlink():
+            raise symlink_error(path, within)
+        is_folder = entry.is_dir(follow_symlinks=False)
+        if index is None and is_folder:
+            raise GoldenFormatError(
+                path, "expected a recording file, found a folder; remove the folder"
+            )
+        if index is None:
+            files.append(path)
+        elif is_folder:
+            sub_envs.append((index, path))
+    return FolderEntries(folder, tuple(sorted(files)), tuple(sorted(sub_envs)), exists=True)
+
+
+@dataclasses.dataclass(frozen=True)
+class GoldenFolder:
+    """A golden (or recording) folder, resolved once and checked against the path rules.
+
+    Attributes:
+        path: The folder.
+        files: Its recording files, in the order they are read: its
+            ``trajectory.jsonl`` (or ``.jsonl.gz``), or the episode files of
+            format 1; empty when it holds none of its own.
+        left: Recording files beside them that are not read: the other
+            compression's file, left by an update that was killed between
+            installing one and removing the other; the next update removes it.
+        envs: The folders of its sub-envs (``env_0``, ...), for the recording
+            of a vector env.
+    """
+
+    path: Path
+    files: tuple[Path, ...] = ()
+    left: tuple[Path, ...] = ()
+    envs: tuple[GoldenFolder, ...] = ()
+
+
+def resolve_golden(root: Path, folder: Path, *, within: str = GOLDENS_DIR) -> GoldenFolder:
+    """The recording of ``folder``, checked to be safe to read below ``root``.
+
+    No symlink between ``root`` and ``folder``, none among its recording
+    files and sub-env folders, nor theirs; no folder where a recording file
+    should be, no empty recording file.
+
+    Raises:
+        UnsafeGoldenPathError: A symlink on the way or inside, named.
+        GoldenFormatError: The golden is a file instead of a folder, a
+            recording file is a folder or empty, or the folder holds both
+            layouts (or two files claim one episode).
+    """
+    __tracebackhide__ = True
+    ensure_inside(root, folder, within=within)
+    return _resolve(scan_folder(folder, within=within), within)
+
+
+def _resolve(entries: FolderEntries, within: str) -> GoldenFolder:
+    __tracebackhide__ = True
+    files = recording_files(entries.folder) if entries.files else []
+    for path in files:
+        if path.stat().st_size == 0:
+            raise GoldenFormatError(
+                path,
+                "the file is empty; a golden holds a header and a reset record for each episode",
+            )
+    envs = tuple(
+        _resolve(scan_folder(folder, within=within), within) for _, folder in entries.sub_envs
+    )
+    left = tuple(path for path in entries.files if path not in files)
+    return GoldenFolder(entries.folder, tuple(files), left, envs)
+
+
+def is_sub_env_folder(folder: Path) -> bool:
+    """Whether ``folder`` holds a sub-env of the vector recording in its parent folder.
+
+    Told by the recording's own header, not by the folder's name alone: a
+    recording may be named ``env_0`` too. A sub-env's header has a ``vector``
+    field; a header of a format before 1.1, which had none, and a file that
+    cannot be read (or has no header, or is a symlink) go by the name.
+    """
+    if sub_env_index(folder.name) is None:
+        return False
+    try:
+        # Nothing is read through a symlink: one in the folder goes by the name.
+        files = recording_files(folder) if scan_folder(folder).files else []
+        header = read_header(files[0]) if files else None
+    except GoldenFormatError:
+        return True
+    if header is None:
+        return True
+    return isinstance(header.get("vector"), dict) or _before_vector_headers(header.get("version"))
+
+
+def _before_vector_headers(version: object) -> bool:
+    try:
+        major, minor = (int(part) for part in str(version).split(".")[:2])
+    except ValueError:
+        return True
+    return (major, minor) < (1, 1)
+
+
+def find_recording_folders(root: Path, *, within: str) -> list[Path]:
+    """The folders under ``root`` (itself included) that hold a recording file.
+
+    Each sub-env folder of a vector recording is one. Nothing below
+    ``root`` is followed: a symlinked folder, or a symlinked recording file,
+    met on the way is refused.
+
+    Raises:
+        UnsafeGoldenPathError: A symlink met, named.
+        GoldenFormatError: ``root`` is not a folder, or a folder below it
+            cannot be read as a recording (both layouts in it, say).
+    """
+    if not root.is_dir():
+        raise GoldenFormatError(root, "expected a folder of recordings")
+    found: list[Path] = []
+    for current, dirs, names in os.walk(root):
+        here = Path(current)
+        for name in dirs:
+            if (here / name).is_symlink():
+                raise symlink_error(here / name, within)
+        holds_one = any(is_recording_file_name(name) for name in names)
+        if holds_one and resolve_golden(root, here, within=within).files:
+            found.append(here)
+    return sorted(found)
