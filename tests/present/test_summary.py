@@ -24,7 +24,14 @@ from gym_goldens.format.reader import (
     find_recordings,
     read_recording,
 )
-from gym_goldens.present.summary import format_space, format_steps, summarize
+from gym_goldens.present.summary import (
+    format_folder,
+    format_recording,
+    format_space,
+    format_steps,
+    summarize,
+)
+from tests.support.envs import MultiObjectiveEnv, run
 from tests.support.legacy import write_format_1
 
 
@@ -187,6 +194,16 @@ def test_spaces_read_like_gymnasium_writes_them(space: gym.Space[object], text: 
     assert format_space(description) == text
 
 
+def test_multi_discrete_keeps_every_count() -> None:
+    # Gymnasium writes MultiDiscrete([3 3]): one 3 would read as a single count of 3.
+    from gym_goldens.format.codec import Encoder, decode_line
+
+    description = decode_line(Encoder().encode(describe_space(spaces.MultiDiscrete([3, 3]))))
+    assert format_space(description) == "MultiDiscrete([3 3])"
+    many = decode_line(Encoder().encode(describe_space(spaces.MultiDiscrete([2] * 9))))
+    assert format_space(many) == "MultiDiscrete([2 2 2 2 2 2 ...])"
+
+
 def test_box_bounds_are_cut_short() -> None:
     low = [float(i) for i in range(10)]
     text = format_space({"type": "Box", "dtype": "float64", "shape": [10], "low": low, "high": low})
@@ -217,3 +234,18 @@ def test_format_steps_of_a_missing_episode_names_those_there_are(recording: Path
         rf"{count - 1}",
     ):
         format_steps(recording, 0, None, episode=count)
+
+
+def test_a_vector_reward_has_a_return_per_objective(tmp_path: Path) -> None:
+    out = tmp_path / "goldens" / "chain"
+    # Five steps right end the first episode (distance 5, energy 5 x -0.25); two more are open.
+    run(RecordTrajectory(MultiObjectiveEnv(energy_cost=0.25), out), [1, 1, 1, 1, 1, 0, 0])
+    summary = summarize(out)
+    assert [e.total_reward for e in summary.episodes] == [(5.0, -1.25), (-2.0, -0.5)]
+    lines = format_recording(summary)
+    assert "    reward      float[2]" in lines
+    table = lines[lines.index("") + 1 :]
+    assert table[1].split() == ["0", "5", "[5,", "-1.25]", "terminated", "0"]
+    assert table[2].split() == ["1", "2", "[-2,", "-0.5]", "open", "-"]
+    folder = format_folder(tmp_path / "goldens", [summary])
+    assert folder[4].split()[-2:] == ["[1.5,", "-0.875]"]

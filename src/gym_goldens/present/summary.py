@@ -24,6 +24,8 @@ from gym_goldens.format.limits import DEFAULT_MAX_DECOMPRESSED_SIZE
 from gym_goldens.format.lines import iter_episodes
 from gym_goldens.format.reader import (
     Lines,
+    Return,
+    add_reward,
     episode_lines,
     iter_records,
     missing_episode,
@@ -59,7 +61,8 @@ class EpisodeSummary:
         index: The episode number (its place in the recording).
         path: The file that holds it.
         steps: Step records.
-        total_reward: Sum of the scalar rewards.
+        total_reward: The summed reward: a float, or one per objective for
+            a vector reward.
         ending: ``terminated``, ``truncated`` or ``open`` (the recording
             stopped mid-episode).
         header: The header record, or None for files without one.
@@ -71,7 +74,7 @@ class EpisodeSummary:
     index: int
     path: Path
     steps: int
-    total_reward: float
+    total_reward: Return
     ending: str
     header: dict[str, Any] | None
     first_step: dict[str, Any] | None
@@ -135,7 +138,7 @@ def _summarize_episode(
 ) -> EpisodeSummary:
     header = first_step = reset = last = None
     steps = 0
-    total = 0.0
+    total: Return = 0.0
     pending = 0
     first_line = 0
     for number, record in iter_records(path, lines):
@@ -149,9 +152,7 @@ def _summarize_episode(
             steps += 1
             if first_step is None:
                 first_step = record
-            reward = record.get("reward")
-            if isinstance(reward, (int, float)) and not isinstance(reward, bool):
-                total += reward
+            total = add_reward(total, record.get("reward"))
         last = record
         pending += 1
         if advance is not None and pending >= 1000:
@@ -219,7 +220,7 @@ def format_recording(
             [
                 str(episode.index),
                 f"{episode.steps:,}",
-                _number(episode.total_reward),
+                _return(episode.total_reward),
                 episode.ending,
                 "-" if seed is None else escape_value(seed),
             ]
@@ -244,14 +245,13 @@ def format_folder(
     rows = [["recording", "env", "episodes", "steps", "mean return"]]
     for summary in summaries:
         env = (summary.header or {}).get("env") or {}
-        returns = [e.total_reward for e in summary.episodes]
         rows.append(
             [
                 escape(str(summary.path.relative_to(root))) if summary.path != root else ".",
                 escape_value(env.get("id") or env.get("class") or "?"),
                 str(len(summary.episodes)),
                 f"{summary.steps:,}",
-                _number(sum(returns) / len(returns)) if returns else "-",
+                _mean_return([e.total_reward for e in summary.episodes]),
             ]
         )
     lines += ["  " + line for line in _table(rows, right=(2, 3, 4))]
@@ -352,7 +352,7 @@ def format_space(description: Any, depth: int = 0) -> str:
         start_text = f", start={_cell(start)})" if start else ")"
         return f"Discrete({_cell(description.get('n'))}" + start_text
     if kind == "MultiDiscrete":
-        return f"MultiDiscrete({_bounds(description.get('nvec'))})"
+        return f"MultiDiscrete({_elements(description.get('nvec'))})"
     if kind == "MultiBinary":
         return f"MultiBinary({_cell(description.get('n'))})"
     if kind == "Dict":
@@ -378,6 +378,12 @@ def _bounds(value: Any) -> str:
     flat = list(_flatten(value))
     if flat and all(item == flat[0] for item in flat):
         return _number(flat[0])  # one number stands for all, as gymnasium writes it
+    return _elements(value)
+
+
+def _elements(value: Any) -> str:
+    """Every element, as numpy writes an array: ``[3 2]``, cut short after a few."""
+    flat = list(_flatten(value))
     if len(flat) > _MAX_BOUNDS:
         return "[" + " ".join(_number(v) for v in flat[:_MAX_BOUNDS]) + " ...]"
     return "[" + " ".join(_number(v) for v in flat) + "]"
@@ -438,6 +444,26 @@ def _number(value: Any) -> str:
     if isinstance(value, int):
         return short_repr(value, _MAX_CELL)  # an int of 10^5 digits is not written out
     return f"{value:.6g}"
+
+
+def _return(total: Return) -> str:
+    """A return: a number, or one per objective in brackets (``[5, -1.25]``)."""
+    if isinstance(total, tuple):
+        return "[" + ", ".join(_number(part) for part in total) + "]"
+    return _number(total)
+
+
+def _mean_return(returns: Sequence[Return]) -> str:
+    """The mean of episode returns, per objective for vectors; ``-`` when they do not agree."""
+    if not returns:
+        return "-"
+    if all(isinstance(total, float) for total in returns):
+        return _number(sum(returns) / len(returns))  # type: ignore[arg-type]
+    sizes = {len(total) if isinstance(total, tuple) else None for total in returns}
+    if len(sizes) != 1:
+        return "-"  # scalar and vector returns, or vectors of other lengths
+    columns = zip(*returns)  # type: ignore[call-overload]
+    return _return(tuple(sum(column) / len(returns) for column in columns))
 
 
 def _flag(value: Any) -> str:
