@@ -318,3 +318,26 @@ def test_two_runs_are_named_as_runs(tmp_path: Path) -> None:
     legends = {text.get_text() for axes in figure.axes for text in axes.get_legend().get_texts()}
     assert {"run 1", "run 2", "run 2 \N{MINUS SIGN} run 1"} <= legends
     assert not any("golden" in text or "actual" in text for text in legends)
+
+
+def test_a_renamed_info_key_is_named_in_the_title_not_a_change_of_length(tmp_path: Path) -> None:
+    space = gym.spaces.Box(-10.0, 10.0, (1,), np.float64)
+
+    def record(out: Path, key: str) -> Path:
+        observations = [np.array([float(t)]) for t in range(4)]
+        infos = [{key: np.float64(t / 2)} for t in range(4)]
+        run(RecordTrajectory(ScriptedEnv(space, observations, infos=infos), out), [0, 0, 0])
+        return out
+
+    golden = record(tmp_path / "g", "dist_to_dock")
+    actual = record(tmp_path / "a", "distance_to_dock")
+    figure = plot_divergence(compare(golden, actual))
+    assert figure is not None
+    title = figure.get_suptitle().replace("\n  ", " ")
+    assert "lengths differ" not in title
+    assert (
+        "golden vs actual: info.dist_to_dock only in golden, info.distance_to_dock only in "
+        "actual; no divergence within tolerance where both have a field"
+    ) in title
+    titles = [axes.get_title(loc="left") for axes in figure.axes if axes.get_title(loc="left")]
+    assert titles == ["info.dist_to_dock", "info.distance_to_dock"]

@@ -191,9 +191,10 @@ def _describe_episode(episode: EpisodeComparison) -> list[str]:
         if first.differences:
             # A change of dtype or shape explains the values that follow it.
             expanded = [part for d in first.differences for part in _expand_dtypes(d)]
+            expanded, numpy_types = _one_sided_types(expanded)
             head, *others = _merge_dtypes(headline_order(expanded))
             lines.append(f"  first divergence: {label}, {where}, {_field(head)}")
-            lines.append(f"    {_describe_difference(head, episode)}")
+            lines.append(f"    {_describe_difference(head, episode, numpy_types.get(head.path))}")
             if _is_dtypes(head) and first.t is not None and None in (head.golden, head.actual):
                 lines.append("    (a step without dtypes has the numpy types of the step before)")
             lines += [f"    {_describe_array_delta(delta)}" for delta in first.arrays]
@@ -316,6 +317,33 @@ def _typed_leaves(
     return []
 
 
+def _one_sided_types(
+    differences: list[Difference],
+) -> tuple[list[Difference], dict[tuple[str | int, ...], str]]:
+    """Fold the numpy type of a key found on one side only into that key's difference.
+
+    A key removed (or added) that held a numpy value has its ``dtypes`` entry
+    removed with it: that is no change of type, but part of the key's going.
+    Returns the differences without those entries, and the numpy type of
+    each one-sided key that had one.
+    """
+    one_sided = [d.path for d in differences if d.kind in ("missing", "extra")]
+    kept: list[Difference] = []
+    types: dict[tuple[str | int, ...], str] = {}
+    for difference in differences:
+        path = difference.path[1:]
+        owner = next(
+            (p for p in one_sided if _is_dtypes(difference) and path[: len(p)] == p), None
+        )
+        if owner is None:
+            kept.append(difference)
+            continue
+        numpy_type = difference.golden if difference.golden is not None else difference.actual
+        if owner == path and isinstance(numpy_type, str):
+            types[owner] = numpy_type
+    return kept, types
+
+
 def _merge_dtypes(differences: list[Difference]) -> list[Difference]:
     """Drop a field's value differences when its dtype or shape changed."""
     changed = [d.path[1:] for d in differences if _is_dtypes(d)]
@@ -333,11 +361,21 @@ def _field(difference: Difference) -> str:
 
 
 def _other_field(difference: Difference) -> str:
-    return f"{_field(difference)} (numpy type)" if _is_dtypes(difference) else _field(difference)
+    if _is_dtypes(difference):
+        return f"{_field(difference)} (numpy type)"
+    if difference.kind == "missing":
+        return f"{_field(difference)} (not in the actual recording)"
+    if difference.kind == "extra":
+        return f"{_field(difference)} (not in the golden)"
+    return _field(difference)
 
 
-def _describe_difference(difference: Difference, episode: EpisodeComparison | None = None) -> str:
+def _describe_difference(
+    difference: Difference, episode: EpisodeComparison | None = None, numpy_type: str | None = None
+) -> str:
+    """One difference in words; ``numpy_type`` is that of a key found on one side only."""
     golden, actual = difference.golden, difference.actual
+    typed = f" ({escape(numpy_type)})" if numpy_type is not None else ""
     if _is_dtypes(difference):
         return escape(describe_change(golden, actual))
     if difference.path == ("digest",):
@@ -363,9 +401,9 @@ def _describe_difference(difference: Difference, episode: EpisodeComparison | No
     if difference.kind == "length":
         return f"golden has {golden} items, actual has {actual}: the shape changed"
     if difference.kind == "missing":
-        return f"golden {_value(golden)}, missing from the actual recording"
+        return f"golden {_value(golden)}{typed}, missing from the actual recording"
     if difference.kind == "extra":
-        return f"not in the golden, actual {_value(actual)}"
+        return f"not in the golden, actual {_value(actual)}{typed}"
 
     if isinstance(golden, ArraySummary) and isinstance(actual, ArraySummary):
         return _describe_arrays(golden, actual)

@@ -88,6 +88,7 @@ _DIFF_COLOR: Final = "#6a3d9a"
 _MARKER_COLOR: Final = "#d62728"
 _ONE_SIDED_COLOR: Final = "#d62728"
 _MAX_TITLE_PATH: Final = 72
+_MAX_TITLE_FIELDS: Final = 3
 _DPI: Final = 100
 # matplotlib's axis and tick arithmetic overflows near the largest float, so
 # finite values beyond this are drawn at it (see _plottable).
@@ -625,16 +626,21 @@ def _comparison_title(
     """The figure title; ``found`` are the golden's and actual's series, ``fields``
     the diverging, shown and chosen ones."""
     diverging, shown, chosen = fields
+    verdicts = _one_sided_fields(chosen, sides)
     if diverging:
         head = diverging[0]
-        verdict = f"first divergence at t={head.first} ({head.label}); " + (
-            "1 field diverges" if len(diverging) == 1 else f"{len(diverging)} fields diverge"
+        verdicts.insert(
+            0,
+            f"first divergence at t={head.first} ({head.label}); "
+            + ("1 field diverges" if len(diverging) == 1 else f"{len(diverging)} fields diverge"),
         )
-    elif any(field.first_unpaired is not None for field in chosen):
-        verdict = "no divergence within tolerance where both have the step; the lengths differ"
     else:
-        verdict = "no divergence within tolerance"
-    lines = [f"{heading}: {sides[0]} vs {sides[1]}: {verdict}"]
+        where = "where both have a field" if verdicts else "where both have the step"
+        verdicts.append(f"no divergence within tolerance {where}")
+    lengths = [_last_step(one) for one in found]
+    if None not in lengths and lengths[0] != lengths[1]:
+        verdicts.append(f"the lengths differ ({lengths[0]} vs {lengths[1]} steps)")
+    lines = [f"{heading}: {sides[0]} vs {sides[1]}: {'; '.join(verdicts)}"]
     if len(shown) < len(chosen):
         lines[0] += f" (first {len(shown)} of {len(chosen)} fields shown)"
     stride = max((s.stride for one in found if one for s in one.series), default=1)
@@ -643,6 +649,27 @@ def _comparison_title(
     for side, one in zip(sides, found, strict=True):
         lines.append(f"{side}: {_where(one, display) if one else '(no such episode)'}")
     return title_lines("\n".join(lines))
+
+
+def _one_sided_fields(chosen: Sequence[FieldComparison], sides: tuple[str, str]) -> list[str]:
+    """``info.x only in golden``: the fields one side never has (a key renamed or removed)."""
+    said = []
+    for side, has_it in zip(sides, ("in_golden", "in_actual"), strict=True):
+        other = "in_actual" if has_it == "in_golden" else "in_golden"
+        labels = [
+            f.label for f in chosen if getattr(f, has_it).any() and not getattr(f, other).any()
+        ]
+        if labels:
+            more = f" (+{len(labels) - _MAX_TITLE_FIELDS} more)" if len(labels) > _MAX_TITLE_FIELDS else ""
+            said.append(f"{', '.join(labels[:_MAX_TITLE_FIELDS])}{more} only in {side}")
+    return [", ".join(said)] if said else []
+
+
+def _last_step(found: EpisodeSeries | None) -> int | None:
+    """The last step of an episode's series: its length (0 for a bare reset)."""
+    if found is None:
+        return None
+    return max((int(series.t[-1]) for series in found.series if series.t.size), default=0)
 
 
 def title_lines(text: str) -> str:
