@@ -338,3 +338,42 @@ def test_a_renamed_info_key_of_a_numpy_value_is_named_as_removed_and_added(
         ]
     )
     result.stdout.no_fnmatch_line("*numpy type changed*")
+
+
+def test_a_doubled_reward_is_called_a_change_and_gets_no_tolerance(
+    pytester: pytest.Pytester,
+) -> None:
+    _dock(pytester, reward=0.99)
+    pytester.runpytest("--update-goldens").assert_outcomes(passed=1)
+    _dock(pytester, reward=1.99)
+    result = pytester.runpytest()
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "  first divergence: episode 0, step t=1, reward",
+            "  no tolerance suggested: reward 0.99 -> 1.99 is a change, not numerical noise "
+            "(noise: a float of obs, reward or info within 0.1% of the golden, or within 1e-06 "
+            "of it near zero)",
+        ]
+    )
+    result.stdout.no_fnmatch_line("*suggested tolerance*")
+    result.stdout.no_fnmatch_line("*@pytest.mark.goldens(*")
+
+
+def test_a_changed_action_is_called_a_change_and_gets_no_tolerance(
+    pytester: pytest.Pytester,
+) -> None:
+    _dock(pytester)
+    pytester.runpytest("--update-goldens").assert_outcomes(passed=1)
+    _dock(pytester, turn=3)
+    result = pytester.runpytest()
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "  first divergence: episode 0, step t=4, action",
+            "    golden 0  actual 1",
+            "    also differ there: obs[[]0], info.dist_to_dock",
+            "  no tolerance suggested: action 0 -> 1 is a change, not numerical noise (noise: *)",
+        ]
+    )
+    result.stdout.no_fnmatch_line("*suggested tolerance*")

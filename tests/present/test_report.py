@@ -279,3 +279,12 @@ def test_every_report_names_the_fields_of_a_first_divergence_in_one_order(
     ):
         assert "first divergence: episode 0, step t=2, terminated" in text
         assert "also differ there: reward" in text
+
+
+def test_the_noise_rule_of_the_messages_is_the_one_the_docs_state() -> None:
+    from gym_goldens.comparison.result import NOISE_ATOL, NOISE_RTOL
+    from gym_goldens.present.report import noise_rule
+
+    docs = (Path(__file__).parents[2] / "docs" / "tolerances.md").read_text(encoding="utf-8")
+    assert f"> noise: {noise_rule()}\n" in docs
+    assert f"with `rtol={NOISE_RTOL:g}` and `atol={NOISE_ATOL:g}`" in docs

@@ -20,7 +20,14 @@ from pathlib import Path
 from typing import Any, Final
 
 from gym_goldens.comparison.arrays import ArrayDelta, summarise_like
-from gym_goldens.comparison.result import Comparison, Difference, Divergence, EpisodeComparison
+from gym_goldens.comparison.result import (
+    NOISE_ATOL,
+    NOISE_RTOL,
+    Comparison,
+    Difference,
+    Divergence,
+    EpisodeComparison,
+)
 from gym_goldens.errors import GoldenFormatError
 from gym_goldens.format.codec import ArraySummary
 from gym_goldens.format.dtypes import describe_change
@@ -36,6 +43,7 @@ __all__ = [
     "format_missing",
     "format_nondeterminism",
     "format_unreadable",
+    "noise_rule",
     "update_command",
 ]
 
@@ -107,12 +115,8 @@ def format_comparison(
         )
     lines += _describe_versions(episode)
     lines += _describe_wall_clock(episode)
-    suggestion = suggested_tolerance(episode.first) if suggest and episode.first else None
-    if suggestion is not None:
-        lines.append(
-            f"  suggested tolerance, from this record alone (judge it; it is not a fix): "
-            f"{suggestion}"
-        )
+    if suggest and episode.first is not None:
+        lines += _suggestion(episode.first)
     actual_where = comparison.actual
     lines.append(f"  actual recording: {display(actual_where)}")
     lines.append(f"  {fix_label}: {fix or update_command(nodeid)}")
@@ -224,18 +228,68 @@ def headline_order(differences: Sequence[Difference]) -> list[Difference]:
     return sorted(differences, key=lambda difference: field_rank(difference.path))
 
 
+def noise_rule() -> str:
+    """The rule that tells numerical noise from a change, in words (docs/tolerances.md)."""
+    return (
+        f"a float of obs, reward or info within {NOISE_RTOL:.1%} of the golden, "
+        f"or within {NOISE_ATOL:g} of it near zero"
+    )
+
+
+def _suggestion(first: Divergence) -> list[str]:
+    """The suggested tolerance, or why there is none: a change that is not noise."""
+    differences = headline_order(first.differences)
+    change = next((d for d in differences if not d.looks_like_noise), None)
+    if change is not None:
+        return [
+            f"  no tolerance suggested: {_change_words(change)} is a change, not numerical "
+            f"noise (noise: {noise_rule()})"
+        ]
+    marker = suggested_tolerance(first)
+    if marker is None:
+        return []
+    return [f"  suggested tolerance, from this record alone (judge it; it is not a fix): {marker}"]
+
+
+def _change_words(difference: Difference) -> str:
+    """``reward 0.99 -> 1.99``: a difference, golden to actual, in a few words."""
+    golden, actual = difference.golden, difference.actual
+    if _is_dtypes(difference):
+        before, after = (_numpy_type_words(golden), _numpy_type_words(actual))
+    elif difference.kind == "missing":
+        before, after = _value(golden), "(missing)"
+    elif difference.kind == "extra":
+        before, after = "(missing)", _value(actual)
+    elif difference.kind == "length":
+        before, after = f"{golden} items", f"{actual} items"
+    elif difference.kind == "type":
+        before, after = f"{_value(golden)} ({_type(golden)})", f"{_value(actual)} ({_type(actual)})"
+    else:
+        before, after = _value(golden), _value(actual)
+    return f"{_field(difference)} {before} -> {after}"
+
+
+def _numpy_type_words(leaf: Any) -> str:
+    if leaf is None:
+        return "(no numpy type)"
+    return escape(leaf) if isinstance(leaf, str) else "(numpy types)"
+
+
 def suggested_tolerance(first: Divergence) -> str | None:
     """A marker that would accept the float differences of a first divergence, or None.
 
     Computed from that record alone, by field: an ``rtol`` where the golden is
     far from zero, else an ``atol``, each the power of ten above the observed
-    need. A suggestion to judge, not a fix: later steps may
-    differ more, and a looser tolerance hides changes too.
+    need. Only differences that look like numerical noise count
+    (:attr:`~gym_goldens.comparison.result.Difference.looks_like_noise`); the
+    report suggests nothing when another difference is there. A suggestion to
+    judge, not a fix: later steps may differ more, and a looser tolerance
+    hides changes too.
     """
     needs: dict[str, dict[str, float]] = {"rtol": {}, "atol": {}}
     for difference in first.differences:
         golden, actual = difference.golden, difference.actual
-        if difference.allowed is None or not isinstance(actual, float):
+        if not difference.looks_like_noise:
             continue
         gap = abs(actual - golden)
         if not math.isfinite(gap):
