@@ -288,3 +288,19 @@ def test_the_noise_rule_of_the_messages_is_the_one_the_docs_state() -> None:
     docs = (Path(__file__).parents[2] / "docs" / "tolerances.md").read_text(encoding="utf-8")
     assert f"> noise: {noise_rule()}\n" in docs
     assert f"with `rtol={NOISE_RTOL:g}` and `atol={NOISE_ATOL:g}`" in docs
+
+
+def test_a_difference_just_past_its_tolerance_shows_digits_that_tell_them_apart(
+    tmp_path: Path,
+) -> None:
+    from tests.support.envs import ScriptedEnv, run
+
+    space = gym.spaces.Box(-1.0, 1.0, (1,), np.float64)
+
+    def record(out: Path, shift: float) -> Path:
+        observations = [np.array([0.266]), np.array([0.266 + shift])]
+        run(RecordTrajectory(ScriptedEnv(space, observations), out), [0])
+        return out
+
+    text = format_comparison(compare(record(tmp_path / "g", 0.0), record(tmp_path / "a", 2.71e-7)))
+    assert "|diff| 2.71e-07 > tol 2.66e-07 (rtol 1e-06, atol 1e-12)" in text

@@ -33,7 +33,7 @@ from gym_goldens.format.codec import ArraySummary
 from gym_goldens.format.dtypes import describe_change
 from gym_goldens.format.fields import format_path
 from gym_goldens.present.summary import format_space
-from gym_goldens.present.text import escape, python_string, short_repr
+from gym_goldens.present.text import distinct_numbers, escape, python_string, short_repr
 
 __all__ = [
     "FIELD_ORDER",
@@ -464,8 +464,9 @@ def _describe_difference(
     allowed = difference.allowed
     if allowed is not None and isinstance(actual, float):
         delta = abs(actual - golden)
+        shown_delta, shown_allowed = distinct_numbers(delta, allowed)
         text = (
-            f"golden {golden!r}  actual {actual!r}  |diff| {delta:.1e} > tol {allowed:.1e} "
+            f"golden {golden!r}  actual {actual!r}  |diff| {shown_delta} > tol {shown_allowed} "
             f"(rtol {difference.rtol:g}, atol {difference.atol:g})"
         )
         if golden == 0:
