@@ -107,6 +107,24 @@ def test_show_steps_prints_a_table(golden: Path, capsys: pytest.CaptureFixture[s
     assert lines[3].split()[:5] == ["2", str(episode.steps[1]["action"]), "1", "-", "-"]
 
 
+def test_show_steps_with_fields_prints_those_columns(
+    golden: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run(capsys, "show", golden, "--steps", "1:3", "--fields", "obs[2],action")
+    assert (code, err) == (0, "")
+    lines = out.splitlines()
+    assert lines[0].split() == ["t", "obs[2]", "action"]
+    steps = read_recording(golden)[0].steps
+    assert lines[1].split() == ["1", f"{steps[0]['obs'][2]:.6g}", str(steps[0]["action"])]
+    assert len(lines) == 3
+    code, _, err = run(capsys, "show", golden, "--steps", "1:3", "--fields", "velocity")
+    assert code == 2
+    assert "--fields: field pattern 'velocity' starts with 'velocity'" in err
+    code, _, err = run(capsys, "show", golden, "--fields", "obs")
+    assert code == 2
+    assert "--fields chooses the columns of --steps" in err
+
+
 def test_show_one_step_of_another_episode(golden: Path, capsys: pytest.CaptureFixture[str]) -> None:
     last = read_recording(golden)[1].steps[-1]
     for path in (golden, golden / "trajectory.jsonl"):

@@ -138,6 +138,12 @@ def _parser() -> argparse.ArgumentParser:
         metavar="N",
         help="the episode for --steps, numbered from 0 in the recording (default 0)",
     )
+    show.add_argument(
+        "--fields",
+        metavar="LIST",
+        help="with --steps: the columns, as comma-separated field patterns (e.g. obs[2],info.*); "
+        "by default action, reward, flags, obs and info, a column per key of a dict",
+    )
     show.add_argument("--all", action="store_true", help="list every episode, however many")
     _add_limit_option(show)
     show.set_defaults(run=_show)
@@ -276,6 +282,8 @@ def _add_tolerance_options(parser: argparse.ArgumentParser) -> None:
 def _show(args: argparse.Namespace) -> int:
     path: Path = args.path
     limit: int = args.max_decompressed_size
+    if args.fields is not None and args.steps is None:
+        raise _UsageError("--fields chooses the columns of --steps; add --steps A:B")
     if path.is_dir() and not recording_files(path):
         if args.steps is not None:
             raise _UsageError(
@@ -297,8 +305,11 @@ def _show(args: argparse.Namespace) -> int:
         return _EXIT_OK
     if args.steps is not None:
         start, stop = _step_range(args.steps)
+        fields = _fields(args.fields) if args.fields is not None else None
         _print_lines(
-            format_steps(path, start, stop, episode=args.episode, max_decompressed_size=limit)
+            format_steps(
+                path, start, stop, episode=args.episode, fields=fields, max_decompressed_size=limit
+            )
         )
         return _EXIT_OK
     files = recording_files(path)

@@ -11,6 +11,7 @@ import shutil
 from pathlib import Path
 
 import gymnasium as gym
+import numpy as np
 import pytest
 from gymnasium import spaces
 
@@ -31,7 +32,7 @@ from gym_goldens.present.summary import (
     format_steps,
     summarize,
 )
-from tests.support.envs import MultiObjectiveEnv, run
+from tests.support.envs import MultiObjectiveEnv, ScriptedEnv, run
 from tests.support.legacy import write_format_1
 
 
@@ -249,3 +250,55 @@ def test_a_vector_reward_has_a_return_per_objective(tmp_path: Path) -> None:
     assert table[2].split() == ["1", "2", "[-2,", "-0.5]", "open", "-"]
     folder = format_folder(tmp_path / "goldens", [summary])
     assert folder[4].split()[-2:] == ["[1.5,", "-0.875]"]
+
+
+def _record_dict_env(out: Path) -> Path:
+    """Three steps of an env whose obs and info are dicts of long values."""
+    space = spaces.Dict(
+        {
+            "agent": spaces.Box(0.0, 100.0, (4,), np.float64),
+            "target": spaces.Box(0.0, 100.0, (4,), np.float64),
+            "lidar": spaces.Box(0.0, 100.0, (16,), np.float64),
+        }
+    )
+    observations = [
+        {
+            "agent": np.full(4, 10.125 + t),
+            "target": np.full(4, 70.0625 - t),
+            "lidar": np.linspace(0.0, 1.0, 16),
+        }
+        for t in range(4)
+    ]
+    infos = [{"distance": 60.0 - 2 * t, "phase": f"approach {t}"} for t in range(4)]
+    run(RecordTrajectory(ScriptedEnv(space, observations, infos=infos), out), [0, 1, 0])
+    return out
+
+
+def test_format_steps_gives_each_key_of_a_dict_its_own_column(tmp_path: Path) -> None:
+    lines = format_steps(_record_dict_env(tmp_path / "dict"), 0, None)
+    assert lines[0].split() == [
+        "t", "action", "reward", "term", "trunc", "obs.agent", "obs.lidar", "obs.target",
+        "info.distance", "info.phase",
+    ]  # fmt: skip
+    # Each key's value is whole, where it fits a column.
+    assert "[13.125, 13.125, 13.125, 13.125]" in lines[4]
+    assert "[67.0625, 67.0625, 67.0625, 67.0625]" in lines[4]
+    # One that does not is cut, and the last line says how to see it whole.
+    assert lines[4].count("...") == 1
+    assert lines[-1] == (
+        "(cells are cut at 48 characters: show a field whole with --fields, such as "
+        "--fields obs.lidar)"
+    )
+    whole = format_steps(tmp_path / "dict", 3, 4, fields=["obs.lidar"])
+    assert whole[1].split()[1:3] == ["[0,", "0.0666667,"]
+    assert whole[1].endswith(", 1]")
+
+
+def test_format_steps_shows_the_fields_chosen_by_pattern(tmp_path: Path) -> None:
+    out = _record_dict_env(tmp_path / "dict")
+    lines = format_steps(out, 1, 3, fields=["obs.agent[0]", "info.*", "reward"])
+    assert lines[0].split() == ["t", "obs.agent[0]", "info.distance", "info.phase", "reward"]
+    assert lines[1].split() == ["1", "11.125", "58", "approach", "1", "0"]
+    assert lines[2].split() == ["2", "12.125", "56", "approach", "2", "0"]
+    with pytest.raises(ValueError, match="not a record field"):
+        format_steps(out, 1, 3, fields=["position"])

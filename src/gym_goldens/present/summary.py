@@ -20,6 +20,7 @@ from typing import Any, Final
 
 from gym_goldens.errors import GoldenFormatError
 from gym_goldens.format.codec import ArraySummary, TaggedValue
+from gym_goldens.format.fields import ANY, FieldPath, format_path, parse_pattern
 from gym_goldens.format.limits import DEFAULT_MAX_DECOMPRESSED_SIZE
 from gym_goldens.format.lines import iter_episodes
 from gym_goldens.format.reader import (
@@ -47,6 +48,8 @@ __all__ = [
 _STEP_FIELDS: Final = ("action", "obs", "reward", "terminated", "truncated", "info")
 _MAX_EPISODE_ROWS: Final = 40
 _MAX_CELL: Final = 48
+# A cell of a field chosen with --fields: cut only where a value has no place in a table.
+_MAX_CHOSEN_CELL: Final = 400
 _MAX_SHAPE: Final = 100
 _MAX_BOUNDS: Final = 6
 
@@ -266,11 +269,15 @@ def format_steps(
     stop: int | None,
     *,
     episode: int = 0,
+    fields: Sequence[str] | None = None,
     max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
 ) -> list[str]:
     """The records of one episode with ``start <= t < stop`` as a table.
 
-    The reset record is ``t = 0``.
+    The reset record is ``t = 0``. By default the columns are the action,
+    reward, flags, observation and info, a dict giving each of its keys a
+    column of its own; ``fields`` chooses the columns by field pattern
+    instead (``obs[2]``, ``info.*``), one per field they reach.
 
     Args:
         path: A recording folder or a recording file.
@@ -278,12 +285,15 @@ def format_steps(
         stop: The step after the last one shown; None for the end.
         episode: The episode, numbered from 0 in the recording (in the file,
             when ``path`` is a file).
+        fields: Field patterns of the columns; None for the default ones.
         max_decompressed_size: What the compressed files of the recording
             may expand to, in bytes.
 
     Raises:
         GoldenFormatError: The recording cannot be read or has no such episode.
+        ValueError: A field pattern is malformed.
     """
+    selectors = [parse_pattern(field) for field in fields] if fields else None
     limit = max_decompressed_size
     found = episode_lines(path, episode, max_decompressed_size=limit)
     if found is None:
@@ -306,22 +316,102 @@ def format_steps(
             f"no steps with {start} <= t < {end} in episode {episode} of {file} "
             f"(from line {first_line or 1})"
         ]
-    with_info = any(record.get("info") for record in selected)
-    rows = [["t", "action", "reward", "term", "trunc", "obs"] + (["info"] if with_info else [])]
+    columns = _default_columns(selected) if selectors is None else _chosen(selected, selectors)
+    rows = [["t", *(label for label, _ in columns)]]
     for record in selected:
-        is_step = record["event"] == "step"
-        row = [
-            str(record["t"]) if is_step else "0 (reset)",
-            _cell(record.get("action")) if is_step else "",
-            _cell(record.get("reward")) if is_step else "",
-            _flag(record.get("terminated")) if is_step else "",
-            _flag(record.get("truncated")) if is_step else "",
-            _cell(record.get("obs")),
-        ]
-        if with_info:
-            row.append(_cell(record.get("info")))
-        rows.append(row)
-    return _table(rows, right=(0, 2))
+        t = str(record["t"]) if record["event"] == "step" else "0 (reset)"
+        rows.append([t, *(cell(record) for _, cell in columns)])
+    table = _table(rows, right=(0, 2) if selectors is None else (0,))
+    cut = next((rows[0][i] for row in rows[1:] for i, c in enumerate(row) if _was_cut(c)), None)
+    if cut is not None and selectors is None:
+        table.append(
+            f"(cells are cut at {_MAX_CELL} characters: show a field whole with --fields, "
+            f"such as --fields {cut})"
+        )
+    return table
+
+
+def _was_cut(cell: str) -> bool:
+    return len(cell) == _MAX_CELL and cell.endswith("...")
+
+
+Column = tuple[str, Callable[[dict[str, Any]], str]]
+"""A column of a step table: its heading, and its cell of a record."""
+
+
+def _default_columns(records: Sequence[dict[str, Any]]) -> list[Column]:
+    """Action, reward, flags, then obs and info: a dict gives each key a column."""
+
+    def step_only(key: str, show: Callable[[Any], str]) -> Column:
+        return key, lambda r: show(r.get(key)) if r["event"] == "step" else ""
+
+    columns = [
+        step_only("action", _cell),
+        step_only("reward", _cell),
+        ("term", lambda r: _flag(r.get("terminated")) if r["event"] == "step" else ""),
+        ("trunc", lambda r: _flag(r.get("truncated")) if r["event"] == "step" else ""),
+    ]
+    for field in ("obs", "info"):
+        values = [record.get(field) for record in records]
+        keys = _dict_keys(values)
+        if keys is None:
+            columns.append((field, lambda r, f=field: _cell(r.get(f))))
+        elif keys:
+            columns += [
+                (f"{field}.{escape(key)}", lambda r, f=field, k=key: _cell_of(r, (f, k), _MAX_CELL))
+                for key in keys
+            ]
+    return columns
+
+
+def _dict_keys(values: Sequence[Any]) -> list[str] | None:
+    """The keys of values that are all dicts (or absent), in order; None when one is not."""
+    if not all(value is None or isinstance(value, dict) for value in values):
+        return None
+    return list(dict.fromkeys(key for value in values if value for key in value))
+
+
+def _chosen(records: Sequence[dict[str, Any]], selectors: Sequence[FieldPath]) -> list[Column]:
+    """One column per field the patterns reach in ``records``, pattern by pattern."""
+    paths: dict[FieldPath, None] = {}
+    for selector in selectors:
+        for record in records:
+            paths.update(dict.fromkeys(_reached(record, selector, ())))
+    return [
+        (escape(format_path(path)), lambda r, p=path: _cell_of(r, p, _MAX_CHOSEN_CELL))
+        for path in paths
+    ]
+
+
+def _reached(value: Any, pattern: FieldPath, path: FieldPath) -> Iterator[FieldPath]:
+    """The paths in ``value`` that ``pattern`` names, its wildcards filled in."""
+    if not pattern:
+        yield path
+        return
+    segment, rest = pattern[0], pattern[1:]
+    if isinstance(value, dict):
+        keys = list(value) if segment == ANY else [segment] if segment in value else []
+        for key in keys:
+            yield from _reached(value[key], rest, (*path, key))
+    elif isinstance(value, list):
+        if segment == ANY:
+            indices = range(len(value))
+        else:
+            indices = [segment] if isinstance(segment, int) and segment < len(value) else []
+        for index in indices:
+            yield from _reached(value[index], rest, (*path, index))
+
+
+def _cell_of(record: dict[str, Any], path: FieldPath, limit: int) -> str:
+    value: Any = record
+    for segment in path:
+        if isinstance(value, dict) and segment in value:
+            value = value[segment]
+        elif isinstance(value, list) and isinstance(segment, int) and segment < len(value):
+            value = value[segment]
+        else:
+            return ""
+    return _cell(value, limit)
 
 
 def format_space(description: Any, depth: int = 0) -> str:
@@ -470,9 +560,9 @@ def _flag(value: Any) -> str:
     return "yes" if value else "-"
 
 
-def _cell(value: Any) -> str:
+def _cell(value: Any, limit: int = _MAX_CELL) -> str:
     text = _compact(value)
-    return text if len(text) <= _MAX_CELL else text[: _MAX_CELL - 3] + "..."
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _compact(value: Any, depth: int = 0) -> str:
