@@ -10,7 +10,7 @@ import gymnasium as gym
 import numpy as np
 import orjson
 
-from gym_goldens import GoldenFormatError, RecordTrajectory, Tolerance, compare
+from gym_goldens import GoldenFormatError, RecordTrajectory, Tolerance, compare, read_recording
 from gym_goldens.plugin.session import SummaryReport
 from gym_goldens.present.report import (
     format_comparison,
@@ -304,3 +304,41 @@ def test_a_difference_just_past_its_tolerance_shows_digits_that_tell_them_apart(
 
     text = format_comparison(compare(record(tmp_path / "g", 0.0), record(tmp_path / "a", 2.71e-7)))
     assert "|diff| 2.71e-07 > tol 2.66e-07 (rtol 1e-06, atol 1e-12)" in text
+
+
+def _scaled_cartpole(out: Path, *, factor: float | None, gravity: float = 9.8) -> Path:
+    """CartPole, its observations as float32 (``factor`` None) or times ``factor`` as float64."""
+    from tests.support.envs import ScaleObs
+
+    env = gym.make("CartPole-v1")
+    env.unwrapped.gravity = gravity  # type: ignore[attr-defined]
+    recorder = RecordTrajectory(env if factor is None else ScaleObs(env, factor), out)
+    recorder.reset(seed=0)
+    for t in range(30):
+        _, _, terminated, _, _ = recorder.step((t // 3) % 2)
+        if terminated:
+            break
+    recorder.close()
+    return out
+
+
+def test_every_step_with_the_new_numpy_type_counts_as_differing(tmp_path: Path) -> None:
+    # The same values as float64: each step has the new type, though only the
+    # reset and the first step write it (a step without dtypes keeps the one before).
+    golden = _scaled_cartpole(tmp_path / "golden", factor=None)
+    actual = _scaled_cartpole(tmp_path / "actual", factor=1.0)
+    text = format_comparison(compare(golden, actual))
+    assert "  first divergence: episode 0, reset, obs" in text
+    assert "    dtype changed float32 -> float64" in text
+    steps = len(read_recording(golden)[0].steps)
+    assert f"  reset record differs; steps differing: {steps} of {steps}; episode length" in text
+
+
+def test_a_dtype_change_with_a_physics_change_names_every_diverging_field(tmp_path: Path) -> None:
+    golden = _scaled_cartpole(tmp_path / "golden", factor=None)
+    actual = _scaled_cartpole(tmp_path / "actual", factor=1.0, gravity=12.0)
+    text = format_comparison(compare(golden, actual))
+    lines = text.splitlines()
+    assert "  first divergence: episode 0, reset, obs" in lines
+    # The values that part from step 1 on are named with the change of type.
+    assert any(line.startswith("  then, from step t=1: obs[") for line in lines), text
