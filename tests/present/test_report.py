@@ -334,11 +334,31 @@ def test_every_step_with_the_new_numpy_type_counts_as_differing(tmp_path: Path) 
     assert f"  reset record differs; steps differing: {steps} of {steps}; episode length" in text
 
 
+def _typed_and_paid(out: Path, *, dtype: Any, pay: float) -> Path:
+    """Six steps of a scripted env: observations of ``dtype``, rewards ``pay`` from step 3 on."""
+    from tests.support.envs import ScriptedEnv, run
+
+    space = gym.spaces.Box(-10.0, 10.0, (2,), dtype)
+    observations = [np.array([0.5 * t, 1.0], dtype=dtype) for t in range(7)]
+    rewards = [1.0, 1.0, pay, pay, pay, pay]
+    run(RecordTrajectory(ScriptedEnv(space, observations, rewards=rewards), out), [0] * 6)
+    return out
+
+
 def test_a_dtype_change_with_a_physics_change_names_every_diverging_field(tmp_path: Path) -> None:
-    golden = _scaled_cartpole(tmp_path / "golden", factor=None)
-    actual = _scaled_cartpole(tmp_path / "actual", factor=1.0, gravity=12.0)
-    text = format_comparison(compare(golden, actual))
-    lines = text.splitlines()
-    assert "  first divergence: episode 0, reset, obs" in lines
-    # The values that part from step 1 on are named with the change of type.
-    assert any(line.startswith("  then, from step t=1: obs[") for line in lines), text
+    golden = _typed_and_paid(tmp_path / "golden", dtype=np.float32, pay=1.0)
+    actual = _typed_and_paid(tmp_path / "actual", dtype=np.float64, pay=2.0)
+    comparison = compare(golden, actual)
+    lines = format_comparison(comparison).splitlines()
+    assert lines[2:4] == [
+        "  first divergence: episode 0, reset, obs",
+        "    dtype changed float32 -> float64",
+    ]
+    assert lines[4] == "    values differ too, beyond the change of type: reward (from t=3)"
+    from gym_goldens.present.viz import plot_divergence
+
+    figure = plot_divergence(comparison)
+    assert figure is not None
+    titles = [axes.get_title(loc="left") for axes in figure.axes if axes.get_title(loc="left")]
+    assert titles == ["reward"]
+    assert "first divergence at t=3 (reward)" in figure.get_suptitle()

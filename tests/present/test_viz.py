@@ -341,3 +341,16 @@ def test_a_renamed_info_key_is_named_in_the_title_not_a_change_of_length(tmp_pat
     ) in title
     titles = [axes.get_title(loc="left") for axes in figure.axes if axes.get_title(loc="left")]
     assert titles == ["info.dist_to_dock", "info.distance_to_dock"]
+
+
+def test_rewards_are_drawn_as_steps_like_actions(golden: Path, actual: Path) -> None:
+    # A reward is paid for a step: a line between two steps would draw rewards never paid.
+    for figure in (plot_recording(golden), plot_comparison(golden, actual)):
+        styles = {
+            axes.get_title(loc="left"): {line.get_drawstyle() for line in axes.get_lines()}
+            for axes in figure.axes
+            if axes.get_title(loc="left") in ("reward", "action", "obs[0]")
+        }
+        assert styles["reward"] == {"steps-post"}
+        assert styles["action"] == {"steps-post"}
+        assert styles["obs[0]"] == {"default"}

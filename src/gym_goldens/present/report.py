@@ -32,6 +32,7 @@ from gym_goldens.errors import GoldenFormatError
 from gym_goldens.format.codec import ArraySummary
 from gym_goldens.format.dtypes import describe_change
 from gym_goldens.format.fields import format_path
+from gym_goldens.present.series import value_divergences
 from gym_goldens.present.summary import format_space
 from gym_goldens.present.text import distinct_numbers, escape, python_string, short_repr
 
@@ -103,7 +104,7 @@ def format_comparison(
     # file:line, as editors and terminals open it: the golden's first differing record.
     at = episode.first.golden_line if episode.first and episode.golden_path else None
     lines = [f"{title}: {display(golden_file)}" + (f":{at}" if at is not None else "")]
-    lines += _describe_episode(episode)
+    lines += _describe_episode(episode, comparison)
     if len(comparison.episodes) > 1 or len(differing) > 1:
         if any(e.env is not None for e in differing):
             labels = [f"{e.env}/{e.index}" for e in differing]
@@ -176,7 +177,7 @@ def _episode_label(episode: EpisodeComparison) -> str:
     return f"sub-env {episode.env}, episode {episode.index}"
 
 
-def _describe_episode(episode: EpisodeComparison) -> list[str]:
+def _describe_episode(episode: EpisodeComparison, comparison: Comparison) -> list[str]:
     label = _episode_label(episode)
     if episode.actual_path is None:
         return [
@@ -193,21 +194,7 @@ def _describe_episode(episode: EpisodeComparison) -> list[str]:
     if first is not None:
         where = "reset" if first.t is None else f"step t={first.t}"
         if first.differences:
-            # A change of dtype or shape explains the values that follow it.
-            expanded = [part for d in first.differences for part in _expand_dtypes(d)]
-            expanded, numpy_types = _one_sided_types(expanded)
-            head, *others = _merge_dtypes(headline_order(expanded))
-            lines.append(f"  first divergence: {label}, {where}, {_field(head)}")
-            lines.append(f"    {_describe_difference(head, episode, numpy_types.get(head.path))}")
-            if _is_dtypes(head) and first.t is not None and None in (head.golden, head.actual):
-                lines.append("    (a step without dtypes has the numpy types of the step before)")
-            lines += [f"    {_describe_array_delta(delta)}" for delta in first.arrays]
-            if others:
-                shown = ", ".join(_other_field(d) for d in others[:_MAX_OTHER_FIELDS])
-                more = len(others) - _MAX_OTHER_FIELDS
-                lines.append(
-                    f"    also differ there: {shown}" + (f" (+{more} more)" if more > 0 else "")
-                )
+            lines += _describe_first(first, episode, comparison, f"{label}, {where}")
         else:
             side = "golden" if first.actual_line is None else "actual recording"
             lines.append(f"  first divergence: {label}, {where}: only the {side} has this step")
@@ -215,6 +202,47 @@ def _describe_episode(episode: EpisodeComparison) -> list[str]:
     elif episode.header_differences:
         lines.append("  the trajectory itself matches the golden: only the header differs")
     return lines
+
+
+def _describe_first(
+    first: Divergence, episode: EpisodeComparison, comparison: Comparison, where: str
+) -> list[str]:
+    """The fields of a first divergence: the headline, its values, the others."""
+    # A change of dtype or shape explains the values that follow it.
+    expanded = [part for d in first.differences for part in _expand_dtypes(d)]
+    expanded, numpy_types = _one_sided_types(expanded)
+    head, *others = _merge_dtypes(headline_order(expanded))
+    lines = [
+        f"  first divergence: {where}, {_field(head)}",
+        f"    {_describe_difference(head, episode, numpy_types.get(head.path))}",
+    ]
+    if _is_dtypes(head) and first.t is not None and None in (head.golden, head.actual):
+        lines.append("    (a step without dtypes has the numpy types of the step before)")
+    lines += [f"    {_describe_array_delta(delta)}" for delta in first.arrays]
+    if others:
+        shown = ", ".join(_other_field(d) for d in others[:_MAX_OTHER_FIELDS])
+        more = len(others) - _MAX_OTHER_FIELDS
+        lines.append(f"    also differ there: {shown}" + (f" (+{more} more)" if more > 0 else ""))
+    if _is_dtypes(head):
+        lines += _values_beyond_types(comparison, episode)
+    return lines
+
+
+def _values_beyond_types(comparison: Comparison, episode: EpisodeComparison) -> list[str]:
+    """The values that part after a change of type: it headlines, they must not hide."""
+    try:
+        parting = value_divergences(comparison, episode)
+    except (GoldenFormatError, OSError):
+        return []  # the report stands without them; the files were read once already
+    if not parting:
+        return []
+    parting.sort(key=lambda f: (f.first if f.first is not None else 0, field_rank(f.path)))
+    shown = ", ".join(f"{f.label} (from t={f.first})" for f in parting[:_MAX_OTHER_FIELDS])
+    more = len(parting) - _MAX_OTHER_FIELDS
+    return [
+        f"    values differ too, beyond the change of type: {shown}"
+        + (f" (+{more} more)" if more > 0 else "")
+    ]
 
 
 def field_rank(path: Sequence[object]) -> int:

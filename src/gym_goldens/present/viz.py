@@ -50,6 +50,7 @@ from gym_goldens.present.series import (
     FieldComparison,
     Series,
     compare_series,
+    episode_holder,
     episode_series,
     read_episode_series,
 )
@@ -174,7 +175,7 @@ def plot_recording(
     axes_list = [layout.add(1.3, gap=0.32) for _ in shown]
     figure = layout.figure()
     for axes, item in zip(axes_list, shown, strict=True):
-        _draw_series(axes, item.t, item.values, discrete=item.discrete, color=_GOLDEN_COLOR)
+        _draw_series(axes, item.t, item.values, steps=_stepwise(item), color=_GOLDEN_COLOR)
         axes.set_title(item.label, loc="left", fontsize=10, fontweight="bold")
         axes.grid(alpha=0.3)
         _integer_steps(axes)
@@ -243,8 +244,8 @@ def plot_comparison(
     if isinstance(episode, EpisodeComparison):
         index, label = episode.index, _episode_label(episode)
         # The file that holds the episode: in a vector recording, a sub-env's.
-        golden_source = _holder(golden, episode.golden_path)
-        actual_source = _holder(actual, episode.actual_path)
+        golden_source = episode_holder(golden, episode.golden_path)
+        actual_source = episode_holder(actual, episode.actual_path)
         if episode.first is not None:
             # Every step around the first divergence, whatever is thinned out elsewhere.
             t = episode.first.t or 0
@@ -348,19 +349,23 @@ def plot_divergence(
 
 
 def _divergent_fields(episode: EpisodeComparison, limit: int) -> list[str] | None:
-    """The fields that differ at an episode's first divergence; None when none is named.
+    """The fields that differ at an episode's first divergence; None for every field.
 
-    Only they are read: the other leaves of a long record (an image kept in
-    full) would cost time and memory for panels that are not drawn.
+    None when no field is named, or when one changed its numpy type: the
+    values that part after it may be in any field. Otherwise only they are
+    read: the other leaves of a long record (an image kept in full) would
+    cost time and memory for panels that are not drawn.
     """
     first = episode.first
     if first is None or not first.differences:
         return None
     fields: list[str] = []
     for difference in first.differences:
-        path = difference.path[1:] if difference.path[:1] == ("dtypes",) else difference.path
-        if path and path[0] in SERIES_FIELDS:
-            fields.append(format_path(path))
+        if difference.path[:1] == ("dtypes",):
+            # A change of type: the values that part may be in any field.
+            return None
+        if difference.path and difference.path[0] in SERIES_FIELDS:
+            fields.append(format_path(difference.path))
     return list(dict.fromkeys(fields))[:limit] or None
 
 
@@ -472,16 +477,17 @@ class _Layout:
 def _draw_field(top: Axes, bottom: Axes, item: FieldComparison, sides: tuple[str, str]) -> None:
     golden_name, actual_name = sides
     difference_label = f"{actual_name} \N{MINUS SIGN} {golden_name}"
+    stepwise = _stepwise(item)
     golden_t, golden_values = item.t[item.in_golden], item.golden[item.in_golden]
     actual_t, actual_values = item.t[item.in_actual], item.actual[item.in_actual]
     _draw_series(
-        top, golden_t, golden_values, discrete=item.discrete, color=_GOLDEN_COLOR, label=golden_name
+        top, golden_t, golden_values, steps=stepwise, color=_GOLDEN_COLOR, label=golden_name
     )
     _draw_series(
         top,
         actual_t,
         actual_values,
-        discrete=item.discrete,
+        steps=stepwise,
         color=_ACTUAL_COLOR,
         style="--",
         label=actual_name,
@@ -507,7 +513,7 @@ def _draw_field(top: Axes, bottom: Axes, item: FieldComparison, sides: tuple[str
         bottom,
         item.t,
         difference,
-        discrete=item.discrete,
+        steps=stepwise,
         color=_DIFF_COLOR,
         label=difference_label,
     )
@@ -553,6 +559,11 @@ def _draw_field(top: Axes, bottom: Axes, item: FieldComparison, sides: tuple[str
     bottom.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8, frameon=False)
 
 
+def _stepwise(item: Series | FieldComparison) -> bool:
+    """Whether a field is drawn as steps: ints and bools, and rewards (paid per step)."""
+    return item.discrete or item.path[:1] == ("reward",)
+
+
 def _band_label(allowed: np.ndarray[Any, Any], difference: np.ndarray[Any, Any]) -> str:
     """The legend entry of the tolerance band, with its width where it is too thin to see.
 
@@ -577,7 +588,7 @@ def _draw_series(
     t: np.ndarray[Any, Any],
     values: np.ndarray[Any, Any],
     *,
-    discrete: bool,
+    steps: bool,
     color: str,
     style: str = "-",
     label: str | None = None,
@@ -588,7 +599,7 @@ def _draw_series(
         color=color,
         linestyle=style,
         linewidth=1.5,
-        drawstyle="steps-post" if discrete else "default",
+        drawstyle="steps-post" if steps else "default",
         label=label,
         marker="." if len(t) <= 1 else None,
     )
@@ -683,18 +694,6 @@ def title_lines(text: str) -> str:
 def _title_room(title: str) -> float:
     """Inches of room above the axes for a title of this many lines."""
     return 0.25 + 0.22 * (title.count("\n") + 1)
-
-
-def _holder(recording: str | Path, file: Path | None) -> Path | None:
-    """The recording in which an episode of a comparison has its number.
-
-    The recording itself when it is a file; else the folder of the file that
-    holds the episode (the recording folder, or a sub-env's folder).
-    """
-    if file is None:
-        return None
-    given = Path(recording)
-    return given if given.is_file() else file.parent
 
 
 def _episode_label(episode: EpisodeComparison) -> str:
