@@ -233,11 +233,26 @@ def _context(item: pytest.Item, extra: Plan) -> tuple[str, ...]:
 
 
 def _wider_fixtures(item: pytest.Item) -> list[str]:
-    """The project's fixtures of this test with a wider scope than the function."""
+    """The fixtures this test uses with a wider scope than the function.
+
+    Those it asks for (its arguments, ``usefixtures``) and those they ask
+    for, in turn; not the autouse fixtures of plugins and conftests that it
+    never asks for (syrupy's ``_syrupy_apply_ide_patches``), nor pytest's own.
+    """
     info = getattr(item, "_fixtureinfo", None)
+    definitions = getattr(info, "name2fixturedefs", {})
+    asked = [*getattr(info, "argnames", ())]
+    asked += [name for mark in item.iter_markers("usefixtures") for name in mark.args]
+    used: set[str] = set()
+    while asked:
+        name = asked.pop()
+        if name in used or not definitions.get(name):
+            continue
+        used.add(name)
+        asked += definitions[name][-1].argnames
     found = []
-    for name, definitions in getattr(info, "name2fixturedefs", {}).items():
-        definition = definitions[-1]
+    for name in used:
+        definition = definitions[name][-1]
         module = getattr(definition.func, "__module__", "") or ""
         # pytest's own and plugins' session fixtures (tmp_path_factory, ...) keep no env state.
         if definition.scope != "function" and not module.startswith(_PLUGIN_MODULES):
