@@ -238,6 +238,21 @@ def test_diff_prints_the_plugin_report_and_exits_1(
     assert lines[-1] == f"  plot it with: gym-goldens plot {golden} --vs {actual}"
 
 
+def test_diff_of_two_recordings_made_by_hand_gives_no_update_command(
+    golden: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    first = shutil.copytree(golden, tmp_path / "runs" / "before")
+    second = perturb(first, tmp_path / "runs" / "after", index=2, from_t=17, delta=0.01)
+    code, out, _ = run(capsys, "diff", first, second)
+    assert code == 1
+    assert "first divergence: episode 0, step t=17, obs[2]" in out
+    assert "update" not in out
+    # Under a goldens folder, as the plugin writes them, the update command is there.
+    golden_copy = shutil.copytree(golden, tmp_path / "goldens" / "tests" / "test_cart" / "cart")
+    _, out, _ = run(capsys, "diff", golden_copy, second)
+    assert "  update with: pytest --update-goldens, in the project the golden belongs to" in out
+
+
 def test_diff_of_summaries_of_two_format_versions_says_so_and_exits_1(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -65,6 +65,9 @@ _EXIT_OK: Final = 0
 _EXIT_DIFFERENT: Final = 1
 _EXIT_ERROR: Final = 2
 _FIX: Final = "pytest --update-goldens, in the project the golden belongs to"
+# The folder goldens live in by default: a diff against a recording below one gets the update
+# command; two recordings made by hand get none.
+_GOLDENS: Final = "goldens"
 
 
 class _UsageError(GoldensError, ValueError):
@@ -335,11 +338,19 @@ def _diff(args: argparse.Namespace) -> int:
         return _EXIT_OK
     _print_lines(
         [
-            format_comparison(comparison, display=_display, fix=_FIX),
+            _report(comparison, args.golden),
             f"  plot it with: {_PROG} plot {_display(args.golden)} --vs {_display(args.actual)}",
         ]
     )
     return _EXIT_DIFFERENT
+
+
+def _report(comparison: Comparison, golden: Path) -> str:
+    """The report of a diff; the update command only for a golden (a path under goldens/)."""
+    is_golden = _GOLDENS in golden.absolute().parts[:-1]
+    return format_comparison(
+        comparison, display=_display, fix=_FIX, fix_label="update with" if is_golden else None
+    )
 
 
 def _plot(args: argparse.Namespace) -> int:
@@ -407,7 +418,7 @@ def _plot(args: argparse.Namespace) -> int:
             else f"{len(comparison.differing)} episodes differ"
         )
         text = (
-            format_comparison(comparison, display=_display, fix=_FIX)
+            _report(comparison, args.path)
             if not comparison.equal
             else f"equal: {_display(args.vs)} matches {_display(args.path)}"
         )

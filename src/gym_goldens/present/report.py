@@ -80,7 +80,7 @@ def format_comparison(
     nodeid: str | None = None,
     display: Any = str,
     fix: str | None = None,
-    fix_label: str = "update with",
+    fix_label: str | None = "update with",
     suggest: bool = True,
 ) -> str:
     """Describe a failed comparison.
@@ -92,7 +92,8 @@ def format_comparison(
         display: Turns a path into the text shown (for example, relative
             to the current folder).
         fix: The last line; by default the update command.
-        fix_label: What the last line is, before the colon.
+        fix_label: What the last line is, before the colon; None for no last
+            line (two recordings that are no golden have no fix to give).
         suggest: Suggest a tolerance that would accept the float differences
             of the first divergence (not for runs that should be identical).
     """
@@ -120,7 +121,8 @@ def format_comparison(
         lines += _suggestion(episode.first)
     actual_where = comparison.actual
     lines.append(f"  actual recording: {display(actual_where)}")
-    lines.append(f"  {fix_label}: {fix or update_command(nodeid)}")
+    if fix_label is not None:
+        lines.append(f"  {fix_label}: {fix or update_command(nodeid)}")
     return "\n".join(lines)
 
 
