@@ -54,7 +54,7 @@ from gym_goldens.present.progress import Progress, is_terminal
 from gym_goldens.present.report import format_comparison
 from gym_goldens.present.summary import format_folder, format_recording, format_steps, summarize
 from gym_goldens.present.table import audit_json, format_table
-from gym_goldens.present.text import printable
+from gym_goldens.present.text import counted, printable
 from gym_goldens.record.rollouts import record_rollout
 
 __all__ = ["main"]
@@ -332,7 +332,7 @@ def _diff(args: argparse.Namespace) -> int:
         _print_lines(
             [
                 f"equal: {_display(args.actual)} matches {_display(args.golden)} "
-                f"({count} episode{'s' if count != 1 else ''}; {tolerance.describe()})"
+                f"({counted(count, 'episode')}; {tolerance.describe()})"
             ]
         )
         return _EXIT_OK
@@ -415,7 +415,7 @@ def _plot(args: argparse.Namespace) -> int:
         verdict = (
             "equal within tolerance"
             if comparison.equal
-            else f"{len(comparison.differing)} episodes differ"
+            else counted(len(comparison.differing), "episode differs", "episodes differ")
         )
         text = (
             _report(comparison, args.path)
@@ -452,7 +452,7 @@ def _record(args: argparse.Namespace) -> int:
             env_kwargs=kwargs,
             advance=bar.advance,
         )
-    episodes = f"{rollout.episodes} episode{'s' if rollout.episodes != 1 else ''}"
+    episodes = counted(rollout.episodes, "episode")
     _print_lines(
         [
             f"recorded {rollout.steps:,} steps of {args.env_id} (seed {args.seed}) in "

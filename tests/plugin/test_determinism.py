@@ -361,7 +361,8 @@ def test_set_order_is_caught_across_processes(
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
         [
-            "*nondeterministic: run 1 vs run 2*",
+            "*nondeterministic: run 1 (this process) vs run 2 (subprocess): *",
+            "*run 1 (this process) is shown as golden, run 2 (subprocess) as actual",
             "*run 1: in this process, checked against the golden",
             "*run 2: in a fresh subprocess, PYTHONHASHSEED=1",
             "*a difference that only a fresh process shows often comes from iterating over a set*",
@@ -401,7 +402,7 @@ def test_a_failing_subprocess_run_is_reported(
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
         [
-            "*nondeterministic: run 2 failed, run 1 passed",
+            "*nondeterministic: run 2 (subprocess) failed, run 1 (this process) passed",
             "*run 2: in a fresh subprocess, PYTHONHASHSEED=8; python -m pytest exited with code 1:",
             "*hash seed changed*",
         ]
@@ -428,7 +429,7 @@ def test_runs_on_xdist_workers(pytester: pytest.Pytester, mode: str, env: str, f
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(
         [
-            "*nondeterministic: run 1 vs run 2*",
+            "*nondeterministic: run 1* vs run 2*",
             f"*first divergence: episode 0, step t=1, {field}",
             "goldens: 1 nondeterministic, 1 created",
         ]

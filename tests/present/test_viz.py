@@ -354,3 +354,18 @@ def test_rewards_are_drawn_as_steps_like_actions(golden: Path, actual: Path) -> 
         assert styles["reward"] == {"steps-post"}
         assert styles["action"] == {"steps-post"}
         assert styles["obs[0]"] == {"default"}
+
+
+def test_runs_named_with_where_they_ran_keep_their_legends_inside_the_figure(
+    tmp_path: Path,
+) -> None:
+    golden, actual = _cartpole(tmp_path / "golden"), _cartpole(tmp_path / "actual", gravity=9.81)
+    sides = ("run 1 (this process)", "run 2 (subprocess)")
+    figure = plot_divergence(compare(golden, actual), sides=sides)
+    assert figure is not None
+    assert "run 1 (this process) vs run 2 (subprocess)" in figure.get_suptitle()
+    figure_png(figure)  # drawn, so that the legends have their places
+    width = figure.bbox.width
+    for axes in figure.axes:
+        legend = axes.get_legend()
+        assert legend.get_window_extent().x1 <= width, [t.get_text() for t in legend.get_texts()]

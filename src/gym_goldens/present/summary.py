@@ -33,7 +33,7 @@ from gym_goldens.format.reader import (
     no_recording_reason,
     recording_files,
 )
-from gym_goldens.present.text import MAX_DEPTH, escape, escape_value, short_repr
+from gym_goldens.present.text import MAX_DEPTH, counted, escape, escape_value, short_repr
 
 __all__ = [
     "EpisodeSummary",
@@ -230,7 +230,8 @@ def format_recording(
         )
     lines += ["  " + line for line in _table(rows, right=(0, 1, 2))]
     if len(shown) < len(episodes):
-        lines.append(f"  ... {len(episodes) - len(shown)} more episodes (show them all with --all)")
+        more = counted(len(episodes) - len(shown), "more episode", "more episodes")
+        lines.append(f"  ... {more} (show them all with --all)")
     return lines
 
 

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
 from gym_goldens.format.codec import ArraySummary
+from gym_goldens.present.text import counted
 
 __all__ = [
     "CHECK_FAILED",
@@ -179,7 +180,7 @@ def format_left_out(left_out: Mapping[str, str], *, by: str = "") -> list[str]:
     count = len(left_out)
     heading = f"{by} left out" if by else "left out"
     lines = [
-        f"{heading} {count} id{'s' if count != 1 else ''}: deprecated or legacy, "
+        f"{heading} {counted(count, 'id')}: deprecated or legacy, "
         "their entry points cannot load"
     ]
     lines += [f"  {', '.join(ids)}: {printable(reason)}" for reason, ids in groups.items()]

@@ -29,6 +29,7 @@ from typing import Any, Final
 
 __all__ = [
     "MAX_DEPTH",
+    "counted",
     "distinct_numbers",
     "escape",
     "escape_value",
@@ -42,6 +43,16 @@ MAX_DEPTH: Final = 16
 Real records nest a few levels; a report or a table shows fewer still."""
 
 _SHORT: Final = {"\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def counted(count: int, noun: str, plural: str | None = None) -> str:
+    """``count`` and the noun, singular for one: ``1 episode``, ``2 episodes``.
+
+    Example:
+        >>> counted(1, "episode"), counted(3, "step"), counted(2, "differs", "differ")
+        ('1 episode', '3 steps', '2 differ')
+    """
+    return f"{count:,} {noun if count == 1 else plural or noun + 's'}"
 
 
 def distinct_numbers(first: float, second: float, *, digits: int = 2) -> tuple[str, str]:

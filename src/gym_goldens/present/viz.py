@@ -90,6 +90,8 @@ _MARKER_COLOR: Final = "#d62728"
 _ONE_SIDED_COLOR: Final = "#d62728"
 _MAX_TITLE_PATH: Final = 72
 _MAX_TITLE_FIELDS: Final = 3
+# A legend entry longer than this is written on two lines, to stay inside the figure.
+_LEGEND_CHARS: Final = 24
 _DPI: Final = 100
 # matplotlib's axis and tick arithmetic overflows near the largest float, so
 # finite values beyond this are drawn at it (see _plottable).
@@ -477,6 +479,7 @@ class _Layout:
 def _draw_field(top: Axes, bottom: Axes, item: FieldComparison, sides: tuple[str, str]) -> None:
     golden_name, actual_name = sides
     difference_label = f"{actual_name} \N{MINUS SIGN} {golden_name}"
+    two_lines = difference_label.replace(" \N{MINUS SIGN}", "\n\N{MINUS SIGN}", 1)
     stepwise = _stepwise(item)
     golden_t, golden_values = item.t[item.in_golden], item.golden[item.in_golden]
     actual_t, actual_values = item.t[item.in_actual], item.actual[item.in_actual]
@@ -515,7 +518,8 @@ def _draw_field(top: Axes, bottom: Axes, item: FieldComparison, sides: tuple[str
         difference,
         steps=stepwise,
         color=_DIFF_COLOR,
-        label=difference_label,
+        # Long run names (run 2 (subprocess)) would run past the figure's edge on one line.
+        label=difference_label if len(difference_label) <= _LEGEND_CHARS else two_lines,
     )
     flat = not np.any(np.nan_to_num(np.where(both, difference, 0.0))) and not np.any(
         item.allowed[both]
@@ -524,7 +528,7 @@ def _draw_field(top: Axes, bottom: Axes, item: FieldComparison, sides: tuple[str
         # Nothing to scale to: keep matplotlib from zooming in on rounding noise.
         bottom.set_ylim(-1.0, 1.0)
     bottom.set_ylabel(
-        difference_label.replace(" \N{MINUS SIGN}", "\n\N{MINUS SIGN}", 1), fontsize=8
+        two_lines, fontsize=8
     )
     for axes in (top, bottom):
         axes.grid(alpha=0.3)
