@@ -311,3 +311,24 @@ def test_the_goldens_of_an_ignored_folder_are_not_stale(project: pytest.Pytester
     result = project.runpytest("--ignore=tests", "--goldens-strict")
     result.stdout.fnmatch_lines(["stale goldens: 2 *"])
     result.stdout.no_fnmatch_line("*goldens/tests/*")
+
+
+def test_a_run_whose_every_golden_test_is_skipped_says_so(pytester: pytest.Pytester) -> None:
+    # A module that skips itself when its env package is missing collects no test:
+    # pytest exits 5, which is no failure of the run.
+    pytester.makepyfile(
+        test_envs="""
+        import pytest
+
+        pytest.importorskip("no_such_env_package")
+
+        def test_env(record_trajectory):
+            pass
+        """
+    )
+    result = pytester.runpytest("--goldens-strict")
+    result.assert_outcomes(skipped=1)
+    result.stdout.fnmatch_lines(
+        ["stale goldens not checked: no test ran (every test was skipped, or none was collected)"]
+    )
+    result.stdout.no_fnmatch_line("*did not pass*")
