@@ -46,6 +46,7 @@ JSON_FORMAT: Final = 1
 
 _INDENT: Final = "    "
 _MAX_JSON_FIELDS: Final = 20
+_MAX_STDERR_LINES: Final = 20
 # Terminal colour codes (gymnasium's logger wraps its warnings in them), and
 # every other control character but the newline, which lines are split on.
 _ANSI: Final = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
@@ -95,6 +96,9 @@ class AuditRow:
         warnings: Warnings raised while the env was made, run and checked.
         recordings: Where the recordings were kept (nondeterministic envs).
         nondeterministic_spec: The spec says ``nondeterministic=True``.
+        stderr: What the env wrote to the process's stderr while it was
+            audited (MuJoCo's warnings come from C, past Python's warnings),
+            shown under its row, never among the rows.
     """
 
     env_id: str
@@ -107,6 +111,7 @@ class AuditRow:
     warnings: tuple[str, ...] = ()
     recordings: str | None = None
     nondeterministic_spec: bool = False
+    stderr: str = ""
 
     @property
     def details(self) -> list[str]:
@@ -123,7 +128,19 @@ class AuditRow:
         if self.check_failure is not None:
             lines += f"check_env failed: {self.check_failure}".splitlines()
         lines += [f"warning: {text}" for text in self.warnings]
+        lines += _stderr_lines(self.stderr)
         return lines
+
+
+def _stderr_lines(stderr: str) -> list[str]:
+    """What an env wrote to stderr, its last lines, under a heading."""
+    written = [line for line in stderr.splitlines() if line.strip()]
+    if not written:
+        return []
+    lines = ["stderr (what the env wrote there):"]
+    if len(written) > _MAX_STDERR_LINES:
+        lines.append(f"  ... ({len(written) - _MAX_STDERR_LINES} lines before)")
+    return lines + [f"  {line}" for line in written[-_MAX_STDERR_LINES:]]
 
 
 def format_table(
@@ -245,6 +262,7 @@ def _row_json(row: AuditRow) -> dict[str, Any]:
         "warnings": list(row.warnings),
         "recordings": row.recordings,
         "nondeterministic_spec": row.nondeterministic_spec,
+        "stderr": row.stderr,
     }
 
 
