@@ -228,12 +228,11 @@ def _slow_episode(
                 or bool(explain({"dtypes": golden_types}, {"dtypes": actual_types}, root))
             )
         differing += bool(found) or types_differ
-        if found:
-            if first is None:
-                explanation = (tuple(found), array_deltas(g, a, [d.path for d in found], root))
-                first = Divergence(
-                    g["event"], g.get("t"), golden_line, actual_line, lambda e=explanation: e
-                )
+        if found and first is None:
+            explanation = (tuple(found), array_deltas(g, a, [d.path for d in found], root))
+            first = Divergence(
+                g["event"], g.get("t"), golden_line, actual_line, lambda e=explanation: e
+            )
     longer, shorter = sorted([golden_records, actual_records], key=len, reverse=True)
     extra = longer[len(shorter) :]
     if first is None and extra:

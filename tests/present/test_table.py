@@ -163,7 +163,10 @@ def test_json_writes_values_as_the_recording_format_does() -> None:
 
 def test_what_an_env_wrote_to_stderr_is_under_its_row() -> None:
     # MuJoCo's C library writes its warnings to stderr, past Python's warnings.
-    mujoco = "\x1b[33mWARNING: Nan, Inf or huge value in QACC at DOF 0.\x1b[0m\nThe simulation is unstable.\n"
+    mujoco = (
+        "\x1b[33mWARNING: Nan, Inf or huge value in QACC at DOF 0.\x1b[0m\n"
+        "The simulation is unstable.\n"
+    )
     rows = [
         AuditRow("Hopper-v5", DETERMINISTIC, 100, 1.0, stderr=mujoco),
         AuditRow("Walker-v5", DETERMINISTIC, 100, 1.0),

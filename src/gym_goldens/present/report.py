@@ -416,9 +416,7 @@ def _one_sided_types(
     types: dict[tuple[str | int, ...], str] = {}
     for difference in differences:
         path = difference.path[1:]
-        owner = next(
-            (p for p in one_sided if _is_dtypes(difference) and path[: len(p)] == p), None
-        )
+        owner = next((p for p in one_sided if _is_dtypes(difference) and path[: len(p)] == p), None)
         if owner is None:
             kept.append(difference)
             continue

@@ -300,6 +300,27 @@ def format_steps(
     if found is None:
         raise missing_episode(path, episode, max_decompressed_size=limit)
     file, lines = found
+    selected, first_line = _records_between(file, lines, start, stop)
+    if not selected:
+        end = "the end" if stop is None else str(stop)
+        return [
+            f"no steps with {start} <= t < {end} in episode {episode} of {file} "
+            f"(from line {first_line or 1})"
+        ]
+    columns = _default_columns(selected) if selectors is None else _chosen(selected, selectors)
+    rows = [["t", *(column.label for column in columns)]]
+    for record in selected:
+        t = str(record["t"]) if record["event"] == "step" else "0 (reset)"
+        rows.append([t, *(column.cell(record) for column in columns)])
+    if selectors is not None:
+        return _table(rows, right=(0,))
+    return _table(rows, right=(0, 2)) + _cut_note(rows)
+
+
+def _records_between(
+    file: Path, lines: Lines, start: int, stop: int | None
+) -> tuple[list[dict[str, Any]], int]:
+    """The reset and step records with ``start <= t < stop``, and the episode's first line."""
     selected: list[dict[str, Any]] = []
     first_line = 0
     for number, record in iter_records(file, lines):
@@ -311,57 +332,74 @@ def format_steps(
             break
         if t >= start:
             selected.append(record)
-    if not selected:
-        end = "the end" if stop is None else str(stop)
-        return [
-            f"no steps with {start} <= t < {end} in episode {episode} of {file} "
-            f"(from line {first_line or 1})"
-        ]
-    columns = _default_columns(selected) if selectors is None else _chosen(selected, selectors)
-    rows = [["t", *(label for label, _ in columns)]]
-    for record in selected:
-        t = str(record["t"]) if record["event"] == "step" else "0 (reset)"
-        rows.append([t, *(cell(record) for _, cell in columns)])
-    table = _table(rows, right=(0, 2) if selectors is None else (0,))
-    cut = next((rows[0][i] for row in rows[1:] for i, c in enumerate(row) if _was_cut(c)), None)
-    if cut is not None and selectors is None:
-        table.append(
-            f"(cells are cut at {_MAX_CELL} characters: show a field whole with --fields, "
-            f"such as --fields {cut})"
-        )
-    return table
+    return selected, first_line
 
 
-def _was_cut(cell: str) -> bool:
-    return len(cell) == _MAX_CELL and cell.endswith("...")
+def _cut_note(rows: Sequence[Sequence[str]]) -> list[str]:
+    """A line that says how to see whole the first column whose cells were cut, if any."""
+    cut = next(
+        (
+            rows[0][i]
+            for row in rows[1:]
+            for i, cell in enumerate(row)
+            if len(cell) == _MAX_CELL and cell.endswith("...")
+        ),
+        None,
+    )
+    if cut is None:
+        return []
+    return [
+        f"(cells are cut at {_MAX_CELL} characters: show a field whole with --fields, "
+        f"such as --fields {cut})"
+    ]
 
 
-Column = tuple[str, Callable[[dict[str, Any]], str]]
-"""A column of a step table: its heading, and its cell of a record."""
+@dataclasses.dataclass(frozen=True)
+class _Column:
+    """A column of a step table: its heading, and the field its cells show.
+
+    Attributes:
+        label: The heading.
+        path: The field, from the top of a record.
+        limit: Cells longer than this are cut.
+        steps_only: Empty on the reset record (action, reward, flags).
+        flag: A bool shown as ``yes`` or ``-``.
+    """
+
+    label: str
+    path: FieldPath
+    limit: int = _MAX_CELL
+    steps_only: bool = False
+    flag: bool = False
+
+    def cell(self, record: dict[str, Any]) -> str:
+        """This column's cell of ``record``; empty where the record lacks the field."""
+        if self.steps_only and record["event"] != "step":
+            return ""
+        value: Any = record
+        for segment in self.path:
+            in_dict = isinstance(value, dict) and segment in value
+            in_list = isinstance(value, list) and isinstance(segment, int) and segment < len(value)
+            if not (in_dict or in_list):
+                return ""
+            value = value[segment]
+        return _flag(value) if self.flag else _cell(value, self.limit)
 
 
-def _default_columns(records: Sequence[dict[str, Any]]) -> list[Column]:
+def _default_columns(records: Sequence[dict[str, Any]]) -> list[_Column]:
     """Action, reward, flags, then obs and info: a dict gives each key a column."""
-
-    def step_only(key: str, show: Callable[[Any], str]) -> Column:
-        return key, lambda r: show(r.get(key)) if r["event"] == "step" else ""
-
     columns = [
-        step_only("action", _cell),
-        step_only("reward", _cell),
-        ("term", lambda r: _flag(r.get("terminated")) if r["event"] == "step" else ""),
-        ("trunc", lambda r: _flag(r.get("truncated")) if r["event"] == "step" else ""),
+        _Column("action", ("action",), steps_only=True),
+        _Column("reward", ("reward",), steps_only=True),
+        _Column("term", ("terminated",), steps_only=True, flag=True),
+        _Column("trunc", ("truncated",), steps_only=True, flag=True),
     ]
     for field in ("obs", "info"):
-        values = [record.get(field) for record in records]
-        keys = _dict_keys(values)
+        keys = _dict_keys([record.get(field) for record in records])
         if keys is None:
-            columns.append((field, lambda r, f=field: _cell(r.get(f))))
-        elif keys:
-            columns += [
-                (f"{field}.{escape(key)}", lambda r, f=field, k=key: _cell_of(r, (f, k), _MAX_CELL))
-                for key in keys
-            ]
+            columns.append(_Column(field, (field,)))
+        else:
+            columns += [_Column(f"{field}.{escape(key)}", (field, key)) for key in keys]
     return columns
 
 
@@ -372,16 +410,13 @@ def _dict_keys(values: Sequence[Any]) -> list[str] | None:
     return list(dict.fromkeys(key for value in values if value for key in value))
 
 
-def _chosen(records: Sequence[dict[str, Any]], selectors: Sequence[FieldPath]) -> list[Column]:
+def _chosen(records: Sequence[dict[str, Any]], selectors: Sequence[FieldPath]) -> list[_Column]:
     """One column per field the patterns reach in ``records``, pattern by pattern."""
     paths: dict[FieldPath, None] = {}
     for selector in selectors:
         for record in records:
             paths.update(dict.fromkeys(_reached(record, selector, ())))
-    return [
-        (escape(format_path(path)), lambda r, p=path: _cell_of(r, p, _MAX_CHOSEN_CELL))
-        for path in paths
-    ]
+    return [_Column(escape(format_path(path)), path, _MAX_CHOSEN_CELL) for path in paths]
 
 
 def _reached(value: Any, pattern: FieldPath, path: FieldPath) -> Iterator[FieldPath]:
@@ -396,23 +431,11 @@ def _reached(value: Any, pattern: FieldPath, path: FieldPath) -> Iterator[FieldP
             yield from _reached(value[key], rest, (*path, key))
     elif isinstance(value, list):
         if segment == ANY:
-            indices = range(len(value))
+            indices = list(range(len(value)))
         else:
             indices = [segment] if isinstance(segment, int) and segment < len(value) else []
         for index in indices:
             yield from _reached(value[index], rest, (*path, index))
-
-
-def _cell_of(record: dict[str, Any], path: FieldPath, limit: int) -> str:
-    value: Any = record
-    for segment in path:
-        if isinstance(value, dict) and segment in value:
-            value = value[segment]
-        elif isinstance(value, list) and isinstance(segment, int) and segment < len(value):
-            value = value[segment]
-        else:
-            return ""
-    return _cell(value, limit)
 
 
 def format_space(description: Any, depth: int = 0) -> str:
@@ -546,15 +569,14 @@ def _return(total: Return) -> str:
 
 def _mean_return(returns: Sequence[Return]) -> str:
     """The mean of episode returns, per objective for vectors; ``-`` when they do not agree."""
-    if not returns:
-        return "-"
-    if all(isinstance(total, float) for total in returns):
-        return _number(sum(returns) / len(returns))  # type: ignore[arg-type]
-    sizes = {len(total) if isinstance(total, tuple) else None for total in returns}
-    if len(sizes) != 1:
+    scalars = [total for total in returns if not isinstance(total, tuple)]
+    vectors = [total for total in returns if isinstance(total, tuple)]
+    if not vectors:
+        return _number(sum(scalars) / len(scalars)) if scalars else "-"
+    if scalars or len({len(vector) for vector in vectors}) != 1:
         return "-"  # scalar and vector returns, or vectors of other lengths
-    columns = zip(*returns)  # type: ignore[call-overload]
-    return _return(tuple(sum(column) / len(returns) for column in columns))
+    columns = zip(*vectors, strict=True)
+    return _return(tuple(sum(column) / len(vectors) for column in columns))
 
 
 def _flag(value: Any) -> str:

@@ -197,8 +197,7 @@ def format_left_out(left_out: Mapping[str, str], *, by: str = "") -> list[str]:
     count = len(left_out)
     heading = f"{by} left out" if by else "left out"
     lines = [
-        f"{heading} {counted(count, 'id')}: deprecated or legacy, "
-        "their entry points cannot load"
+        f"{heading} {counted(count, 'id')}: deprecated or legacy, their entry points cannot load"
     ]
     lines += [f"  {', '.join(ids)}: {printable(reason)}" for reason, ids in groups.items()]
     return lines

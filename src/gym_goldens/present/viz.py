@@ -527,9 +527,7 @@ def _draw_field(top: Axes, bottom: Axes, item: FieldComparison, sides: tuple[str
     if flat:
         # Nothing to scale to: keep matplotlib from zooming in on rounding noise.
         bottom.set_ylim(-1.0, 1.0)
-    bottom.set_ylabel(
-        two_lines, fontsize=8
-    )
+    bottom.set_ylabel(two_lines, fontsize=8)
     for axes in (top, bottom):
         axes.grid(alpha=0.3)
         axes.tick_params(labelsize=8)
@@ -675,7 +673,11 @@ def _one_sided_fields(chosen: Sequence[FieldComparison], sides: tuple[str, str])
             f.label for f in chosen if getattr(f, has_it).any() and not getattr(f, other).any()
         ]
         if labels:
-            more = f" (+{len(labels) - _MAX_TITLE_FIELDS} more)" if len(labels) > _MAX_TITLE_FIELDS else ""
+            more = (
+                f" (+{len(labels) - _MAX_TITLE_FIELDS} more)"
+                if len(labels) > _MAX_TITLE_FIELDS
+                else ""
+            )
             said.append(f"{', '.join(labels[:_MAX_TITLE_FIELDS])}{more} only in {side}")
     return [", ".join(said)] if said else []
 
