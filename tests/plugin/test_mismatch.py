@@ -351,8 +351,8 @@ def test_a_doubled_reward_is_called_a_change_and_gets_no_tolerance(
     result.stdout.fnmatch_lines(
         [
             "  first divergence: episode 0, step t=1, reward",
-            "  no tolerance suggested: reward 0.99 -> 1.99 is a change, not numerical noise "
-            "(noise: a float of obs, reward or info within 0.1% of the golden, or within 1e-06 "
+            "  no tolerance suggested: reward 0.99 -> 1.99 is a change, not numerical noise",
+            "    (noise: a float of obs, reward or info within 0.1% of the golden, or within 1e-06 "
             "of it near zero)",
         ]
     )
@@ -373,7 +373,8 @@ def test_a_changed_action_is_called_a_change_and_gets_no_tolerance(
             "  first divergence: episode 0, step t=4, action",
             "    golden 0  actual 1",
             "    also differ there: obs[[]0], info.dist_to_dock",
-            "  no tolerance suggested: action 0 -> 1 is a change, not numerical noise (noise: *)",
+            "  no tolerance suggested: action 0 -> 1 is a change, not numerical noise",
+            "    (noise: *)",
         ]
     )
     result.stdout.no_fnmatch_line("*suggested tolerance*")

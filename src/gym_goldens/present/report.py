@@ -57,6 +57,7 @@ _MAX_OTHER_FIELDS: Final = 6
 _RTOL_SUGGESTED_BELOW: Final = 1e-3
 _SPACE_FIELDS: Final = frozenset({"observation_space", "action_space"})
 _MAX_VALUE_CHARS: Final = 80
+_MAX_CHANGE_CHARS: Final = 40
 _SCHEMES: Final = {"sha256": "SHA-256", "xxh3": "xxh3"}
 # Fields that a gymnasium wrapper fills with wall-clock time, by the wrapper
 # (the single and the vector RecordEpisodeStatistics share the name).
@@ -272,8 +273,8 @@ def _suggestion(first: Divergence) -> list[str]:
     change = next((d for d in differences if not d.looks_like_noise), None)
     if change is not None:
         return [
-            f"  no tolerance suggested: {_change_words(change)} is a change, not numerical "
-            f"noise (noise: {noise_rule()})"
+            f"  no tolerance suggested: {_change_words(change)} is a change, not numerical noise",
+            f"    (noise: {noise_rule()})",
         ]
     marker = suggested_tolerance(first)
     if marker is None:
@@ -284,18 +285,19 @@ def _suggestion(first: Divergence) -> list[str]:
 def _change_words(difference: Difference) -> str:
     """``reward 0.99 -> 1.99``: a difference, golden to actual, in a few words."""
     golden, actual = difference.golden, difference.actual
+    golden_text, actual_text = (short_repr(v, _MAX_CHANGE_CHARS) for v in (golden, actual))
     if _is_dtypes(difference):
         before, after = (_numpy_type_words(golden), _numpy_type_words(actual))
     elif difference.kind == "missing":
-        before, after = _value(golden), "(missing)"
+        before, after = golden_text, "(missing)"
     elif difference.kind == "extra":
-        before, after = "(missing)", _value(actual)
+        before, after = "(missing)", actual_text
     elif difference.kind == "length":
         before, after = f"{golden} items", f"{actual} items"
     elif difference.kind == "type":
-        before, after = f"{_value(golden)} ({_type(golden)})", f"{_value(actual)} ({_type(actual)})"
+        before, after = f"{golden_text} ({_type(golden)})", f"{actual_text} ({_type(actual)})"
     else:
-        before, after = _value(golden), _value(actual)
+        before, after = golden_text, actual_text
     return f"{_field(difference)} {before} -> {after}"
 
 
