@@ -283,3 +283,20 @@ def test_the_command_run_from_a_package_root(planted_package: Path) -> None:
     assert done.returncode == 1, done.stderr
     assert "(PYTHONHASHSEED=8), compared exactly" in done.stdout
     assert "  run 3: in a fresh process, PYTHONHASHSEED=8" in done.stdout
+
+
+def test_an_env_whose_reward_is_a_vector_is_audited(capsys: pytest.CaptureFixture[str]) -> None:
+    import tests.support.vector_reward_envs as module
+
+    code, out, _ = run(capsys, module.CHAIN, "--import", module.__name__, "--steps", "30")
+    assert rows(out)[module.CHAIN][:2] == ("deterministic", "30"), out
+    assert code == 0
+
+
+def test_a_mo_gymnasium_env_is_audited(capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip(
+        "mo_gymnasium", reason="mo-gymnasium is not installed: pip install mo-gymnasium"
+    )
+    code, out, _ = run(capsys, "deep-sea-treasure-v0", "--import", "mo_gymnasium", "--steps", "30")
+    assert rows(out)["deep-sea-treasure-v0"][:2] == ("deterministic", "30"), out
+    assert code == 0

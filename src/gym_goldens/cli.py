@@ -55,7 +55,7 @@ from gym_goldens.present.progress import Progress, is_terminal
 from gym_goldens.present.report import format_comparison
 from gym_goldens.present.summary import format_folder, format_recording, format_steps, summarize
 from gym_goldens.present.table import audit_json, format_table
-from gym_goldens.present.text import printable
+from gym_goldens.present.text import counted, printable
 from gym_goldens.record.rollouts import record_rollout
 
 __all__ = ["main"]
@@ -68,6 +68,9 @@ _EXIT_ERROR: Final = 2
 _FIX: Final = "pytest --update-goldens, in the project the golden belongs to"
 # Where a symlink met is not followed (one named on the command line is).
 _WALKED: Final = "a folder named on its command line"
+# The folder goldens live in by default: a diff against a recording below one gets the update
+# command; two recordings made by hand get none.
+_GOLDENS: Final = "goldens"
 
 
 class _UsageError(GoldensError, ValueError):
@@ -140,6 +143,12 @@ def _parser() -> argparse.ArgumentParser:
         default=0,
         metavar="N",
         help="the episode for --steps, numbered from 0 in the recording (default 0)",
+    )
+    show.add_argument(
+        "--fields",
+        metavar="LIST",
+        help="with --steps: the columns, as comma-separated field patterns (e.g. obs[2],info.*); "
+        "by default action, reward, flags, obs and info, a column per key of a dict",
     )
     show.add_argument("--all", action="store_true", help="list every episode, however many")
     _add_limit_option(show)
@@ -279,6 +288,8 @@ def _add_tolerance_options(parser: argparse.ArgumentParser) -> None:
 def _show(args: argparse.Namespace) -> int:
     path: Path = args.path
     limit: int = args.max_decompressed_size
+    if args.fields is not None and args.steps is None:
+        raise _UsageError("--fields chooses the columns of --steps; add --steps A:B")
     if path.is_dir() and not _checked(path).files:
         if args.steps is not None:
             raise _UsageError(
@@ -301,8 +312,11 @@ def _show(args: argparse.Namespace) -> int:
     files = _recording_files(path)
     if args.steps is not None:
         start, stop = _step_range(args.steps)
+        fields = _fields(args.fields) if args.fields is not None else None
         _print_lines(
-            format_steps(path, start, stop, episode=args.episode, max_decompressed_size=limit)
+            format_steps(
+                path, start, stop, episode=args.episode, fields=fields, max_decompressed_size=limit
+            )
         )
         return _EXIT_OK
     with _RecordProgress(
@@ -321,17 +335,25 @@ def _diff(args: argparse.Namespace) -> int:
         _print_lines(
             [
                 f"equal: {_display(args.actual)} matches {_display(args.golden)} "
-                f"({count} episode{'s' if count != 1 else ''}; {tolerance.describe()})"
+                f"({counted(count, 'episode')}; {tolerance.describe()})"
             ]
         )
         return _EXIT_OK
     _print_lines(
         [
-            format_comparison(comparison, display=_display, fix=_FIX),
+            _report(comparison, args.golden),
             f"  plot it with: {_PROG} plot {_display(args.golden)} --vs {_display(args.actual)}",
         ]
     )
     return _EXIT_DIFFERENT
+
+
+def _report(comparison: Comparison, golden: Path) -> str:
+    """The report of a diff; the update command only for a golden (a path under goldens/)."""
+    is_golden = _GOLDENS in golden.absolute().parts[:-1]
+    return format_comparison(
+        comparison, display=_display, fix=_FIX, fix_label="update with" if is_golden else None
+    )
 
 
 def _plot(args: argparse.Namespace) -> int:
@@ -396,10 +418,10 @@ def _plot(args: argparse.Namespace) -> int:
         verdict = (
             "equal within tolerance"
             if comparison.equal
-            else f"{len(comparison.differing)} episodes differ"
+            else counted(len(comparison.differing), "episode differs", "episodes differ")
         )
         text = (
-            format_comparison(comparison, display=_display, fix=_FIX)
+            _report(comparison, args.path)
             if not comparison.equal
             else f"equal: {_display(args.vs)} matches {_display(args.path)}"
         )
@@ -433,7 +455,7 @@ def _record(args: argparse.Namespace) -> int:
             env_kwargs=kwargs,
             advance=bar.advance,
         )
-    episodes = f"{rollout.episodes} episode{'s' if rollout.episodes != 1 else ''}"
+    episodes = counted(rollout.episodes, "episode")
     _print_lines(
         [
             f"recorded {rollout.steps:,} steps of {args.env_id} (seed {args.seed}) in "

@@ -200,3 +200,16 @@ def test_what_the_env_returned_is_escaped_in_the_findings() -> None:
     assert "reset(seed=0) twice gave different observations" in text
     assert "a\\u202e1b" in text
     assert "\u202e" not in text
+
+
+def test_an_env_whose_reward_is_a_vector_is_checked() -> None:
+    from tests.support.envs import MultiObjectiveEnv
+
+    assert_deterministic(MultiObjectiveEnv, seed=0, steps=30, check_seeding=False)
+
+
+def test_a_mo_gymnasium_env_is_checked() -> None:
+    mo_gymnasium = pytest.importorskip(
+        "mo_gymnasium", reason="mo-gymnasium is not installed: pip install mo-gymnasium"
+    )
+    assert_deterministic(lambda: mo_gymnasium.make("minecart-v0"), seed=0, steps=30)

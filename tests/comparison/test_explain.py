@@ -215,17 +215,24 @@ def _slow_episode(
     differing = 0
     first = None
     legacy = golden_header.get("version") == "1.0"
+    types_differ = False  # a record without dtypes has the types of the last one with them
     for (golden_line, g), (actual_line, a) in zip(golden_records, actual_records, strict=False):
         if legacy:
             a.pop("dtypes", None)
         found = explain(g, a, root)
-        if found:
-            differing += 1
-            if first is None:
-                explanation = (tuple(found), array_deltas(g, a, [d.path for d in found], root))
-                first = Divergence(
-                    g["event"], g.get("t"), golden_line, actual_line, lambda e=explanation: e
-                )
+        golden_types, actual_types = g.get("dtypes"), a.get("dtypes")
+        if not legacy and (golden_types is not None or actual_types is not None):
+            types_differ = (
+                golden_types is None
+                or actual_types is None
+                or bool(explain({"dtypes": golden_types}, {"dtypes": actual_types}, root))
+            )
+        differing += bool(found) or types_differ
+        if found and first is None:
+            explanation = (tuple(found), array_deltas(g, a, [d.path for d in found], root))
+            first = Divergence(
+                g["event"], g.get("t"), golden_line, actual_line, lambda e=explanation: e
+            )
     longer, shorter = sorted([golden_records, actual_records], key=len, reverse=True)
     extra = longer[len(shorter) :]
     if first is None and extra:

@@ -361,7 +361,8 @@ def test_set_order_is_caught_across_processes(
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
         [
-            "*nondeterministic: run 1 vs run 2*",
+            "*nondeterministic: run 1 (this process) vs run 2 (subprocess): *",
+            "*run 1 (this process) is shown as golden, run 2 (subprocess) as actual",
             "*run 1: in this process, checked against the golden",
             "*run 2: in a fresh subprocess, PYTHONHASHSEED=1",
             "*a difference that only a fresh process shows often comes from iterating over a set*",
@@ -401,7 +402,7 @@ def test_a_failing_subprocess_run_is_reported(
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
         [
-            "*nondeterministic: run 2 failed, run 1 passed",
+            "*nondeterministic: run 2 (subprocess) failed, run 1 (this process) passed",
             "*run 2: in a fresh subprocess, PYTHONHASHSEED=8; python -m pytest exited with code 1:",
             "*hash seed changed*",
         ]
@@ -428,7 +429,7 @@ def test_runs_on_xdist_workers(pytester: pytest.Pytester, mode: str, env: str, f
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(
         [
-            "*nondeterministic: run 1 vs run 2*",
+            "*nondeterministic: run 1* vs run 2*",
             f"*first divergence: episode 0, step t=1, {field}",
             "goldens: 1 nondeterministic, 1 created",
         ]
@@ -450,3 +451,65 @@ def test_output_of_the_extra_runs_is_not_shown_twice(pytester: pytest.Pytester) 
     result = pytester.runpytest("--goldens-determinism=2")
     result.assert_outcomes(failed=1)
     assert result.stdout.lines.count("printed by the test") == 1  # not 3
+
+
+SHARED_STATE_CONFTEST = """
+import pytest
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _apply_ide_patches():
+    # As syrupy's _syrupy_apply_ide_patches: autouse, of a wider scope, no part of any env.
+    yield
+
+
+@pytest.fixture(scope="session")
+def visits():
+    return []
+
+
+@pytest.fixture(scope="module")
+def start(visits):
+    visits.append(1)
+    return visits
+"""
+
+SHARED_STATE_TEST = """
+import gymnasium as gym
+import numpy as np
+from gym_goldens import rollout
+
+
+class Counter(gym.Env):
+    observation_space = gym.spaces.Box(0.0, 100.0, (1,), np.float64)
+    action_space = gym.spaces.Discrete(2)
+
+    def __init__(self, visits):
+        self.visits = visits
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self.visits.append(1)  # state of the session fixture, left for the next run
+        return np.array([float(len(self.visits))]), {}
+
+    def step(self, action):
+        return np.array([float(len(self.visits))]), 0.0, False, False, {}
+
+
+def test_counter(record_trajectory, start):
+    rollout(record_trajectory(Counter(start)), seed=0, steps=3)
+"""
+
+
+def test_a_report_names_only_the_wider_fixtures_the_test_uses(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest(SHARED_STATE_CONFTEST)
+    pytester.makepyfile(test_counter=SHARED_STATE_TEST)
+    result = pytester.runpytest("--goldens-determinism=1")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*both runs share the fixtures start (module), visits (session) (of a wider scope "
+            "than the test): state they keep may be the difference"
+        ]
+    )
+    result.stdout.no_fnmatch_line("*_apply_ide_patches*")

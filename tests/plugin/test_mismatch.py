@@ -282,3 +282,99 @@ def test_noise_at_zero_says_only_atol_applies_and_suggests_an_atol_that_works(
     suggested = '@pytest.mark.goldens(atol={"obs": 1e-08})'
     pytester.makepyfile(test_rest=AT_REST_TEST.format(noise=1e-9, marker=suggested))
     pytester.runpytest().assert_outcomes(passed=1)
+
+
+DOCK_TEST = """
+import gymnasium as gym
+import numpy as np
+import pytest
+
+KEY, REWARD, TURN = {key!r}, {reward!r}, {turn!r}
+
+
+class DockEnv(gym.Env):
+    # A boat going to its dock; info says how far it is, as a numpy float.
+    observation_space = gym.spaces.Box(-10.0, 10.0, (2,), np.float64)
+    action_space = gym.spaces.Discrete(2)
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self.x = 1.0
+        return np.array([self.x, 1.0]), {{KEY: np.float64(self.x / 2)}}
+
+    def step(self, action):
+        self.x += 0.25 if action else -0.125
+        info = {{KEY: np.float64(abs(self.x) / 2)}}
+        return np.array([self.x, 1.0]), REWARD, False, False, info
+
+{marker}
+def test_dock(record_trajectory):
+    env = record_trajectory(DockEnv(), "dock")
+    env.reset(seed=0)
+    for t in range(10):
+        env.step(int(t % 2 == 0) if t != TURN else int(t % 2 != 0))
+"""
+
+
+def _dock(
+    pytester: pytest.Pytester, *, key: str = "dist_to_dock", reward: float = 0.99, turn: int = -1
+) -> None:
+    pytester.makepyfile(test_dock=DOCK_TEST.format(key=key, reward=reward, turn=turn, marker=""))
+
+
+def test_a_renamed_info_key_of_a_numpy_value_is_named_as_removed_and_added(
+    pytester: pytest.Pytester,
+) -> None:
+    _dock(pytester)
+    pytester.runpytest("--update-goldens").assert_outcomes(passed=1)
+    _dock(pytester, key="distance_to_dock")
+    result = pytester.runpytest()
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "  first divergence: episode 0, reset, info.dist_to_dock",
+            "    golden 0.5 (float64), missing from the actual recording",
+            "    also differ there: info.distance_to_dock (not in the golden)",
+        ]
+    )
+    result.stdout.no_fnmatch_line("*numpy type changed*")
+
+
+def test_a_doubled_reward_is_called_a_change_and_gets_no_tolerance(
+    pytester: pytest.Pytester,
+) -> None:
+    _dock(pytester, reward=0.99)
+    pytester.runpytest("--update-goldens").assert_outcomes(passed=1)
+    _dock(pytester, reward=1.99)
+    result = pytester.runpytest()
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "  first divergence: episode 0, step t=1, reward",
+            "  no tolerance suggested: reward 0.99 -> 1.99 is a change, not numerical noise",
+            "    (noise: a float of obs, reward or info within 0.1% of the golden, or within 1e-06 "
+            "of it near zero)",
+        ]
+    )
+    result.stdout.no_fnmatch_line("*suggested tolerance*")
+    result.stdout.no_fnmatch_line("*@pytest.mark.goldens(*")
+
+
+def test_a_changed_action_is_called_a_change_and_gets_no_tolerance(
+    pytester: pytest.Pytester,
+) -> None:
+    _dock(pytester)
+    pytester.runpytest("--update-goldens").assert_outcomes(passed=1)
+    _dock(pytester, turn=3)
+    result = pytester.runpytest()
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "  first divergence: episode 0, step t=4, action",
+            "    golden 0  actual 1",
+            "    also differ there: obs[[]0], info.dist_to_dock",
+            "  no tolerance suggested: action 0 -> 1 is a change, not numerical noise",
+            "    (noise: *)",
+        ]
+    )
+    result.stdout.no_fnmatch_line("*suggested tolerance*")

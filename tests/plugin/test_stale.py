@@ -400,3 +400,24 @@ def test_a_worker_sends_back_the_node_ids_whose_goldens_are_not_stale() -> None:
     controller.merge_worker_output(worker.worker_output())
     assert controller.skipped == {"t.py::test_env[Old-v0]"}
     assert controller.test_files == {"t.py"}
+
+
+def test_a_run_whose_every_golden_test_is_skipped_says_so(pytester: pytest.Pytester) -> None:
+    # A module that skips itself when its env package is missing collects no test:
+    # pytest exits 5, which is no failure of the run.
+    pytester.makepyfile(
+        test_envs="""
+        import pytest
+
+        pytest.importorskip("no_such_env_package")
+
+        def test_env(record_trajectory):
+            pass
+        """
+    )
+    result = pytester.runpytest("--goldens-strict")
+    result.assert_outcomes(skipped=1)
+    result.stdout.fnmatch_lines(
+        ["stale goldens not checked: no test ran (every test was skipped, or none was collected)"]
+    )
+    result.stdout.no_fnmatch_line("*did not pass*")

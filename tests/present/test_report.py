@@ -10,7 +10,7 @@ import gymnasium as gym
 import numpy as np
 import orjson
 
-from gym_goldens import GoldenFormatError, RecordTrajectory, Tolerance, compare
+from gym_goldens import GoldenFormatError, RecordTrajectory, Tolerance, compare, read_recording
 from gym_goldens.plugin.session import SummaryReport
 from gym_goldens.present.report import (
     format_comparison,
@@ -279,3 +279,86 @@ def test_every_report_names_the_fields_of_a_first_divergence_in_one_order(
     ):
         assert "first divergence: episode 0, step t=2, terminated" in text
         assert "also differ there: reward" in text
+
+
+def test_the_noise_rule_of_the_messages_is_the_one_the_docs_state() -> None:
+    from gym_goldens.comparison.result import NOISE_ATOL, NOISE_RTOL
+    from gym_goldens.present.report import noise_rule
+
+    docs = (Path(__file__).parents[2] / "docs" / "tolerances.md").read_text(encoding="utf-8")
+    assert f"> noise: {noise_rule()}\n" in docs
+    assert f"with `rtol={NOISE_RTOL:g}` and `atol={NOISE_ATOL:g}`" in docs
+
+
+def test_a_difference_just_past_its_tolerance_shows_digits_that_tell_them_apart(
+    tmp_path: Path,
+) -> None:
+    from tests.support.envs import ScriptedEnv, run
+
+    space = gym.spaces.Box(-1.0, 1.0, (1,), np.float64)
+
+    def record(out: Path, shift: float) -> Path:
+        observations = [np.array([0.266]), np.array([0.266 + shift])]
+        run(RecordTrajectory(ScriptedEnv(space, observations), out), [0])
+        return out
+
+    text = format_comparison(compare(record(tmp_path / "g", 0.0), record(tmp_path / "a", 2.71e-7)))
+    assert "|diff| 2.71e-07 > tol 2.66e-07 (rtol 1e-06, atol 1e-12)" in text
+
+
+def _scaled_cartpole(out: Path, *, factor: float | None, gravity: float = 9.8) -> Path:
+    """CartPole, its observations as float32 (``factor`` None) or times ``factor`` as float64."""
+    from tests.support.envs import ScaleObs
+
+    env = gym.make("CartPole-v1")
+    env.unwrapped.gravity = gravity  # type: ignore[attr-defined]
+    recorder = RecordTrajectory(env if factor is None else ScaleObs(env, factor), out)
+    recorder.reset(seed=0)
+    for t in range(30):
+        _, _, terminated, _, _ = recorder.step((t // 3) % 2)
+        if terminated:
+            break
+    recorder.close()
+    return out
+
+
+def test_every_step_with_the_new_numpy_type_counts_as_differing(tmp_path: Path) -> None:
+    # The same values as float64: each step has the new type, though only the
+    # reset and the first step write it (a step without dtypes keeps the one before).
+    golden = _scaled_cartpole(tmp_path / "golden", factor=None)
+    actual = _scaled_cartpole(tmp_path / "actual", factor=1.0)
+    text = format_comparison(compare(golden, actual))
+    assert "  first divergence: episode 0, reset, obs" in text
+    assert "    dtype changed float32 -> float64" in text
+    steps = len(read_recording(golden)[0].steps)
+    assert f"  reset record differs; steps differing: {steps} of {steps}; episode length" in text
+
+
+def _typed_and_paid(out: Path, *, dtype: Any, pay: float) -> Path:
+    """Six steps of a scripted env: observations of ``dtype``, rewards ``pay`` from step 3 on."""
+    from tests.support.envs import ScriptedEnv, run
+
+    space = gym.spaces.Box(-10.0, 10.0, (2,), dtype)
+    observations = [np.array([0.5 * t, 1.0], dtype=dtype) for t in range(7)]
+    rewards = [1.0, 1.0, pay, pay, pay, pay]
+    run(RecordTrajectory(ScriptedEnv(space, observations, rewards=rewards), out), [0] * 6)
+    return out
+
+
+def test_a_dtype_change_with_a_physics_change_names_every_diverging_field(tmp_path: Path) -> None:
+    golden = _typed_and_paid(tmp_path / "golden", dtype=np.float32, pay=1.0)
+    actual = _typed_and_paid(tmp_path / "actual", dtype=np.float64, pay=2.0)
+    comparison = compare(golden, actual)
+    lines = format_comparison(comparison).splitlines()
+    assert lines[2:4] == [
+        "  first divergence: episode 0, reset, obs",
+        "    dtype changed float32 -> float64",
+    ]
+    assert lines[4] == "    values differ too, beyond the change of type: reward (from t=3)"
+    from gym_goldens.present.viz import plot_divergence
+
+    figure = plot_divergence(comparison)
+    assert figure is not None
+    titles = [axes.get_title(loc="left") for axes in figure.axes if axes.get_title(loc="left")]
+    assert titles == ["reward"]
+    assert "first divergence at t=3 (reward)" in figure.get_suptitle()

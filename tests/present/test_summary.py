@@ -11,6 +11,7 @@ import shutil
 from pathlib import Path
 
 import gymnasium as gym
+import numpy as np
 import pytest
 from gymnasium import spaces
 
@@ -24,7 +25,14 @@ from gym_goldens.format.reader import (
     find_recordings,
     read_recording,
 )
-from gym_goldens.present.summary import format_space, format_steps, summarize
+from gym_goldens.present.summary import (
+    format_folder,
+    format_recording,
+    format_space,
+    format_steps,
+    summarize,
+)
+from tests.support.envs import MultiObjectiveEnv, ScriptedEnv, run
 from tests.support.legacy import write_format_1
 
 
@@ -187,6 +195,16 @@ def test_spaces_read_like_gymnasium_writes_them(space: gym.Space[object], text: 
     assert format_space(description) == text
 
 
+def test_multi_discrete_keeps_every_count() -> None:
+    # Gymnasium writes MultiDiscrete([3 3]): one 3 would read as a single count of 3.
+    from gym_goldens.format.codec import Encoder, decode_line
+
+    description = decode_line(Encoder().encode(describe_space(spaces.MultiDiscrete([3, 3]))))
+    assert format_space(description) == "MultiDiscrete([3 3])"
+    many = decode_line(Encoder().encode(describe_space(spaces.MultiDiscrete([2] * 9))))
+    assert format_space(many) == "MultiDiscrete([2 2 2 2 2 2 ...])"
+
+
 def test_box_bounds_are_cut_short() -> None:
     low = [float(i) for i in range(10)]
     text = format_space({"type": "Box", "dtype": "float64", "shape": [10], "low": low, "high": low})
@@ -217,3 +235,70 @@ def test_format_steps_of_a_missing_episode_names_those_there_are(recording: Path
         rf"{count - 1}",
     ):
         format_steps(recording, 0, None, episode=count)
+
+
+def test_a_vector_reward_has_a_return_per_objective(tmp_path: Path) -> None:
+    out = tmp_path / "goldens" / "chain"
+    # Five steps right end the first episode (distance 5, energy 5 x -0.25); two more are open.
+    run(RecordTrajectory(MultiObjectiveEnv(energy_cost=0.25), out), [1, 1, 1, 1, 1, 0, 0])
+    summary = summarize(out)
+    assert [e.total_reward for e in summary.episodes] == [(5.0, -1.25), (-2.0, -0.5)]
+    lines = format_recording(summary)
+    assert "    reward      float[2]" in lines
+    table = lines[lines.index("") + 1 :]
+    assert table[1].split() == ["0", "5", "[5,", "-1.25]", "terminated", "0"]
+    assert table[2].split() == ["1", "2", "[-2,", "-0.5]", "open", "-"]
+    folder = format_folder(tmp_path / "goldens", [summary])
+    assert folder[4].split()[-2:] == ["[1.5,", "-0.875]"]
+
+
+def _record_dict_env(out: Path) -> Path:
+    """Three steps of an env whose obs and info are dicts of long values."""
+    space = spaces.Dict(
+        {
+            "agent": spaces.Box(0.0, 100.0, (4,), np.float64),
+            "target": spaces.Box(0.0, 100.0, (4,), np.float64),
+            "lidar": spaces.Box(0.0, 100.0, (16,), np.float64),
+        }
+    )
+    observations = [
+        {
+            "agent": np.full(4, 10.125 + t),
+            "target": np.full(4, 70.0625 - t),
+            "lidar": np.linspace(0.0, 1.0, 16),
+        }
+        for t in range(4)
+    ]
+    infos = [{"distance": 60.0 - 2 * t, "phase": f"approach {t}"} for t in range(4)]
+    run(RecordTrajectory(ScriptedEnv(space, observations, infos=infos), out), [0, 1, 0])
+    return out
+
+
+def test_format_steps_gives_each_key_of_a_dict_its_own_column(tmp_path: Path) -> None:
+    lines = format_steps(_record_dict_env(tmp_path / "dict"), 0, None)
+    assert lines[0].split() == [
+        "t", "action", "reward", "term", "trunc", "obs.agent", "obs.lidar", "obs.target",
+        "info.distance", "info.phase",
+    ]  # fmt: skip
+    # Each key's value is whole, where it fits a column.
+    assert "[13.125, 13.125, 13.125, 13.125]" in lines[4]
+    assert "[67.0625, 67.0625, 67.0625, 67.0625]" in lines[4]
+    # One that does not is cut, and the last line says how to see it whole.
+    assert lines[4].count("...") == 1
+    assert lines[-1] == (
+        "(cells are cut at 48 characters: show a field whole with --fields, such as "
+        "--fields obs.lidar)"
+    )
+    whole = format_steps(tmp_path / "dict", 3, 4, fields=["obs.lidar"])
+    assert whole[1].split()[1:3] == ["[0,", "0.0666667,"]
+    assert whole[1].endswith(", 1]")
+
+
+def test_format_steps_shows_the_fields_chosen_by_pattern(tmp_path: Path) -> None:
+    out = _record_dict_env(tmp_path / "dict")
+    lines = format_steps(out, 1, 3, fields=["obs.agent[0]", "info.*", "reward"])
+    assert lines[0].split() == ["t", "obs.agent[0]", "info.distance", "info.phase", "reward"]
+    assert lines[1].split() == ["1", "11.125", "58", "approach", "1", "0"]
+    assert lines[2].split() == ["2", "12.125", "56", "approach", "2", "0"]
+    with pytest.raises(ValueError, match="not a record field"):
+        format_steps(out, 1, 3, fields=["position"])

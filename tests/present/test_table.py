@@ -128,6 +128,7 @@ def test_json_holds_every_row_with_its_difference() -> None:
         "warnings": [],
         "recordings": None,
         "nondeterministic_spec": False,
+        "stderr": "",
     }
 
 
@@ -158,3 +159,35 @@ def test_json_writes_values_as_the_recording_format_does() -> None:
         }
     }
     assert field["second"] == [1.0, {"$float": "-inf"}]
+
+
+def test_what_an_env_wrote_to_stderr_is_under_its_row() -> None:
+    # MuJoCo's C library writes its warnings to stderr, past Python's warnings.
+    mujoco = (
+        "\x1b[33mWARNING: Nan, Inf or huge value in QACC at DOF 0.\x1b[0m\n"
+        "The simulation is unstable.\n"
+    )
+    rows = [
+        AuditRow("Hopper-v5", DETERMINISTIC, 100, 1.0, stderr=mujoco),
+        AuditRow("Walker-v5", DETERMINISTIC, 100, 1.0),
+    ]
+    assert format_table(rows) == [
+        "env        verdict           steps  time",
+        "Hopper-v5  deterministic       100  1.0s",
+        "    stderr (what the env wrote there):",
+        "      WARNING: Nan, Inf or huge value in QACC at DOF 0.",
+        "      The simulation is unstable.",
+        "Walker-v5  deterministic       100  1.0s",
+        "",
+        "2 envs: 2 deterministic",
+    ]
+    data = audit_json(rows, left_out={}, settings={}, seconds=1.0, exit_code=0)
+    assert data["envs"][0]["stderr"] == mujoco
+
+
+def test_a_long_stderr_keeps_its_last_lines() -> None:
+    noise = "".join(f"line {i}\n" for i in range(100))
+    details = AuditRow("Loud-v0", DETERMINISTIC, 1, 0.1, stderr=noise).details
+    assert details[:2] == ["stderr (what the env wrote there):", "  ... (80 lines before)"]
+    assert details[2] == "  line 80"
+    assert details[-1] == "  line 99"

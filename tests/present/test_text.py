@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import ast
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gym_goldens.present.text import escape, printable, python_string
+from gym_goldens.present.text import distinct_numbers, escape, printable, python_string
 
 
 def test_control_characters_are_written_as_in_a_python_string() -> None:
@@ -41,3 +42,19 @@ def test_printable_keeps_newlines_and_escapes_the_rest(lines: list[str]) -> None
     shown = printable(text)
     assert shown.count("\n") == text.count("\n")
     assert all(line.isprintable() for line in shown.split("\n"))
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "expected"),
+    [
+        (2.7100000000001e-07, 2.66e-07, ("2.71e-07", "2.66e-07")),
+        (1.0, 1e-12, ("1.0e+00", "1.0e-12")),
+        (0.5, 0.5, ("5.0e-01", "5.0e-01")),
+        (1.00000001, 1.00000002, ("1.00000001e+00", "1.00000002e+00")),
+        (float("inf"), 1.0, ("inf", "1.0e+00")),
+    ],
+)
+def test_two_numbers_are_shown_with_the_fewest_digits_that_tell_them_apart(
+    first: float, second: float, expected: tuple[str, str]
+) -> None:
+    assert distinct_numbers(first, second) == expected

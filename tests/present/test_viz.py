@@ -318,3 +318,54 @@ def test_two_runs_are_named_as_runs(tmp_path: Path) -> None:
     legends = {text.get_text() for axes in figure.axes for text in axes.get_legend().get_texts()}
     assert {"run 1", "run 2", "run 2 \N{MINUS SIGN} run 1"} <= legends
     assert not any("golden" in text or "actual" in text for text in legends)
+
+
+def test_a_renamed_info_key_is_named_in_the_title_not_a_change_of_length(tmp_path: Path) -> None:
+    space = gym.spaces.Box(-10.0, 10.0, (1,), np.float64)
+
+    def record(out: Path, key: str) -> Path:
+        observations = [np.array([float(t)]) for t in range(4)]
+        infos = [{key: np.float64(t / 2)} for t in range(4)]
+        run(RecordTrajectory(ScriptedEnv(space, observations, infos=infos), out), [0, 0, 0])
+        return out
+
+    golden = record(tmp_path / "g", "dist_to_dock")
+    actual = record(tmp_path / "a", "distance_to_dock")
+    figure = plot_divergence(compare(golden, actual))
+    assert figure is not None
+    title = figure.get_suptitle().replace("\n  ", " ")
+    assert "lengths differ" not in title
+    assert (
+        "golden vs actual: info.dist_to_dock only in golden, info.distance_to_dock only in "
+        "actual; no divergence within tolerance where both have a field"
+    ) in title
+    titles = [axes.get_title(loc="left") for axes in figure.axes if axes.get_title(loc="left")]
+    assert titles == ["info.dist_to_dock", "info.distance_to_dock"]
+
+
+def test_rewards_are_drawn_as_steps_like_actions(golden: Path, actual: Path) -> None:
+    # A reward is paid for a step: a line between two steps would draw rewards never paid.
+    for figure in (plot_recording(golden), plot_comparison(golden, actual)):
+        styles = {
+            axes.get_title(loc="left"): {line.get_drawstyle() for line in axes.get_lines()}
+            for axes in figure.axes
+            if axes.get_title(loc="left") in ("reward", "action", "obs[0]")
+        }
+        assert styles["reward"] == {"steps-post"}
+        assert styles["action"] == {"steps-post"}
+        assert styles["obs[0]"] == {"default"}
+
+
+def test_runs_named_with_where_they_ran_keep_their_legends_inside_the_figure(
+    tmp_path: Path,
+) -> None:
+    golden, actual = _cartpole(tmp_path / "golden"), _cartpole(tmp_path / "actual", gravity=9.81)
+    sides = ("run 1 (this process)", "run 2 (subprocess)")
+    figure = plot_divergence(compare(golden, actual), sides=sides)
+    assert figure is not None
+    assert "run 1 (this process) vs run 2 (subprocess)" in figure.get_suptitle()
+    figure_png(figure)  # drawn, so that the legends have their places
+    width = figure.bbox.width
+    for axes in figure.axes:
+        legend = axes.get_legend()
+        assert legend.get_window_extent().x1 <= width, [t.get_text() for t in legend.get_texts()]

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from gym_goldens import RecordTrajectory, compare, read_recording, rollout
-from tests.support.envs import RebuildingSpacesEnv
+from tests.support.envs import MultiObjectiveEnv, RebuildingSpacesEnv
 
 
 def _manual_loop(env: gym.Env, seed: int, steps: int) -> None:
@@ -115,3 +115,35 @@ def test_another_seed_takes_other_actions_in_a_rebuilt_space(tmp_path: Path) -> 
         rollout(env, seed=seed, steps=20)
         env.close()
     assert _actions(tmp_path / "a")[1] != _actions(tmp_path / "b")[1]
+
+
+def _returns_of(path: Path) -> list[tuple[float, ...]]:
+    """Each episode's summed reward vector, from the recording."""
+    sums = [
+        np.sum([step["reward"] for step in episode.steps], axis=0) if episode.steps else (0.0, 0.0)
+        for episode in read_recording(path)
+    ]
+    return [tuple(float(x) for x in total) for total in sums]
+
+
+def test_a_vector_reward_is_summed_per_objective(tmp_path: Path) -> None:
+    env = RecordTrajectory(MultiObjectiveEnv(energy_cost=0.25), tmp_path)
+    result = rollout(env, seed=0, steps=40)
+    env.close()
+    assert result.episodes == len(read_recording(tmp_path)) > 1
+    assert all(isinstance(total, tuple) and len(total) == 2 for total in result.returns)
+    np.testing.assert_allclose(result.returns, _returns_of(tmp_path), rtol=1e-6)
+    # Every step moves by one and pays 0.25 of energy for it.
+    assert sum(total[1] for total in result.returns) == pytest.approx(-0.25 * 40)  # type: ignore[index]
+
+
+def test_mo_gymnasium_envs_roll_out(tmp_path: Path) -> None:
+    mo_gymnasium = pytest.importorskip(
+        "mo_gymnasium", reason="mo-gymnasium is not installed: pip install mo-gymnasium"
+    )
+    env = RecordTrajectory(mo_gymnasium.make("deep-sea-treasure-v0"), tmp_path)
+    result = rollout(env, seed=0, steps=30)
+    env.close()
+    assert result.steps == 30
+    assert [len(total) for total in result.returns] == [2] * result.episodes  # type: ignore[arg-type]
+    np.testing.assert_allclose(result.returns, _returns_of(tmp_path), rtol=1e-6)

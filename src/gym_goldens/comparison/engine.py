@@ -231,6 +231,7 @@ class _Comparer:
 
         root = self.root
         records = differing = 0
+        types = _NumpyTypes(root)
         first: Divergence | None = None
         golden_rest = itertools.chain(golden_next, golden_lines)
         actual_rest = itertools.chain(actual_next, actual_lines)
@@ -247,6 +248,8 @@ class _Comparer:
             golden_number, golden_raw = golden_item
             actual_raw = actual_item[1]
             if golden_raw == actual_raw:
+                if types.differ:
+                    differing += types.after_same_line(golden_raw)
                 continue
             layout = skeleton(golden_raw)
             same_types = layout == skeleton(actual_raw)
@@ -263,6 +266,8 @@ class _Comparer:
                 else:
                     matches = check(golden_record, actual_record)
                     if matches:
+                        if types.differ:
+                            differing += types.after(golden_record, actual_record)
                         continue
             if matches is None:
                 golden_record, actual_record, fast = _parse_pair(
@@ -288,7 +293,11 @@ class _Comparer:
                         golden, "JSON nested too deeply", line=golden_number
                     ) from None
                 if matches:
+                    if types.differ:
+                        differing += types.after(golden_record, actual_record)
                     continue
+            if not legacy:
+                types.after(golden_record, actual_record)
             differing += 1
             if first is None:
                 first = self._divergence(
@@ -444,6 +453,49 @@ class _Explainer:
             ) from None
         deltas = array_deltas(golden_record, actual_record, [d.path for d in found], self.root)
         return tuple(found), deltas
+
+
+class _NumpyTypes:
+    """Whether the numpy types of the two sides differ at the record being compared.
+
+    A step record carries ``dtypes`` only where its types differ from the
+    step before, so a record without them has the types of the last one
+    with them. Once the two sides' types part (they write other ``dtypes``,
+    or one side writes them and the other does not: its types changed, the
+    other's did not), every record after differs, whatever its values, until
+    both write the same types again.
+
+    Attributes:
+        differ: Whether the types differ at the last record seen.
+    """
+
+    __slots__ = ("differ", "root")
+
+    def __init__(self, root: ToleranceNode) -> None:
+        self.root = root
+        self.differ = False
+
+    def after_same_line(self, raw: bytes) -> int:
+        """A line both sides share, while the types differ: 1 if they still do."""
+        if b'"dtypes":' in raw:
+            try:
+                record = orjson.loads(raw)
+            except orjson.JSONDecodeError:  # identical lines are equal, whatever they hold
+                record = None
+            if isinstance(record, dict) and record.get("dtypes") is not None:
+                self.differ = False
+        return int(self.differ)
+
+    def after(self, golden: dict[str, Any], actual: dict[str, Any]) -> int:
+        """Two parsed records: 1 if they differ by the types they have."""
+        golden_types, actual_types = golden.get("dtypes"), actual.get("dtypes")
+        if golden_types is not None or actual_types is not None:
+            self.differ = (
+                golden_types is None
+                or actual_types is None
+                or not values_match({"dtypes": golden_types}, {"dtypes": actual_types}, self.root)
+            )
+        return int(self.differ)
 
 
 def _count_steps(lines: Iterator[tuple[int, bytes]]) -> int:

@@ -14,14 +14,16 @@ import dataclasses
 import functools
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from gym_goldens.comparison.arrays import ArrayDelta
-from gym_goldens.comparison.floats import tolerance_allowed
+from gym_goldens.comparison.floats import floats_match, tolerance_allowed
 from gym_goldens.comparison.tolerance import Tolerance
 from gym_goldens.format.fields import FieldPath, format_path
 
 __all__ = [
+    "NOISE_ATOL",
+    "NOISE_RTOL",
     "Comparison",
     "Difference",
     "DifferenceKind",
@@ -31,6 +33,11 @@ __all__ = [
 ]
 
 DifferenceKind = Literal["value", "type", "length", "missing", "extra"]
+
+NOISE_RTOL: Final = 1e-3
+"""A float within this share of its golden value may differ by numerical noise."""
+NOISE_ATOL: Final = 1e-6
+"""A float within this much of its golden value may differ by noise, even near zero."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -60,6 +67,24 @@ class Difference:
     def field(self) -> str:
         """The path as text: ``obs[2]``, ``info.x_velocity``."""
         return format_path(self.path)
+
+    @property
+    def looks_like_noise(self) -> bool:
+        """Whether the difference may be numerical noise, for which a tolerance is made.
+
+        Only a float that changed value, in an observation, a reward or info,
+        within :data:`NOISE_RTOL` of the golden's value or :data:`NOISE_ATOL`
+        near zero (the float rule, with these as rtol and atol). An action
+        (the policy's choice), an int, a bool, a string, a change of type, a
+        key on one side only or a NaN where a number was, is a change.
+        """
+        return (
+            self.kind == "value"
+            and self.path[:1] not in (("action",), ("dtypes",))
+            and type(self.golden) is float
+            and type(self.actual) is float
+            and floats_match(self.golden, self.actual, NOISE_RTOL, NOISE_ATOL)
+        )
 
     @property
     def allowed(self) -> float | None:

@@ -40,6 +40,8 @@ __all__ = [
     "Episode",
     "Lines",
     "Recording",
+    "Return",
+    "add_reward",
     "count_episode_records",
     "count_records",
     "episode_lines",
@@ -57,6 +59,9 @@ __all__ = [
 
 Lines = Iterator[tuple[int, bytes]]
 """``(line number, line)`` pairs of a recording file."""
+
+Return = float | tuple[float, ...]
+"""An episode's summed reward: a float, or one per objective for a vector reward."""
 
 _EVENTS: Final = frozenset({"header", "reset", "step"})
 _SUPPORTED_MAJOR: Final = int(FORMAT_VERSION.split(".")[0])
@@ -237,14 +242,46 @@ class Episode:
         )
 
     @property
-    def total_reward(self) -> float:
-        """The sum of the scalar rewards of the episode's steps."""
-        total = 0.0
+    def total_reward(self) -> Return:
+        """The summed reward of the episode's steps (see :func:`add_reward`)."""
+        total: Return = 0.0
         for record in self.steps:
-            reward = record.get("reward")
-            if isinstance(reward, (int, float)) and not isinstance(reward, bool):
-                total += reward
+            total = add_reward(total, record.get("reward"))
         return total
+
+
+def add_reward(total: Return, reward: Any) -> Return:
+    """``total`` plus one step's reward: the one rule for summing rewards.
+
+    A number adds to a float; a flat vector of numbers (a list, or a numpy
+    array as a multi-objective env returns it) adds element by element, and
+    turns a float total into one per objective. Anything else (a bool, None,
+    a nested or mismatched vector, a number beyond float range) is left out.
+
+    Example:
+        >>> add_reward(add_reward(0.0, [1.0, -0.5]), [2, -0.5])
+        (3.0, -1.0)
+    """
+    if hasattr(reward, "tolist"):  # a numpy scalar or array: Python numbers
+        reward = reward.tolist()
+    try:
+        if isinstance(reward, int | float) and not isinstance(reward, bool):
+            if isinstance(total, tuple):
+                return tuple(part + reward for part in total)
+            return total + reward
+        if (
+            isinstance(reward, list | tuple)
+            and reward
+            and all(isinstance(x, int | float) and not isinstance(x, bool) for x in reward)
+        ):
+            if isinstance(total, tuple):
+                if len(total) != len(reward):
+                    return total
+                return tuple(part + x for part, x in zip(total, reward, strict=True))
+            return tuple(total + x for x in reward)
+    except OverflowError:  # an int past float range, from a file
+        return total
+    return total
 
 
 @dataclasses.dataclass(frozen=True)

@@ -58,6 +58,7 @@ _CHILD_ENV_DROP: Final = ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "P
 _IN_PROCESS_NOTE: Final = "in this process, with fresh function-scoped fixtures"
 _PLUGIN_MODULES: Final = ("_pytest", "pytest", "xdist", "hypothesis", "gym_goldens")
 _SUBPROCESS_NOTE: Final = "in a fresh subprocess"
+_SUBPROCESS_WHERE: Final = "subprocess"
 _SUBPROCESS_HINT: Final = (
     "a difference that only a fresh process shows often comes from iterating over a set "
     "(or set-ordered dict) of strings, or from module state left by earlier tests"
@@ -92,6 +93,8 @@ class Run:
         failure: Why the run failed, if the test failed in it.
         context: Lines a report of a difference adds (what the runs share,
             why they ran); on the run being checked.
+        where: Where it ran, in a word or two, when the runs ran in
+            different places (``this process``, ``subprocess``).
     """
 
     number: int
@@ -99,11 +102,17 @@ class Run:
     dirs: Mapping[str, Path] | None = None
     failure: str | None = None
     context: tuple[str, ...] = ()
+    where: str | None = None
+
+    @property
+    def name(self) -> str:
+        """``run 2``."""
+        return f"run {self.number}"
 
     @property
     def label(self) -> str:
-        """``run 2``."""
-        return f"run {self.number}"
+        """``run 2``, or ``run 2 (subprocess)`` where runs ran in different places."""
+        return self.name + (f" ({self.where})" if self.where else "")
 
 
 @dataclasses.dataclass
@@ -203,7 +212,7 @@ def runs_of(item: pytest.Item, flush: Flush) -> list[Run]:
     if extra.mode == "subprocess":
         assert state.base is not None
         names = list(flush())
-        this = Run(1, "in this process, checked against the golden")
+        this = Run(1, "in this process, checked against the golden", where="this process")
         return [this, *_run_subprocesses(item, settings, extra, state.base, names)]
     if not state.runs:
         return []
@@ -233,11 +242,26 @@ def _context(item: pytest.Item, extra: Plan) -> tuple[str, ...]:
 
 
 def _wider_fixtures(item: pytest.Item) -> list[str]:
-    """The project's fixtures of this test with a wider scope than the function."""
+    """The fixtures this test uses with a wider scope than the function.
+
+    Those it asks for (its arguments, ``usefixtures``) and those they ask
+    for, in turn; not the autouse fixtures of plugins and conftests that it
+    never asks for (syrupy's ``_syrupy_apply_ide_patches``), nor pytest's own.
+    """
     info = getattr(item, "_fixtureinfo", None)
+    definitions = getattr(info, "name2fixturedefs", {})
+    asked = [*getattr(info, "argnames", ())]
+    asked += [name for mark in item.iter_markers("usefixtures") for name in mark.args]
+    used: set[str] = set()
+    while asked:
+        name = asked.pop()
+        if name in used or not definitions.get(name):
+            continue
+        used.add(name)
+        asked += definitions[name][-1].argnames
     found = []
-    for name, definitions in getattr(info, "name2fixturedefs", {}).items():
-        definition = definitions[-1]
+    for name in used:
+        definition = definitions[name][-1]
         module = getattr(definition.func, "__module__", "") or ""
         # pytest's own and plugins' session fixtures (tmp_path_factory, ...) keep no env state.
         if definition.scope != "function" and not module.startswith(_PLUGIN_MODULES):
@@ -276,7 +300,7 @@ def find_nondeterminism(
         checked = next(run for run in ordered if run.dirs is None)
         message = (
             f"nondeterministic: {failed.label} failed, {checked.label} passed\n"
-            f"  {failed.label}: {failed.note}; {failed.failure}"
+            f"  {failed.name}: {failed.note}; {failed.failure}"
         )
         return {
             name: (message if index == 0 else None, ())
@@ -305,7 +329,7 @@ def find_nondeterminism(
                 found[name] = (
                     f"nondeterministic: {missing.label} did not record {name!r}, "
                     f"{present.label} did\n"
-                    f"  {first.label}: {first.note}\n  {other.label}: {other.note}",
+                    f"  {first.name}: {first.note}\n  {other.name}: {other.note}",
                     kept,
                 )
                 break
@@ -317,7 +341,7 @@ def find_nondeterminism(
                 found[name] = (f"nondeterministic: a run's recording is unreadable: {error}", kept)
                 break
             if not comparison.equal:
-                notes = [f"{first.label}: {first.note}", f"{other.label}: {other.note}"]
+                notes = [f"{first.name}: {first.note}", f"{other.name}: {other.note}"]
                 if _SUBPROCESS_NOTE in other.note:
                     notes.append(_SUBPROCESS_HINT)
                 notes += [line for run in ordered for line in run.context]
@@ -366,9 +390,10 @@ def _run_subprocesses(
         if completed.returncode != 0:
             output = _tail(completed.stdout + completed.stderr)
             failure = f"python -m pytest exited with code {completed.returncode}:\n{output}"
-            runs.append(Run(number, note, {}, failure))
+            runs.append(Run(number, note, {}, failure, where=_SUBPROCESS_WHERE))
             break
-        runs.append(Run(number, note, {name: into / safe_segment(name) for name in names}))
+        folders = {name: into / safe_segment(name) for name in names}
+        runs.append(Run(number, note, folders, where=_SUBPROCESS_WHERE))
     return runs
 
 

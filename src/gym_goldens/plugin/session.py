@@ -111,6 +111,9 @@ class StaleTracker:
 
     def incomplete_reason(self, exitstatus: int) -> str | None:
         """Why no verdict can be given, or None when the run was complete."""
+        if exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
+            # Test modules that skip themselves (a missing env package) collect no test.
+            return "no test ran (every test was skipped, or none was collected)"
         if exitstatus != 0:
             return "the run did not pass"
         if self.partial_reason:

@@ -20,13 +20,21 @@ from pathlib import Path
 from typing import Any, Final
 
 from gym_goldens.comparison.arrays import ArrayDelta, summarise_like
-from gym_goldens.comparison.result import Comparison, Difference, Divergence, EpisodeComparison
+from gym_goldens.comparison.result import (
+    NOISE_ATOL,
+    NOISE_RTOL,
+    Comparison,
+    Difference,
+    Divergence,
+    EpisodeComparison,
+)
 from gym_goldens.errors import GoldenFormatError
 from gym_goldens.format.codec import ArraySummary
 from gym_goldens.format.dtypes import describe_change
 from gym_goldens.format.fields import format_path
+from gym_goldens.present.series import value_divergences
 from gym_goldens.present.summary import format_space
-from gym_goldens.present.text import escape, python_string, short_repr
+from gym_goldens.present.text import distinct_numbers, escape, python_string, short_repr
 
 __all__ = [
     "FIELD_ORDER",
@@ -36,6 +44,7 @@ __all__ = [
     "format_missing",
     "format_nondeterminism",
     "format_unreadable",
+    "noise_rule",
     "update_command",
 ]
 
@@ -48,6 +57,7 @@ _MAX_OTHER_FIELDS: Final = 6
 _RTOL_SUGGESTED_BELOW: Final = 1e-3
 _SPACE_FIELDS: Final = frozenset({"observation_space", "action_space"})
 _MAX_VALUE_CHARS: Final = 80
+_MAX_CHANGE_CHARS: Final = 40
 _SCHEMES: Final = {"sha256": "SHA-256", "xxh3": "xxh3"}
 # Fields that a gymnasium wrapper fills with wall-clock time, by the wrapper
 # (the single and the vector RecordEpisodeStatistics share the name).
@@ -71,7 +81,7 @@ def format_comparison(
     nodeid: str | None = None,
     display: Any = str,
     fix: str | None = None,
-    fix_label: str = "update with",
+    fix_label: str | None = "update with",
     suggest: bool = True,
 ) -> str:
     """Describe a failed comparison.
@@ -83,7 +93,8 @@ def format_comparison(
         display: Turns a path into the text shown (for example, relative
             to the current folder).
         fix: The last line; by default the update command.
-        fix_label: What the last line is, before the colon.
+        fix_label: What the last line is, before the colon; None for no last
+            line (two recordings that are no golden have no fix to give).
         suggest: Suggest a tolerance that would accept the float differences
             of the first divergence (not for runs that should be identical).
     """
@@ -95,7 +106,7 @@ def format_comparison(
     # file:line, as editors and terminals open it: the golden's first differing record.
     at = episode.first.golden_line if episode.first and episode.golden_path else None
     lines = [f"{title}: {display(golden_file)}" + (f":{at}" if at is not None else "")]
-    lines += _describe_episode(episode)
+    lines += _describe_episode(episode, comparison)
     if len(comparison.episodes) > 1 or len(differing) > 1:
         if any(e.env is not None for e in differing):
             labels = [f"{e.env}/{e.index}" for e in differing]
@@ -107,15 +118,12 @@ def format_comparison(
         )
     lines += _describe_versions(episode)
     lines += _describe_wall_clock(episode)
-    suggestion = suggested_tolerance(episode.first) if suggest and episode.first else None
-    if suggestion is not None:
-        lines.append(
-            f"  suggested tolerance, from this record alone (judge it; it is not a fix): "
-            f"{suggestion}"
-        )
+    if suggest and episode.first is not None:
+        lines += _suggestion(episode.first)
     actual_where = comparison.actual
     lines.append(f"  actual recording: {display(actual_where)}")
-    lines.append(f"  {fix_label}: {fix or update_command(nodeid)}")
+    if fix_label is not None:
+        lines.append(f"  {fix_label}: {fix or update_command(nodeid)}")
     return "\n".join(lines)
 
 
@@ -172,7 +180,7 @@ def _episode_label(episode: EpisodeComparison) -> str:
     return f"sub-env {episode.env}, episode {episode.index}"
 
 
-def _describe_episode(episode: EpisodeComparison) -> list[str]:
+def _describe_episode(episode: EpisodeComparison, comparison: Comparison) -> list[str]:
     label = _episode_label(episode)
     if episode.actual_path is None:
         return [
@@ -189,20 +197,7 @@ def _describe_episode(episode: EpisodeComparison) -> list[str]:
     if first is not None:
         where = "reset" if first.t is None else f"step t={first.t}"
         if first.differences:
-            # A change of dtype or shape explains the values that follow it.
-            expanded = [part for d in first.differences for part in _expand_dtypes(d)]
-            head, *others = _merge_dtypes(headline_order(expanded))
-            lines.append(f"  first divergence: {label}, {where}, {_field(head)}")
-            lines.append(f"    {_describe_difference(head, episode)}")
-            if _is_dtypes(head) and first.t is not None and None in (head.golden, head.actual):
-                lines.append("    (a step without dtypes has the numpy types of the step before)")
-            lines += [f"    {_describe_array_delta(delta)}" for delta in first.arrays]
-            if others:
-                shown = ", ".join(_other_field(d) for d in others[:_MAX_OTHER_FIELDS])
-                more = len(others) - _MAX_OTHER_FIELDS
-                lines.append(
-                    f"    also differ there: {shown}" + (f" (+{more} more)" if more > 0 else "")
-                )
+            lines += _describe_first(first, episode, comparison, f"{label}, {where}")
         else:
             side = "golden" if first.actual_line is None else "actual recording"
             lines.append(f"  first divergence: {label}, {where}: only the {side} has this step")
@@ -210,6 +205,47 @@ def _describe_episode(episode: EpisodeComparison) -> list[str]:
     elif episode.header_differences:
         lines.append("  the trajectory itself matches the golden: only the header differs")
     return lines
+
+
+def _describe_first(
+    first: Divergence, episode: EpisodeComparison, comparison: Comparison, where: str
+) -> list[str]:
+    """The fields of a first divergence: the headline, its values, the others."""
+    # A change of dtype or shape explains the values that follow it.
+    expanded = [part for d in first.differences for part in _expand_dtypes(d)]
+    expanded, numpy_types = _one_sided_types(expanded)
+    head, *others = _merge_dtypes(headline_order(expanded))
+    lines = [
+        f"  first divergence: {where}, {_field(head)}",
+        f"    {_describe_difference(head, episode, numpy_types.get(head.path))}",
+    ]
+    if _is_dtypes(head) and first.t is not None and None in (head.golden, head.actual):
+        lines.append("    (a step without dtypes has the numpy types of the step before)")
+    lines += [f"    {_describe_array_delta(delta)}" for delta in first.arrays]
+    if others:
+        shown = ", ".join(_other_field(d) for d in others[:_MAX_OTHER_FIELDS])
+        more = len(others) - _MAX_OTHER_FIELDS
+        lines.append(f"    also differ there: {shown}" + (f" (+{more} more)" if more > 0 else ""))
+    if _is_dtypes(head):
+        lines += _values_beyond_types(comparison, episode)
+    return lines
+
+
+def _values_beyond_types(comparison: Comparison, episode: EpisodeComparison) -> list[str]:
+    """The values that part after a change of type: it headlines, they must not hide."""
+    try:
+        parting = value_divergences(comparison, episode)
+    except (GoldenFormatError, OSError):
+        return []  # the report stands without them; the files were read once already
+    if not parting:
+        return []
+    parting.sort(key=lambda f: (f.first if f.first is not None else 0, field_rank(f.path)))
+    shown = ", ".join(f"{f.label} (from t={f.first})" for f in parting[:_MAX_OTHER_FIELDS])
+    more = len(parting) - _MAX_OTHER_FIELDS
+    return [
+        f"    values differ too, beyond the change of type: {shown}"
+        + (f" (+{more} more)" if more > 0 else "")
+    ]
 
 
 def field_rank(path: Sequence[object]) -> int:
@@ -223,18 +259,69 @@ def headline_order(differences: Sequence[Difference]) -> list[Difference]:
     return sorted(differences, key=lambda difference: field_rank(difference.path))
 
 
+def noise_rule() -> str:
+    """The rule that tells numerical noise from a change, in words (docs/tolerances.md)."""
+    return (
+        f"a float of obs, reward or info within {NOISE_RTOL:.1%} of the golden, "
+        f"or within {NOISE_ATOL:g} of it near zero"
+    )
+
+
+def _suggestion(first: Divergence) -> list[str]:
+    """The suggested tolerance, or why there is none: a change that is not noise."""
+    differences = headline_order(first.differences)
+    change = next((d for d in differences if not d.looks_like_noise), None)
+    if change is not None:
+        return [
+            f"  no tolerance suggested: {_change_words(change)} is a change, not numerical noise",
+            f"    (noise: {noise_rule()})",
+        ]
+    marker = suggested_tolerance(first)
+    if marker is None:
+        return []
+    return [f"  suggested tolerance, from this record alone (judge it; it is not a fix): {marker}"]
+
+
+def _change_words(difference: Difference) -> str:
+    """``reward 0.99 -> 1.99``: a difference, golden to actual, in a few words."""
+    golden, actual = difference.golden, difference.actual
+    golden_text, actual_text = (short_repr(v, _MAX_CHANGE_CHARS) for v in (golden, actual))
+    if _is_dtypes(difference):
+        before, after = (_numpy_type_words(golden), _numpy_type_words(actual))
+    elif difference.kind == "missing":
+        before, after = golden_text, "(missing)"
+    elif difference.kind == "extra":
+        before, after = "(missing)", actual_text
+    elif difference.kind == "length":
+        before, after = f"{golden} items", f"{actual} items"
+    elif difference.kind == "type":
+        before, after = f"{golden_text} ({_type(golden)})", f"{actual_text} ({_type(actual)})"
+    else:
+        before, after = golden_text, actual_text
+    return f"{_field(difference)} {before} -> {after}"
+
+
+def _numpy_type_words(leaf: Any) -> str:
+    if leaf is None:
+        return "(no numpy type)"
+    return escape(leaf) if isinstance(leaf, str) else "(numpy types)"
+
+
 def suggested_tolerance(first: Divergence) -> str | None:
     """A marker that would accept the float differences of a first divergence, or None.
 
     Computed from that record alone, by field: an ``rtol`` where the golden is
     far from zero, else an ``atol``, each the power of ten above the observed
-    need. A suggestion to judge, not a fix: later steps may
-    differ more, and a looser tolerance hides changes too.
+    need. Only differences that look like numerical noise count
+    (:attr:`~gym_goldens.comparison.result.Difference.looks_like_noise`); the
+    report suggests nothing when another difference is there. A suggestion to
+    judge, not a fix: later steps may differ more, and a looser tolerance
+    hides changes too.
     """
     needs: dict[str, dict[str, float]] = {"rtol": {}, "atol": {}}
     for difference in first.differences:
         golden, actual = difference.golden, difference.actual
-        if difference.allowed is None or not isinstance(actual, float):
+        if not difference.looks_like_noise:
             continue
         gap = abs(actual - golden)
         if not math.isfinite(gap):
@@ -316,6 +403,31 @@ def _typed_leaves(
     return []
 
 
+def _one_sided_types(
+    differences: list[Difference],
+) -> tuple[list[Difference], dict[tuple[str | int, ...], str]]:
+    """Fold the numpy type of a key found on one side only into that key's difference.
+
+    A key removed (or added) that held a numpy value has its ``dtypes`` entry
+    removed with it: that is no change of type, but part of the key's going.
+    Returns the differences without those entries, and the numpy type of
+    each one-sided key that had one.
+    """
+    one_sided = [d.path for d in differences if d.kind in ("missing", "extra")]
+    kept: list[Difference] = []
+    types: dict[tuple[str | int, ...], str] = {}
+    for difference in differences:
+        path = difference.path[1:]
+        owner = next((p for p in one_sided if _is_dtypes(difference) and path[: len(p)] == p), None)
+        if owner is None:
+            kept.append(difference)
+            continue
+        numpy_type = difference.golden if difference.golden is not None else difference.actual
+        if owner == path and isinstance(numpy_type, str):
+            types[owner] = numpy_type
+    return kept, types
+
+
 def _merge_dtypes(differences: list[Difference]) -> list[Difference]:
     """Drop a field's value differences when its dtype or shape changed."""
     changed = [d.path[1:] for d in differences if _is_dtypes(d)]
@@ -333,11 +445,21 @@ def _field(difference: Difference) -> str:
 
 
 def _other_field(difference: Difference) -> str:
-    return f"{_field(difference)} (numpy type)" if _is_dtypes(difference) else _field(difference)
+    if _is_dtypes(difference):
+        return f"{_field(difference)} (numpy type)"
+    if difference.kind == "missing":
+        return f"{_field(difference)} (not in the actual recording)"
+    if difference.kind == "extra":
+        return f"{_field(difference)} (not in the golden)"
+    return _field(difference)
 
 
-def _describe_difference(difference: Difference, episode: EpisodeComparison | None = None) -> str:
+def _describe_difference(
+    difference: Difference, episode: EpisodeComparison | None = None, numpy_type: str | None = None
+) -> str:
+    """One difference in words; ``numpy_type`` is that of a key found on one side only."""
     golden, actual = difference.golden, difference.actual
+    typed = f" ({escape(numpy_type)})" if numpy_type is not None else ""
     if _is_dtypes(difference):
         return escape(describe_change(golden, actual))
     if difference.path == ("digest",):
@@ -363,17 +485,18 @@ def _describe_difference(difference: Difference, episode: EpisodeComparison | No
     if difference.kind == "length":
         return f"golden has {golden} items, actual has {actual}: the shape changed"
     if difference.kind == "missing":
-        return f"golden {_value(golden)}, missing from the actual recording"
+        return f"golden {_value(golden)}{typed}, missing from the actual recording"
     if difference.kind == "extra":
-        return f"not in the golden, actual {_value(actual)}"
+        return f"not in the golden, actual {_value(actual)}{typed}"
 
     if isinstance(golden, ArraySummary) and isinstance(actual, ArraySummary):
         return _describe_arrays(golden, actual)
     allowed = difference.allowed
     if allowed is not None and isinstance(actual, float):
         delta = abs(actual - golden)
+        shown_delta, shown_allowed = distinct_numbers(delta, allowed)
         text = (
-            f"golden {golden!r}  actual {actual!r}  |diff| {delta:.1e} > tol {allowed:.1e} "
+            f"golden {golden!r}  actual {actual!r}  |diff| {shown_delta} > tol {shown_allowed} "
             f"(rtol {difference.rtol:g}, atol {difference.atol:g})"
         )
         if golden == 0:

@@ -31,6 +31,7 @@ from typing import Any, Final
 import numpy as np
 
 from gym_goldens.comparison.floats import arrays_allowed, arrays_match
+from gym_goldens.comparison.result import Comparison, EpisodeComparison
 from gym_goldens.comparison.tolerance import Tolerance
 from gym_goldens.errors import GoldenFormatError
 from gym_goldens.format.codec import ArraySummary
@@ -53,8 +54,10 @@ __all__ = [
     "FieldComparison",
     "Series",
     "compare_series",
+    "episode_holder",
     "episode_series",
     "read_episode_series",
+    "value_divergences",
 ]
 
 DEFAULT_FIELDS: Final = ("obs", "action", "reward")
@@ -409,6 +412,50 @@ def compare_series(
             golden_series, actual_series = golden_by_path.get(path), actual_by_path.get(path)
             found.append(_compare_one(path, golden_series, actual_series, rtol, atol))
     return found
+
+
+def value_divergences(
+    comparison: Comparison,
+    episode: EpisodeComparison,
+    *,
+    max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
+) -> list[FieldComparison]:
+    """The numeric leaves of a differing episode whose values leave their tolerance.
+
+    What a first divergence that is a change of numpy type hides: the values
+    that part later, in this field or another one. The episode is read
+    again, both sides, every field (large arrays as their mean).
+    """
+    found = [
+        read_episode_series(
+            holder,
+            episode.index,
+            None,
+            None,
+            missing_ok=True,
+            max_decompressed_size=max_decompressed_size,
+        )
+        if holder is not None
+        else None
+        for holder in (
+            episode_holder(comparison.golden, episode.golden_path),
+            episode_holder(comparison.actual, episode.actual_path),
+        )
+    ]
+    golden, actual = (one.series if one is not None else [] for one in found)
+    return [f for f in compare_series(golden, actual, comparison.tolerance) if f.diverges]
+
+
+def episode_holder(recording: str | Path, file: Path | None) -> Path | None:
+    """The recording in which an episode of a comparison has its number.
+
+    The recording itself when it is a file; else the folder of the file that
+    holds the episode (the recording folder, or a sub-env's folder).
+    """
+    if file is None:
+        return None
+    given = Path(recording)
+    return given if given.is_file() else file.parent
 
 
 def _at_stride(series: Series, stride: int) -> Series:

@@ -20,17 +20,20 @@ from typing import Any, Final
 
 from gym_goldens.errors import GoldenFormatError
 from gym_goldens.format.codec import ArraySummary, TaggedValue
+from gym_goldens.format.fields import ANY, FieldPath, format_path, parse_pattern
 from gym_goldens.format.limits import DEFAULT_MAX_DECOMPRESSED_SIZE
 from gym_goldens.format.lines import iter_episodes
 from gym_goldens.format.reader import (
     Lines,
+    Return,
+    add_reward,
     episode_lines,
     iter_records,
     missing_episode,
     no_recording_reason,
     recording_files,
 )
-from gym_goldens.present.text import MAX_DEPTH, escape, escape_value, short_repr
+from gym_goldens.present.text import MAX_DEPTH, counted, escape, escape_value, short_repr
 
 __all__ = [
     "EpisodeSummary",
@@ -45,6 +48,8 @@ __all__ = [
 _STEP_FIELDS: Final = ("action", "obs", "reward", "terminated", "truncated", "info")
 _MAX_EPISODE_ROWS: Final = 40
 _MAX_CELL: Final = 48
+# A cell of a field chosen with --fields: cut only where a value has no place in a table.
+_MAX_CHOSEN_CELL: Final = 400
 _MAX_SHAPE: Final = 100
 _MAX_BOUNDS: Final = 6
 
@@ -59,7 +64,8 @@ class EpisodeSummary:
         index: The episode number (its place in the recording).
         path: The file that holds it.
         steps: Step records.
-        total_reward: Sum of the scalar rewards.
+        total_reward: The summed reward: a float, or one per objective for
+            a vector reward.
         ending: ``terminated``, ``truncated`` or ``open`` (the recording
             stopped mid-episode).
         header: The header record, or None for files without one.
@@ -71,7 +77,7 @@ class EpisodeSummary:
     index: int
     path: Path
     steps: int
-    total_reward: float
+    total_reward: Return
     ending: str
     header: dict[str, Any] | None
     first_step: dict[str, Any] | None
@@ -135,7 +141,7 @@ def _summarize_episode(
 ) -> EpisodeSummary:
     header = first_step = reset = last = None
     steps = 0
-    total = 0.0
+    total: Return = 0.0
     pending = 0
     first_line = 0
     for number, record in iter_records(path, lines):
@@ -149,9 +155,7 @@ def _summarize_episode(
             steps += 1
             if first_step is None:
                 first_step = record
-            reward = record.get("reward")
-            if isinstance(reward, (int, float)) and not isinstance(reward, bool):
-                total += reward
+            total = add_reward(total, record.get("reward"))
         last = record
         pending += 1
         if advance is not None and pending >= 1000:
@@ -219,14 +223,15 @@ def format_recording(
             [
                 str(episode.index),
                 f"{episode.steps:,}",
-                _number(episode.total_reward),
+                _return(episode.total_reward),
                 episode.ending,
                 "-" if seed is None else escape_value(seed),
             ]
         )
     lines += ["  " + line for line in _table(rows, right=(0, 1, 2))]
     if len(shown) < len(episodes):
-        lines.append(f"  ... {len(episodes) - len(shown)} more episodes (show them all with --all)")
+        more = counted(len(episodes) - len(shown), "more episode", "more episodes")
+        lines.append(f"  ... {more} (show them all with --all)")
     return lines
 
 
@@ -244,14 +249,13 @@ def format_folder(
     rows = [["recording", "env", "episodes", "steps", "mean return"]]
     for summary in summaries:
         env = (summary.header or {}).get("env") or {}
-        returns = [e.total_reward for e in summary.episodes]
         rows.append(
             [
                 escape(str(summary.path.relative_to(root))) if summary.path != root else ".",
                 escape_value(env.get("id") or env.get("class") or "?"),
                 str(len(summary.episodes)),
                 f"{summary.steps:,}",
-                _number(sum(returns) / len(returns)) if returns else "-",
+                _mean_return([e.total_reward for e in summary.episodes]),
             ]
         )
     lines += ["  " + line for line in _table(rows, right=(2, 3, 4))]
@@ -266,11 +270,15 @@ def format_steps(
     stop: int | None,
     *,
     episode: int = 0,
+    fields: Sequence[str] | None = None,
     max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
 ) -> list[str]:
     """The records of one episode with ``start <= t < stop`` as a table.
 
-    The reset record is ``t = 0``.
+    The reset record is ``t = 0``. By default the columns are the action,
+    reward, flags, observation and info, a dict giving each of its keys a
+    column of its own; ``fields`` chooses the columns by field pattern
+    instead (``obs[2]``, ``info.*``), one per field they reach.
 
     Args:
         path: A recording folder or a recording file.
@@ -278,17 +286,41 @@ def format_steps(
         stop: The step after the last one shown; None for the end.
         episode: The episode, numbered from 0 in the recording (in the file,
             when ``path`` is a file).
+        fields: Field patterns of the columns; None for the default ones.
         max_decompressed_size: What the compressed files of the recording
             may expand to, in bytes.
 
     Raises:
         GoldenFormatError: The recording cannot be read or has no such episode.
+        ValueError: A field pattern is malformed.
     """
+    selectors = [parse_pattern(field) for field in fields] if fields else None
     limit = max_decompressed_size
     found = episode_lines(path, episode, max_decompressed_size=limit)
     if found is None:
         raise missing_episode(path, episode, max_decompressed_size=limit)
     file, lines = found
+    selected, first_line = _records_between(file, lines, start, stop)
+    if not selected:
+        end = "the end" if stop is None else str(stop)
+        return [
+            f"no steps with {start} <= t < {end} in episode {episode} of {file} "
+            f"(from line {first_line or 1})"
+        ]
+    columns = _default_columns(selected) if selectors is None else _chosen(selected, selectors)
+    rows = [["t", *(column.label for column in columns)]]
+    for record in selected:
+        t = str(record["t"]) if record["event"] == "step" else "0 (reset)"
+        rows.append([t, *(column.cell(record) for column in columns)])
+    if selectors is not None:
+        return _table(rows, right=(0,))
+    return _table(rows, right=(0, 2)) + _cut_note(rows)
+
+
+def _records_between(
+    file: Path, lines: Lines, start: int, stop: int | None
+) -> tuple[list[dict[str, Any]], int]:
+    """The reset and step records with ``start <= t < stop``, and the episode's first line."""
     selected: list[dict[str, Any]] = []
     first_line = 0
     for number, record in iter_records(file, lines):
@@ -300,28 +332,110 @@ def format_steps(
             break
         if t >= start:
             selected.append(record)
-    if not selected:
-        end = "the end" if stop is None else str(stop)
-        return [
-            f"no steps with {start} <= t < {end} in episode {episode} of {file} "
-            f"(from line {first_line or 1})"
-        ]
-    with_info = any(record.get("info") for record in selected)
-    rows = [["t", "action", "reward", "term", "trunc", "obs"] + (["info"] if with_info else [])]
-    for record in selected:
-        is_step = record["event"] == "step"
-        row = [
-            str(record["t"]) if is_step else "0 (reset)",
-            _cell(record.get("action")) if is_step else "",
-            _cell(record.get("reward")) if is_step else "",
-            _flag(record.get("terminated")) if is_step else "",
-            _flag(record.get("truncated")) if is_step else "",
-            _cell(record.get("obs")),
-        ]
-        if with_info:
-            row.append(_cell(record.get("info")))
-        rows.append(row)
-    return _table(rows, right=(0, 2))
+    return selected, first_line
+
+
+def _cut_note(rows: Sequence[Sequence[str]]) -> list[str]:
+    """A line that says how to see whole the first column whose cells were cut, if any."""
+    cut = next(
+        (
+            rows[0][i]
+            for row in rows[1:]
+            for i, cell in enumerate(row)
+            if len(cell) == _MAX_CELL and cell.endswith("...")
+        ),
+        None,
+    )
+    if cut is None:
+        return []
+    return [
+        f"(cells are cut at {_MAX_CELL} characters: show a field whole with --fields, "
+        f"such as --fields {cut})"
+    ]
+
+
+@dataclasses.dataclass(frozen=True)
+class _Column:
+    """A column of a step table: its heading, and the field its cells show.
+
+    Attributes:
+        label: The heading.
+        path: The field, from the top of a record.
+        limit: Cells longer than this are cut.
+        steps_only: Empty on the reset record (action, reward, flags).
+        flag: A bool shown as ``yes`` or ``-``.
+    """
+
+    label: str
+    path: FieldPath
+    limit: int = _MAX_CELL
+    steps_only: bool = False
+    flag: bool = False
+
+    def cell(self, record: dict[str, Any]) -> str:
+        """This column's cell of ``record``; empty where the record lacks the field."""
+        if self.steps_only and record["event"] != "step":
+            return ""
+        value: Any = record
+        for segment in self.path:
+            in_dict = isinstance(value, dict) and segment in value
+            in_list = isinstance(value, list) and isinstance(segment, int) and segment < len(value)
+            if not (in_dict or in_list):
+                return ""
+            value = value[segment]
+        return _flag(value) if self.flag else _cell(value, self.limit)
+
+
+def _default_columns(records: Sequence[dict[str, Any]]) -> list[_Column]:
+    """Action, reward, flags, then obs and info: a dict gives each key a column."""
+    columns = [
+        _Column("action", ("action",), steps_only=True),
+        _Column("reward", ("reward",), steps_only=True),
+        _Column("term", ("terminated",), steps_only=True, flag=True),
+        _Column("trunc", ("truncated",), steps_only=True, flag=True),
+    ]
+    for field in ("obs", "info"):
+        keys = _dict_keys([record.get(field) for record in records])
+        if keys is None:
+            columns.append(_Column(field, (field,)))
+        else:
+            columns += [_Column(f"{field}.{escape(key)}", (field, key)) for key in keys]
+    return columns
+
+
+def _dict_keys(values: Sequence[Any]) -> list[str] | None:
+    """The keys of values that are all dicts (or absent), in order; None when one is not."""
+    if not all(value is None or isinstance(value, dict) for value in values):
+        return None
+    return list(dict.fromkeys(key for value in values if value for key in value))
+
+
+def _chosen(records: Sequence[dict[str, Any]], selectors: Sequence[FieldPath]) -> list[_Column]:
+    """One column per field the patterns reach in ``records``, pattern by pattern."""
+    paths: dict[FieldPath, None] = {}
+    for selector in selectors:
+        for record in records:
+            paths.update(dict.fromkeys(_reached(record, selector, ())))
+    return [_Column(escape(format_path(path)), path, _MAX_CHOSEN_CELL) for path in paths]
+
+
+def _reached(value: Any, pattern: FieldPath, path: FieldPath) -> Iterator[FieldPath]:
+    """The paths in ``value`` that ``pattern`` names, its wildcards filled in."""
+    if not pattern:
+        yield path
+        return
+    segment, rest = pattern[0], pattern[1:]
+    if isinstance(value, dict):
+        keys = list(value) if segment == ANY else [segment] if segment in value else []
+        for key in keys:
+            yield from _reached(value[key], rest, (*path, key))
+    elif isinstance(value, list):
+        if segment == ANY:
+            indices = list(range(len(value)))
+        else:
+            indices = [segment] if isinstance(segment, int) and segment < len(value) else []
+        for index in indices:
+            yield from _reached(value[index], rest, (*path, index))
 
 
 def format_space(description: Any, depth: int = 0) -> str:
@@ -352,7 +466,7 @@ def format_space(description: Any, depth: int = 0) -> str:
         start_text = f", start={_cell(start)})" if start else ")"
         return f"Discrete({_cell(description.get('n'))}" + start_text
     if kind == "MultiDiscrete":
-        return f"MultiDiscrete({_bounds(description.get('nvec'))})"
+        return f"MultiDiscrete({_elements(description.get('nvec'))})"
     if kind == "MultiBinary":
         return f"MultiBinary({_cell(description.get('n'))})"
     if kind == "Dict":
@@ -378,6 +492,12 @@ def _bounds(value: Any) -> str:
     flat = list(_flatten(value))
     if flat and all(item == flat[0] for item in flat):
         return _number(flat[0])  # one number stands for all, as gymnasium writes it
+    return _elements(value)
+
+
+def _elements(value: Any) -> str:
+    """Every element, as numpy writes an array: ``[3 2]``, cut short after a few."""
+    flat = list(_flatten(value))
     if len(flat) > _MAX_BOUNDS:
         return "[" + " ".join(_number(v) for v in flat[:_MAX_BOUNDS]) + " ...]"
     return "[" + " ".join(_number(v) for v in flat) + "]"
@@ -440,13 +560,32 @@ def _number(value: Any) -> str:
     return f"{value:.6g}"
 
 
+def _return(total: Return) -> str:
+    """A return: a number, or one per objective in brackets (``[5, -1.25]``)."""
+    if isinstance(total, tuple):
+        return "[" + ", ".join(_number(part) for part in total) + "]"
+    return _number(total)
+
+
+def _mean_return(returns: Sequence[Return]) -> str:
+    """The mean of episode returns, per objective for vectors; ``-`` when they do not agree."""
+    scalars = [total for total in returns if not isinstance(total, tuple)]
+    vectors = [total for total in returns if isinstance(total, tuple)]
+    if not vectors:
+        return _number(sum(scalars) / len(scalars)) if scalars else "-"
+    if scalars or len({len(vector) for vector in vectors}) != 1:
+        return "-"  # scalar and vector returns, or vectors of other lengths
+    columns = zip(*vectors, strict=True)
+    return _return(tuple(sum(column) / len(vectors) for column in columns))
+
+
 def _flag(value: Any) -> str:
     return "yes" if value else "-"
 
 
-def _cell(value: Any) -> str:
+def _cell(value: Any, limit: int = _MAX_CELL) -> str:
     text = _compact(value)
-    return text if len(text) <= _MAX_CELL else text[: _MAX_CELL - 3] + "..."
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _compact(value: Any, depth: int = 0) -> str:

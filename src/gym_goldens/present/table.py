@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
 from gym_goldens.format.codec import ArraySummary
+from gym_goldens.present.text import counted
 
 __all__ = [
     "CHECK_FAILED",
@@ -45,6 +46,7 @@ JSON_FORMAT: Final = 1
 
 _INDENT: Final = "    "
 _MAX_JSON_FIELDS: Final = 20
+_MAX_STDERR_LINES: Final = 20
 # Terminal colour codes (gymnasium's logger wraps its warnings in them), and
 # every other control character but the newline, which lines are split on.
 _ANSI: Final = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
@@ -94,6 +96,9 @@ class AuditRow:
         warnings: Warnings raised while the env was made, run and checked.
         recordings: Where the recordings were kept (nondeterministic envs).
         nondeterministic_spec: The spec says ``nondeterministic=True``.
+        stderr: What the env wrote to the process's stderr while it was
+            audited (MuJoCo's warnings come from C, past Python's warnings),
+            shown under its row, never among the rows.
     """
 
     env_id: str
@@ -106,6 +111,7 @@ class AuditRow:
     warnings: tuple[str, ...] = ()
     recordings: str | None = None
     nondeterministic_spec: bool = False
+    stderr: str = ""
 
     @property
     def details(self) -> list[str]:
@@ -122,7 +128,19 @@ class AuditRow:
         if self.check_failure is not None:
             lines += f"check_env failed: {self.check_failure}".splitlines()
         lines += [f"warning: {text}" for text in self.warnings]
+        lines += _stderr_lines(self.stderr)
         return lines
+
+
+def _stderr_lines(stderr: str) -> list[str]:
+    """What an env wrote to stderr, its last lines, under a heading."""
+    written = [line for line in stderr.splitlines() if line.strip()]
+    if not written:
+        return []
+    lines = ["stderr (what the env wrote there):"]
+    if len(written) > _MAX_STDERR_LINES:
+        lines.append(f"  ... ({len(written) - _MAX_STDERR_LINES} lines before)")
+    return lines + [f"  {line}" for line in written[-_MAX_STDERR_LINES:]]
 
 
 def format_table(
@@ -179,8 +197,7 @@ def format_left_out(left_out: Mapping[str, str], *, by: str = "") -> list[str]:
     count = len(left_out)
     heading = f"{by} left out" if by else "left out"
     lines = [
-        f"{heading} {count} id{'s' if count != 1 else ''}: deprecated or legacy, "
-        "their entry points cannot load"
+        f"{heading} {counted(count, 'id')}: deprecated or legacy, their entry points cannot load"
     ]
     lines += [f"  {', '.join(ids)}: {printable(reason)}" for reason, ids in groups.items()]
     return lines
@@ -244,6 +261,7 @@ def _row_json(row: AuditRow) -> dict[str, Any]:
         "warnings": list(row.warnings),
         "recordings": row.recordings,
         "nondeterministic_spec": row.nondeterministic_spec,
+        "stderr": row.stderr,
     }
 
 

@@ -27,13 +27,54 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Final
 
-__all__ = ["MAX_DEPTH", "escape", "escape_value", "printable", "python_string", "short_repr"]
+__all__ = [
+    "MAX_DEPTH",
+    "counted",
+    "distinct_numbers",
+    "escape",
+    "escape_value",
+    "printable",
+    "python_string",
+    "short_repr",
+]
 
 MAX_DEPTH: Final = 16
 """How many levels of nested values text shows; deeper ones are ``...``.
 Real records nest a few levels; a report or a table shows fewer still."""
 
 _SHORT: Final = {"\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def counted(count: int, noun: str, plural: str | None = None) -> str:
+    """``count`` and the noun, singular for one: ``1 episode``, ``2 episodes``.
+
+    Example:
+        >>> counted(1, "episode"), counted(3, "step"), counted(2, "differs", "differ")
+        ('1 episode', '3 steps', '2 differ')
+    """
+    return f"{count:,} {noun if count == 1 else plural or noun + 's'}"
+
+
+def distinct_numbers(first: float, second: float, *, digits: int = 2) -> tuple[str, str]:
+    """Two numbers in scientific notation, with the fewest digits that tell them apart.
+
+    At least ``digits`` significant digits; more while the two would read the
+    same, up to the 17 that write any float exactly. A difference and the
+    tolerance it exceeded are shown so: ``2.71e-07 > 2.66e-07``, never
+    ``2.7e-07 > 2.7e-07``.
+
+    Example:
+        >>> distinct_numbers(2.71e-07, 2.66e-07)
+        ('2.71e-07', '2.66e-07')
+        >>> distinct_numbers(1.0, 1e-12)
+        ('1.0e+00', '1.0e-12')
+    """
+    count = max(digits, 1)
+    texts = f"{first:.{count - 1}e}", f"{second:.{count - 1}e}"
+    while texts[0] == texts[1] and first != second and count < 17:
+        count += 1
+        texts = f"{first:.{count - 1}e}", f"{second:.{count - 1}e}"
+    return texts
 
 
 def escape(text: str) -> str:

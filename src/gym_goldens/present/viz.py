@@ -50,6 +50,7 @@ from gym_goldens.present.series import (
     FieldComparison,
     Series,
     compare_series,
+    episode_holder,
     episode_series,
     read_episode_series,
 )
@@ -88,6 +89,9 @@ _DIFF_COLOR: Final = "#6a3d9a"
 _MARKER_COLOR: Final = "#d62728"
 _ONE_SIDED_COLOR: Final = "#d62728"
 _MAX_TITLE_PATH: Final = 72
+_MAX_TITLE_FIELDS: Final = 3
+# A legend entry longer than this is written on two lines, to stay inside the figure.
+_LEGEND_CHARS: Final = 24
 _DPI: Final = 100
 # matplotlib's axis and tick arithmetic overflows near the largest float, so
 # finite values beyond this are drawn at it (see _plottable).
@@ -173,7 +177,7 @@ def plot_recording(
     axes_list = [layout.add(1.3, gap=0.32) for _ in shown]
     figure = layout.figure()
     for axes, item in zip(axes_list, shown, strict=True):
-        _draw_series(axes, item.t, item.values, discrete=item.discrete, color=_GOLDEN_COLOR)
+        _draw_series(axes, item.t, item.values, steps=_stepwise(item), color=_GOLDEN_COLOR)
         axes.set_title(item.label, loc="left", fontsize=10, fontweight="bold")
         axes.grid(alpha=0.3)
         _integer_steps(axes)
@@ -242,8 +246,8 @@ def plot_comparison(
     if isinstance(episode, EpisodeComparison):
         index, label = episode.index, _episode_label(episode)
         # The file that holds the episode: in a vector recording, a sub-env's.
-        golden_source = _holder(golden, episode.golden_path)
-        actual_source = _holder(actual, episode.actual_path)
+        golden_source = episode_holder(golden, episode.golden_path)
+        actual_source = episode_holder(actual, episode.actual_path)
         if episode.first is not None:
             # Every step around the first divergence, whatever is thinned out elsewhere.
             t = episode.first.t or 0
@@ -347,19 +351,23 @@ def plot_divergence(
 
 
 def _divergent_fields(episode: EpisodeComparison, limit: int) -> list[str] | None:
-    """The fields that differ at an episode's first divergence; None when none is named.
+    """The fields that differ at an episode's first divergence; None for every field.
 
-    Only they are read: the other leaves of a long record (an image kept in
-    full) would cost time and memory for panels that are not drawn.
+    None when no field is named, or when one changed its numpy type: the
+    values that part after it may be in any field. Otherwise only they are
+    read: the other leaves of a long record (an image kept in full) would
+    cost time and memory for panels that are not drawn.
     """
     first = episode.first
     if first is None or not first.differences:
         return None
     fields: list[str] = []
     for difference in first.differences:
-        path = difference.path[1:] if difference.path[:1] == ("dtypes",) else difference.path
-        if path and path[0] in SERIES_FIELDS:
-            fields.append(format_path(path))
+        if difference.path[:1] == ("dtypes",):
+            # A change of type: the values that part may be in any field.
+            return None
+        if difference.path and difference.path[0] in SERIES_FIELDS:
+            fields.append(format_path(difference.path))
     return list(dict.fromkeys(fields))[:limit] or None
 
 
@@ -471,16 +479,18 @@ class _Layout:
 def _draw_field(top: Axes, bottom: Axes, item: FieldComparison, sides: tuple[str, str]) -> None:
     golden_name, actual_name = sides
     difference_label = f"{actual_name} \N{MINUS SIGN} {golden_name}"
+    two_lines = difference_label.replace(" \N{MINUS SIGN}", "\n\N{MINUS SIGN}", 1)
+    stepwise = _stepwise(item)
     golden_t, golden_values = item.t[item.in_golden], item.golden[item.in_golden]
     actual_t, actual_values = item.t[item.in_actual], item.actual[item.in_actual]
     _draw_series(
-        top, golden_t, golden_values, discrete=item.discrete, color=_GOLDEN_COLOR, label=golden_name
+        top, golden_t, golden_values, steps=stepwise, color=_GOLDEN_COLOR, label=golden_name
     )
     _draw_series(
         top,
         actual_t,
         actual_values,
-        discrete=item.discrete,
+        steps=stepwise,
         color=_ACTUAL_COLOR,
         style="--",
         label=actual_name,
@@ -506,9 +516,10 @@ def _draw_field(top: Axes, bottom: Axes, item: FieldComparison, sides: tuple[str
         bottom,
         item.t,
         difference,
-        discrete=item.discrete,
+        steps=stepwise,
         color=_DIFF_COLOR,
-        label=difference_label,
+        # Long run names (run 2 (subprocess)) would run past the figure's edge on one line.
+        label=difference_label if len(difference_label) <= _LEGEND_CHARS else two_lines,
     )
     flat = not np.any(np.nan_to_num(np.where(both, difference, 0.0))) and not np.any(
         item.allowed[both]
@@ -516,9 +527,7 @@ def _draw_field(top: Axes, bottom: Axes, item: FieldComparison, sides: tuple[str
     if flat:
         # Nothing to scale to: keep matplotlib from zooming in on rounding noise.
         bottom.set_ylim(-1.0, 1.0)
-    bottom.set_ylabel(
-        difference_label.replace(" \N{MINUS SIGN}", "\n\N{MINUS SIGN}", 1), fontsize=8
-    )
+    bottom.set_ylabel(two_lines, fontsize=8)
     for axes in (top, bottom):
         axes.grid(alpha=0.3)
         axes.tick_params(labelsize=8)
@@ -552,6 +561,11 @@ def _draw_field(top: Axes, bottom: Axes, item: FieldComparison, sides: tuple[str
     bottom.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8, frameon=False)
 
 
+def _stepwise(item: Series | FieldComparison) -> bool:
+    """Whether a field is drawn as steps: ints and bools, and rewards (paid per step)."""
+    return item.discrete or item.path[:1] == ("reward",)
+
+
 def _band_label(allowed: np.ndarray[Any, Any], difference: np.ndarray[Any, Any]) -> str:
     """The legend entry of the tolerance band, with its width where it is too thin to see.
 
@@ -576,7 +590,7 @@ def _draw_series(
     t: np.ndarray[Any, Any],
     values: np.ndarray[Any, Any],
     *,
-    discrete: bool,
+    steps: bool,
     color: str,
     style: str = "-",
     label: str | None = None,
@@ -587,7 +601,7 @@ def _draw_series(
         color=color,
         linestyle=style,
         linewidth=1.5,
-        drawstyle="steps-post" if discrete else "default",
+        drawstyle="steps-post" if steps else "default",
         label=label,
         marker="." if len(t) <= 1 else None,
     )
@@ -625,16 +639,21 @@ def _comparison_title(
     """The figure title; ``found`` are the golden's and actual's series, ``fields``
     the diverging, shown and chosen ones."""
     diverging, shown, chosen = fields
+    verdicts = _one_sided_fields(chosen, sides)
     if diverging:
         head = diverging[0]
-        verdict = f"first divergence at t={head.first} ({head.label}); " + (
-            "1 field diverges" if len(diverging) == 1 else f"{len(diverging)} fields diverge"
+        verdicts.insert(
+            0,
+            f"first divergence at t={head.first} ({head.label}); "
+            + ("1 field diverges" if len(diverging) == 1 else f"{len(diverging)} fields diverge"),
         )
-    elif any(field.first_unpaired is not None for field in chosen):
-        verdict = "no divergence within tolerance where both have the step; the lengths differ"
     else:
-        verdict = "no divergence within tolerance"
-    lines = [f"{heading}: {sides[0]} vs {sides[1]}: {verdict}"]
+        where = "where both have a field" if verdicts else "where both have the step"
+        verdicts.append(f"no divergence within tolerance {where}")
+    lengths = [_last_step(one) for one in found]
+    if None not in lengths and lengths[0] != lengths[1]:
+        verdicts.append(f"the lengths differ ({lengths[0]} vs {lengths[1]} steps)")
+    lines = [f"{heading}: {sides[0]} vs {sides[1]}: {'; '.join(verdicts)}"]
     if len(shown) < len(chosen):
         lines[0] += f" (first {len(shown)} of {len(chosen)} fields shown)"
     stride = max((s.stride for one in found if one for s in one.series), default=1)
@@ -643,6 +662,31 @@ def _comparison_title(
     for side, one in zip(sides, found, strict=True):
         lines.append(f"{side}: {_where(one, display) if one else '(no such episode)'}")
     return title_lines("\n".join(lines))
+
+
+def _one_sided_fields(chosen: Sequence[FieldComparison], sides: tuple[str, str]) -> list[str]:
+    """``info.x only in golden``: the fields one side never has (a key renamed or removed)."""
+    said = []
+    for side, has_it in zip(sides, ("in_golden", "in_actual"), strict=True):
+        other = "in_actual" if has_it == "in_golden" else "in_golden"
+        labels = [
+            f.label for f in chosen if getattr(f, has_it).any() and not getattr(f, other).any()
+        ]
+        if labels:
+            more = (
+                f" (+{len(labels) - _MAX_TITLE_FIELDS} more)"
+                if len(labels) > _MAX_TITLE_FIELDS
+                else ""
+            )
+            said.append(f"{', '.join(labels[:_MAX_TITLE_FIELDS])}{more} only in {side}")
+    return [", ".join(said)] if said else []
+
+
+def _last_step(found: EpisodeSeries | None) -> int | None:
+    """The last step of an episode's series: its length (0 for a bare reset)."""
+    if found is None:
+        return None
+    return max((int(series.t[-1]) for series in found.series if series.t.size), default=0)
 
 
 def title_lines(text: str) -> str:
@@ -656,18 +700,6 @@ def title_lines(text: str) -> str:
 def _title_room(title: str) -> float:
     """Inches of room above the axes for a title of this many lines."""
     return 0.25 + 0.22 * (title.count("\n") + 1)
-
-
-def _holder(recording: str | Path, file: Path | None) -> Path | None:
-    """The recording in which an episode of a comparison has its number.
-
-    The recording itself when it is a file; else the folder of the file that
-    holds the episode (the recording folder, or a sub-env's folder).
-    """
-    if file is None:
-        return None
-    given = Path(recording)
-    return given if given.is_file() else file.parent
 
 
 def _episode_label(episode: EpisodeComparison) -> str:

@@ -26,7 +26,7 @@ import numpy as np
 
 from gym_goldens.errors import GoldensError
 from gym_goldens.format.files import install_recording
-from gym_goldens.format.reader import recording_files
+from gym_goldens.format.reader import Return, add_reward, recording_files
 from gym_goldens.record.single import RecordTrajectory
 
 __all__ = [
@@ -51,12 +51,13 @@ class RolloutResult:
         episodes: Episodes started (the first reset and every reset after an
             episode ended).
         returns: The summed reward of each episode, the last one possibly
-            unfinished.
+            unfinished: a float, or a tuple of one float per objective for
+            an env whose reward is a vector (mo-gymnasium's envs).
     """
 
     steps: int
     episodes: int
-    returns: tuple[float, ...]
+    returns: tuple[Return, ...]
 
 
 def rollout(
@@ -107,14 +108,16 @@ def rollout(
         )
     obs, _ = env.reset(seed=seed)
     actions = SeededActions(env, seed)
-    returns: list[float] = [0.0]
+    returns: list[Return] = [0.0]
     for _ in range(steps):
         action = actions.sample() if policy is None else policy(obs)
         obs, reward, terminated, truncated, _ = env.step(action)
-        returns[-1] += float(reward)
+        returns[-1] = add_reward(returns[-1], reward)
         if terminated or truncated:
             obs, _ = env.reset()
-            returns.append(0.0)
+            # A vector reward's next episode starts from one zero per objective.
+            last = returns[-1]
+            returns.append((0.0,) * len(last) if isinstance(last, tuple) else 0.0)
             actions.after_reset()
     return RolloutResult(steps=steps, episodes=len(returns), returns=tuple(returns))
 
