@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from gym_goldens.errors import GoldenFormatError, UnsupportedFormatVersionError
+from gym_goldens.format.agents import episode_ended
 from gym_goldens.format.codec import decode_line
 from gym_goldens.format.header import FORMAT_NAME, FORMAT_VERSION
 from gym_goldens.format.layout import (
@@ -230,9 +231,7 @@ class Episode:
     def complete(self) -> bool:
         """Whether the episode ended (its last step terminated or truncated)."""
         last = self.records[-1] if self.records else None
-        return bool(
-            last and last["event"] == "step" and (last.get("terminated") or last.get("truncated"))
-        )
+        return bool(last and last["event"] == "step" and episode_ended(last))
 
     @property
     def total_reward(self) -> float:

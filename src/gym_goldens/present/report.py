@@ -22,6 +22,7 @@ from typing import Any, Final
 from gym_goldens.comparison.arrays import ArrayDelta, summarise_like
 from gym_goldens.comparison.result import Comparison, Difference, Divergence, EpisodeComparison
 from gym_goldens.errors import GoldenFormatError
+from gym_goldens.format.agents import agent_of
 from gym_goldens.format.codec import ArraySummary
 from gym_goldens.format.dtypes import describe_change
 from gym_goldens.format.fields import format_path
@@ -192,6 +193,9 @@ def _describe_episode(episode: EpisodeComparison) -> list[str]:
             # A change of dtype or shape explains the values that follow it.
             expanded = [part for d in first.differences for part in _expand_dtypes(d)]
             head, *others = _merge_dtypes(headline_order(expanded))
+            agent = agent_of(head.path, episode.golden_header or episode.actual_header)
+            if agent is not None:  # a multi-agent record: obs.agent_2[0] is agent_2's
+                where += f", agent {escape(agent)}"
             lines.append(f"  first divergence: {label}, {where}, {_field(head)}")
             lines.append(f"    {_describe_difference(head, episode)}")
             if _is_dtypes(head) and first.t is not None and None in (head.golden, head.actual):

@@ -524,6 +524,33 @@ class EpisodeWriter:
         if done or t >= self._write_at or len(buffer) >= _WRITE_SIZE:
             self.write_buffer()
 
+    def reset_record(self, fields: dict[str, Any]) -> None:
+        """Record the reset that begins the episode, of fields another recorder built.
+
+        The multi-agent recorders' (:mod:`gym_goldens.record.multiagent`):
+        ``fields`` holds every field but ``event`` and ``episode``.
+        """
+        record = {"event": "reset", "episode": self.episode_count - 1, **fields}
+        self._add(self._encoder.encode(record))
+
+    def step_record(self, fields: dict[str, Any], *, done: bool) -> None:
+        """Record one step of fields another recorder built; an episode that ends is written.
+
+        The multi-agent recorders' (:mod:`gym_goldens.record.multiagent`):
+        ``fields`` holds every field but ``event`` and ``t``, its ``dtypes``
+        included where they are written; ``done`` (no agent is left) ends the
+        episode as ``terminated or truncated`` does in :meth:`step`.
+        """
+        self._t = t = self._t + 1
+        line = self._encoder.encode({"event": "step", "t": t, **fields})
+        if self.full_every is not None and t % self.full_every and t != 1 and not done:
+            line = digest_record(t, line)
+        buffer = self._buffer
+        buffer += line
+        buffer += b"\n"
+        if done or t >= self._write_at or len(buffer) >= _WRITE_SIZE:
+            self.write_buffer()
+
     @property
     def buffered(self) -> int:
         """The lines that wait in memory, not yet handed to the operating system."""
