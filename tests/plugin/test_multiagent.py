@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import warnings
 from pathlib import Path
 
@@ -22,6 +23,7 @@ ENVS = Path(__file__).parent.parent / "support" / "agent_envs.py"
 
 PREAMBLE = """
 import os
+import importlib.util
 import warnings
 
 import pytest
@@ -160,3 +162,38 @@ def test_a_variant_golden_is_kept_for_another_pettingzoo_version(
     (variant,) = [entry.name for entry in plain.iterdir() if entry.is_dir()]
     assert variant.startswith("pettingzoo=")
     pytester.runpytest("-k", "variant").assert_outcomes(passed=1, deselected=4)
+
+
+ZOO = """
+import pytest
+from gym_goldens import pettingzoo_envs, rollout
+
+ENVS = pettingzoo_envs("classic/rps_v2", "classic/tictactoe_v3", "classic/chess_v6")
+
+@pytest.mark.parametrize("env_module", ENVS)
+def test_classic(record_trajectory, env_module):
+    rollout(record_trajectory(env_module.env()), seed=0, steps=10)
+"""
+
+
+def test_pettingzoo_envs_parametrize_golden_tests_and_skip_the_envs_missing_an_extra(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(test_zoo=ZOO)
+    has_chess = importlib.util.find_spec("chess") is not None
+    result = pytester.runpytest("--update-goldens", "-rs")
+    result.assert_outcomes(passed=3 if has_chess else 2, skipped=0 if has_chess else 1)
+    result.stdout.fnmatch_lines(
+        [
+            "goldens: * created",
+            "  created: goldens/test_zoo/test_classic[[]classic%2Frps_v2[]]/rps_v2",
+            "  created: goldens/test_zoo/test_classic[[]classic%2Ftictactoe_v3[]]/tictactoe_v3",
+        ]
+    )
+    if not has_chess:
+        result.stdout.fnmatch_lines(
+            ["SKIPPED [[]1[]] *chess is not installed *pip install 'pettingzoo[[]classic[]]'"]
+        )
+    checked = pytester.runpytest("--goldens-strict")
+    checked.assert_outcomes(passed=3 if has_chess else 2, skipped=0 if has_chess else 1)
+    assert "stale" not in checked.stdout.str()
