@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import tempfile
 import warnings
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
 pytest.importorskip("pettingzoo", reason="pettingzoo is not installed: pip install pettingzoo")
 
@@ -18,9 +22,11 @@ with warnings.catch_warnings():
     from pettingzoo.classic import connect_four_v3, rps_v2, tictactoe_v3
 
 from gym_goldens import compare, read_recording, rollout
+from gym_goldens.format.codec import Encoder
 from gym_goldens.format.reader import Episode
 from gym_goldens.record.agents import agent_api, record_agents, replay_agents
 from gym_goldens.record.multiagent import RecordAECTrajectory, RecordParallelTrajectory
+from gym_goldens.record.writer import EpisodeWriter
 from tests.support.agent_envs import Drifters
 
 
@@ -199,3 +205,61 @@ def test_gymnasium_envs_never_import_pettingzoo() -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True
     )
     assert result.stdout.strip() == "False"
+
+
+_FLOATS = st.floats(allow_nan=True, allow_infinity=True)
+_INFO = st.dictionaries(
+    st.sampled_from(["x", "$cost", "name"]),
+    st.one_of(_FLOATS, st.none(), st.integers(-(2**70), 2**70), st.text(max_size=3)),
+    max_size=3,
+)
+_ARRAYS = hnp.arrays(
+    st.sampled_from([np.float32, np.float64, np.int64, np.uint8]),
+    hnp.array_shapes(max_dims=2, max_side=4),
+)
+
+
+@settings(max_examples=100, deadline=None)
+@given(obs=_ARRAYS, other=_ARRAYS, reward=st.one_of(_FLOATS, st.integers(-3, 3)), info=_INFO)
+def test_the_step_lines_of_agents_are_the_careful_encoding(
+    obs: np.ndarray[Any, Any], other: np.ndarray[Any, Any], reward: Any, info: dict[str, Any]
+) -> None:
+    # The writer's fast path for multi-agent steps, also where it keeps a
+    # step's types (retyped=False): what the careful encoder writes.
+    encoder = Encoder(max_array_size=8)
+    fields = {
+        "action": {"a": 1, "b": None},
+        "obs": {"a": obs, "b": other},
+        "reward": {"a": reward, "b": 0.5},
+        "terminated": {"a": False, "b": True},
+        "truncated": {"a": False, "b": False},
+        "info": {"a": info, "b": {}},
+    }
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "trajectory.jsonl"
+        writer = EpisodeWriter(path, encoder, compress=False, flush_every=None, full_every=None)
+        writer.begin(b'{"event":"header"}')
+        writer.step_record(dict(fields), done=False, retyped=True)
+        writer.step_record(dict(fields), done=True, retyped=False)
+        lines = path.read_bytes().splitlines()
+    expected = [encoder.encode_careful({"event": "step", "t": t, **fields}) for t in (1, 2)]
+    assert lines[1:] == expected
+
+
+def test_storage_options_apply_to_multi_agent_recordings(tmp_path: Path) -> None:
+    recorder = record_agents(
+        Drifters(), tmp_path / "a", compress=True, full_every=3, max_array_size={"obs.agent_0": 1}
+    )
+    rollout(recorder, seed=0, steps=8)
+    recorder.close()
+    assert (tmp_path / "a" / "trajectory.jsonl.gz").is_file()
+    steps = read_recording(tmp_path / "a")[0].steps
+    assert [step["t"] for step in steps if "digest" in step] == [2, 4, 5, 7]
+    assert type(steps[0]["obs"]["agent_0"]).__name__ == "ArraySummary"
+    assert isinstance(steps[0]["obs"]["agent_1"], list)
+    plain = record_agents(
+        Drifters(), tmp_path / "b", full_every=3, max_array_size={"obs.agent_0": 1}
+    )
+    rollout(plain, seed=0, steps=8)
+    plain.close()
+    assert compare(tmp_path / "a", tmp_path / "b").equal

@@ -30,12 +30,14 @@ PettingZoo is imported here: this module is loaded only for its envs.
 from __future__ import annotations
 
 import dataclasses
+import operator
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Final
 
 import gymnasium as gym
+import numpy as np
 from pettingzoo.utils.wrappers import BaseParallelWrapper, BaseWrapper
 
 from gym_goldens.format import dtypes
@@ -45,10 +47,19 @@ from gym_goldens.format.layout import trajectory_filename
 from gym_goldens.record.agents import agent_api, describe_agent_env
 from gym_goldens.record.writer import HeaderLines, Storage
 
-__all__ = ["AgentTypes", "RecordAECTrajectory", "RecordParallelTrajectory"]
+__all__ = ["AgentTypes", "RecordAECTrajectory", "RecordParallelTrajectory", "step_key"]
 
-_TYPED_FIELDS: Final = ("action", "obs", "reward", "info")
 _MISSING: Final[Any] = object()
+# Types whose numpy type their type gives: Python values (none) and numpy
+# scalars (their dtype); arrays give theirs with their dtype and shape.
+_ALL_SCALARS: Final = frozenset(
+    {float, int, bool, str, bytes, type(None)}
+    | {kind for kind in np.sctypeDict.values() if issubclass(kind, (np.number, np.bool_))}
+).issuperset
+_ALL_ARRAYS: Final = frozenset({np.ndarray}).issuperset
+_ALL_DICTS: Final = frozenset({dict}).issuperset
+_ALL_BOOLS: Final = frozenset({bool}).issuperset
+_DTYPE_AND_SHAPE: Final = operator.attrgetter("dtype", "shape")
 
 
 class AgentTypes:
@@ -58,21 +69,41 @@ class AgentTypes:
     episode, so that an AEC env, whose records alternate between agents,
     writes them on each agent's first step only, and a parallel env whose
     agent leaves does not write them again for the others.
+
+    Walking every agent's values costs more than encoding them, so they are
+    walked only when a cheap key of the step (:func:`step_key`: its agents,
+    the types of their values, the dtype and shape of their arrays) differs
+    from the previous step's, or cannot stand for the types.
     """
 
-    __slots__ = ("_last",)
+    __slots__ = ("_key", "_last", "retyped")
 
     def __init__(self) -> None:
         self._last: dict[Any, tuple[Any, ...]] = {}
+        self._key: tuple[Any, ...] | None = None
+        # Whether the last step's types were walked (they may have changed).
+        self.retyped = True
 
     def begin(self) -> None:
         """Start an episode: each agent's first step writes its types."""
         self._last.clear()
+        self._key = None
 
-    def field(self, fields: Mapping[str, Any]) -> Any:
-        """The ``dtypes`` field of a step record, or None when no agent's types changed."""
+    def field(
+        self,
+        action: Mapping[Any, Any],
+        obs: Mapping[Any, Any],
+        reward: Mapping[Any, Any],
+        info: Mapping[Any, Any],
+    ) -> Any:
+        """The ``dtypes`` field of a step's record, or None when no agent's types changed."""
+        key = step_key(action, obs, reward, info)
+        if key is not None and key == self._key:
+            self.retyped = False
+            return None  # the same agents, with the same types, as the step before
+        self._key = key
+        self.retyped = True
         last = self._last
-        action, obs, reward, info = (fields[name] for name in _TYPED_FIELDS)
         signature = dtypes.signature
         changed = False
         for agent in obs.keys() | action.keys():
@@ -87,8 +118,55 @@ class AgentTypes:
                 changed = True
         if not changed:
             return None
-        found = signature({name: fields[name] for name in _TYPED_FIELDS})
+        found = signature({"action": action, "obs": obs, "reward": reward, "info": info})
         return None if found is None else dtypes.to_json(found)
+
+
+def step_key(
+    action: Mapping[Any, Any], obs: Mapping[Any, Any], reward: Mapping[Any, Any], info: Any
+) -> tuple[Any, ...] | None:
+    """A key that stands for the agents and numpy types of a step, or None where it cannot.
+
+    It holds each field's agents and the types of their values, with the
+    dtype and shape of arrays: enough when every value is an array, a
+    Python value or a numpy scalar, and every info a dict of such scalars
+    (the common case, built with C-level calls). A value of any other type
+    (a dict observation, an info holding an array) gives None: its types
+    are walked.
+    """
+    action_key = _values_key(action.values())
+    obs_key = _values_key(obs.values())
+    reward_key = _values_key(reward.values())
+    infos = info.values()
+    if (
+        action_key is None
+        or obs_key is None
+        or reward_key is None
+        or not _ALL_DICTS(map(type, infos))
+    ):
+        return None
+    info_key: tuple[Any, ...] = ()
+    if any(infos):
+        info_key = tuple(map(_TYPED_ITEMS, infos))
+        if not all(_ALL_SCALARS(kinds) for _, kinds in info_key):
+            return None
+    agents = (tuple(action), tuple(obs), tuple(reward), tuple(info))
+    return (action_key, obs_key, reward_key, info_key, agents)
+
+
+def _values_key(values: Iterable[Any]) -> tuple[Any, ...] | None:
+    """The types of values, with the dtype and shape of arrays; None for other values."""
+    kinds = tuple(map(type, values))
+    if _ALL_ARRAYS(kinds):
+        return tuple(map(_DTYPE_AND_SHAPE, values))
+    return kinds if _ALL_SCALARS(kinds) else None
+
+
+def _typed_items(info: dict[Any, Any]) -> tuple[tuple[Any, ...], tuple[type, ...]]:
+    return tuple(info), tuple(map(type, info.values()))
+
+
+_TYPED_ITEMS: Final = _typed_items
 
 
 @dataclasses.dataclass
@@ -127,18 +205,20 @@ class _Recording:
         self.writer.reset_record(fields)
 
     def step(self, fields: dict[str, Any], before: list[Any], after: list[Any]) -> None:
+        """Record a step of ``fields``; ``before`` and ``after`` are the live agents around it."""
         if after != before:
             fields["agents"] = list(after)
-        typed = self.types.field(fields)
+        types = self.types
+        typed = types.field(fields["action"], fields["obs"], fields["reward"], fields["info"])
         if typed is not None:
             fields["dtypes"] = typed
-        self.writer.step_record(fields, done=not after)
+        self.writer.step_record(fields, done=not after, retyped=types.retyped)
 
-    def check_active(self, name: str) -> None:
-        if not self.writer.active:
-            raise gym.error.ResetNeeded(
-                f"{name}: call reset() before step(); a recording starts at reset"
-            )
+
+def _reset_needed(recorder: object) -> gym.error.ResetNeeded:
+    return gym.error.ResetNeeded(
+        f"{type(recorder).__name__}: call reset() before step(); a recording starts at reset"
+    )
 
 
 class RecordParallelTrajectory(BaseParallelWrapper):  # type: ignore[misc]
@@ -209,23 +289,26 @@ class RecordParallelTrajectory(BaseParallelWrapper):  # type: ignore[misc]
     def step(self, actions: dict[Any, Any]) -> tuple[Any, Any, Any, Any, Any]:
         """Step the env and record the step of every agent."""
         recording = self._recording
-        recording.check_active(type(self).__name__)
-        before = list(self.env.agents)
+        if not recording.writer.active:
+            raise _reset_needed(self)
+        env = self.env
+        before = list(env.agents)
         try:
-            result = self.env.step(actions)
+            result = env.step(actions)
         except BaseException:
             recording.writer.end()
             raise
         obs, rewards, terminations, truncations, infos = result
+        # Encoded before the env steps again: the env's own dicts, not copies.
         fields = {
-            "action": dict(actions),
-            "obs": dict(obs),
-            "reward": dict(rewards),
-            "terminated": {agent: bool(flag) for agent, flag in terminations.items()},
-            "truncated": {agent: bool(flag) for agent, flag in truncations.items()},
-            "info": dict(infos),
+            "action": actions,
+            "obs": obs,
+            "reward": rewards,
+            "terminated": _flags(terminations),
+            "truncated": _flags(truncations),
+            "info": infos,
         }
-        recording.step(fields, before, self.env.agents)
+        recording.step(fields, before, env.agents)
         return result  # type: ignore[no-any-return]
 
     def flush(self) -> None:
@@ -311,7 +394,8 @@ class RecordAECTrajectory(BaseWrapper):  # type: ignore[misc]
     def step(self, action: Any) -> None:
         """Step the env and record the acting agent's step."""
         recording = self._recording
-        recording.check_active(type(self).__name__)
+        if not recording.writer.active:
+            raise _reset_needed(self)
         env = self.env
         try:
             agent = env.agent_selection
@@ -342,3 +426,10 @@ class RecordAECTrajectory(BaseWrapper):  # type: ignore[misc]
             self._recording.writer.end()
         finally:
             self.env.close()
+
+
+def _flags(flags: Mapping[Any, Any]) -> dict[Any, bool]:
+    """Terminations or truncations by agent, as Python booleans."""
+    if type(flags) is dict and _ALL_BOOLS(map(type, flags.values())):
+        return flags
+    return {agent: bool(flag) for agent, flag in flags.items()}
