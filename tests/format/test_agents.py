@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from gym_goldens.comparison.tolerance import Tolerance
@@ -46,3 +48,33 @@ def test_patterns_name_agents_and_the_agent_fields() -> None:
     assert parse_pattern("agents") == ("agents",)
     assert parse_pattern("agent") == ("agent",)
     Tolerance().refine(rtol={"obs.agent_2": 1e-3}, ignore=["agents", "info.agent_1.*"])
+
+
+def test_every_field_of_a_multi_agent_recording_is_documented(tmp_path: Path) -> None:
+    pytest.importorskip("pettingzoo", reason="pettingzoo is not installed: pip install pettingzoo")
+    from gym_goldens import read_recording, rollout
+    from gym_goldens.record.agents import record_agents
+    from tests.support.agent_envs import Drifters
+
+    text = (Path(__file__).parents[2] / "docs" / "format.md").read_text()
+    section = text[text.index("### Multi-agent envs") :]
+    fields: set[str] = set()
+    for env in (Drifters(), _aec_env()):
+        recorder = record_agents(env, tmp_path / type(env).__name__)
+        rollout(recorder, seed=0, steps=10)
+        recorder.close()
+        for episode in read_recording(tmp_path / type(env).__name__):
+            fields |= set(episode.header or {})
+            for record in episode.records:
+                fields |= set(record)
+    assert not [field for field in sorted(fields) if f"`{field}`" not in text]
+    for field in ("agent_api", "possible_agents", "observation_spaces", "agents", "agent"):
+        assert f"`{field}`" in section
+
+
+def _aec_env() -> object:
+    from pettingzoo.utils.conversions import parallel_to_aec
+
+    from tests.support.agent_envs import Drifters
+
+    return parallel_to_aec(Drifters(join_at=None))

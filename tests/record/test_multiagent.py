@@ -80,6 +80,8 @@ def test_a_parallel_step_holds_every_agents_values_and_the_agents_that_come_and_
     assert sorted(steps[4]["action"]) == ["agent_0", "agent_2"]
     assert first.complete
     assert not second.complete  # cut off after 4 of its 8 steps, though agent_1 terminated
+    rewards = [value for step in first.steps for value in step["reward"].values()]
+    assert first.total_reward == pytest.approx(sum(rewards)) != 0
 
 
 def test_an_aec_step_is_the_acting_agents_with_what_last_gave_it(tmp_path: Path) -> None:

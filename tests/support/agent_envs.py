@@ -45,6 +45,7 @@ class Drifters(ParallelEnv):  # type: ignore[misc]
         join_at: int | None = 2,
     ) -> None:
         self.possible_agents = [f"agent_{i}" for i in range(agents)]
+        self.render_mode = None
         self.max_cycles = max_cycles
         self.agent_2_gain = agent_2_gain
         self.agent_1_info_scale = agent_1_info_scale

@@ -235,12 +235,13 @@ class Episode:
 
     @property
     def total_reward(self) -> float:
-        """The sum of the scalar rewards of the episode's steps."""
+        """The sum of the scalar rewards of the episode's steps (of every agent, by agent)."""
         total = 0.0
         for record in self.steps:
             reward = record.get("reward")
-            if isinstance(reward, (int, float)) and not isinstance(reward, bool):
-                total += reward
+            for value in reward.values() if isinstance(reward, dict) else (reward,):
+                if isinstance(value, (int, float)) and not isinstance(value, bool):
+                    total += value
         return total
 
 
