@@ -44,7 +44,7 @@ from gym_goldens.format import dtypes
 from gym_goldens.format.codec import DEFAULT_MAX_ARRAY_SIZE, ArraySizeSpec
 from gym_goldens.format.header import FORMAT_VERSION
 from gym_goldens.format.layout import trajectory_filename
-from gym_goldens.record.agents import agent_api, describe_agent_env
+from gym_goldens.record.agents import AgentApi, agent_api, describe_agent_env
 from gym_goldens.record.writer import HeaderLines, Storage
 
 __all__ = ["AgentTypes", "RecordAECTrajectory", "RecordParallelTrajectory", "step_key"]
@@ -215,13 +215,63 @@ class _Recording:
         self.writer.step_record(fields, done=not after, retyped=types.retyped)
 
 
-def _reset_needed(recorder: object) -> gym.error.ResetNeeded:
-    return gym.error.ResetNeeded(
-        f"{type(recorder).__name__}: call reset() before step(); a recording starts at reset"
-    )
+class _Recorder:
+    """What both recorders share: their storage, their file and how they end."""
+
+    _recording: _Recording
+    env: Any
+
+    def _start(
+        self,
+        env: Any,
+        output_dir: str | os.PathLike[str],
+        api: AgentApi,
+        storage: Storage,
+        versions_of: Iterable[str],
+    ) -> None:
+        if agent_api(env) != api:
+            wanted, other = (
+                ("ParallelEnv", "AECEnv") if api == "parallel" else ("AECEnv", "ParallelEnv")
+            )
+            raise TypeError(
+                f"{type(self).__name__} expects a PettingZoo {wanted}, got {type(env).__name__}; "
+                f"for an {other} use record_agents(env, folder), which picks the recorder"
+            )
+        self._recording = _Recording.of(env, output_dir, storage, versions_of)
+
+    @property
+    def output_dir(self) -> Path:
+        """The recording's folder."""
+        return self._recording.output_dir
+
+    @property
+    def path(self) -> Path:
+        """The trajectory file (written at the end of the first episode)."""
+        return self._recording.writer.path  # type: ignore[no-any-return]
+
+    @property
+    def episode_count(self) -> int:
+        """Episodes started so far."""
+        return self._recording.writer.episode_count  # type: ignore[no-any-return]
+
+    def flush(self) -> None:
+        """Write what is buffered; recording goes on."""
+        self._recording.writer.write_buffer()
+
+    def close(self) -> None:
+        """Write what is buffered, close the file, then close the env."""
+        try:
+            self._recording.writer.end()
+        finally:
+            self.env.close()
+
+    def _reset_needed(self) -> gym.error.ResetNeeded:
+        return gym.error.ResetNeeded(
+            f"{type(self).__name__}: call reset() before step(); a recording starts at reset"
+        )
 
 
-class RecordParallelTrajectory(BaseParallelWrapper):  # type: ignore[misc]
+class RecordParallelTrajectory(_Recorder, BaseParallelWrapper):  # type: ignore[misc]
     """Record every reset and step of a PettingZoo ``ParallelEnv``, in one file.
 
     Args:
@@ -248,29 +298,9 @@ class RecordParallelTrajectory(BaseParallelWrapper):  # type: ignore[misc]
         versions_of: Iterable[str] = (),
         format_version: str = FORMAT_VERSION,
     ) -> None:
-        if agent_api(env) != "parallel":
-            raise TypeError(
-                f"RecordParallelTrajectory expects a PettingZoo ParallelEnv, got "
-                f"{type(env).__name__}; for an AECEnv use RecordAECTrajectory"
-            )
         storage = Storage(max_array_size, flush_every, compress, full_every, format_version)
-        super().__init__(env)
-        self._recording = _Recording.of(env, output_dir, storage, versions_of)
-
-    @property
-    def output_dir(self) -> Path:
-        """The recording's folder."""
-        return self._recording.output_dir
-
-    @property
-    def path(self) -> Path:
-        """The trajectory file (written at the end of the first episode)."""
-        return self._recording.writer.path  # type: ignore[no-any-return]
-
-    @property
-    def episode_count(self) -> int:
-        """Episodes started so far."""
-        return self._recording.writer.episode_count  # type: ignore[no-any-return]
+        BaseParallelWrapper.__init__(self, env)
+        self._start(env, output_dir, "parallel", storage, versions_of)
 
     def reset(
         self, seed: int | None = None, options: dict[str, Any] | None = None
@@ -290,7 +320,7 @@ class RecordParallelTrajectory(BaseParallelWrapper):  # type: ignore[misc]
         """Step the env and record the step of every agent."""
         recording = self._recording
         if not recording.writer.active:
-            raise _reset_needed(self)
+            raise self._reset_needed()
         env = self.env
         before = list(env.agents)
         try:
@@ -311,19 +341,8 @@ class RecordParallelTrajectory(BaseParallelWrapper):  # type: ignore[misc]
         recording.step(fields, before, env.agents)
         return result  # type: ignore[no-any-return]
 
-    def flush(self) -> None:
-        """Write what is buffered; recording goes on."""
-        self._recording.writer.write_buffer()
 
-    def close(self) -> None:
-        """Write what is buffered, close the file, then close the env."""
-        try:
-            self._recording.writer.end()
-        finally:
-            self.env.close()
-
-
-class RecordAECTrajectory(BaseWrapper):  # type: ignore[misc]
+class RecordAECTrajectory(_Recorder, BaseWrapper):  # type: ignore[misc]
     """Record every reset and step of a PettingZoo ``AECEnv``, in one file.
 
     Each ``step(action)`` is recorded as the acting agent's step: what
@@ -352,29 +371,9 @@ class RecordAECTrajectory(BaseWrapper):  # type: ignore[misc]
         versions_of: Iterable[str] = (),
         format_version: str = FORMAT_VERSION,
     ) -> None:
-        if agent_api(env) != "aec":
-            raise TypeError(
-                f"RecordAECTrajectory expects a PettingZoo AECEnv, got {type(env).__name__}; "
-                "for a ParallelEnv use RecordParallelTrajectory"
-            )
         storage = Storage(max_array_size, flush_every, compress, full_every, format_version)
-        super().__init__(env)
-        self._recording = _Recording.of(env, output_dir, storage, versions_of)
-
-    @property
-    def output_dir(self) -> Path:
-        """The recording's folder."""
-        return self._recording.output_dir
-
-    @property
-    def path(self) -> Path:
-        """The trajectory file (written at the end of the first episode)."""
-        return self._recording.writer.path  # type: ignore[no-any-return]
-
-    @property
-    def episode_count(self) -> int:
-        """Episodes started so far."""
-        return self._recording.writer.episode_count  # type: ignore[no-any-return]
+        BaseWrapper.__init__(self, env)
+        self._start(env, output_dir, "aec", storage, versions_of)
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         """Reset the env and start a new episode."""
@@ -395,7 +394,7 @@ class RecordAECTrajectory(BaseWrapper):  # type: ignore[misc]
         """Step the env and record the acting agent's step."""
         recording = self._recording
         if not recording.writer.active:
-            raise _reset_needed(self)
+            raise self._reset_needed()
         env = self.env
         try:
             agent = env.agent_selection
@@ -415,17 +414,6 @@ class RecordAECTrajectory(BaseWrapper):  # type: ignore[misc]
             "info": {agent: info},
         }
         recording.step(fields, before, env.agents)
-
-    def flush(self) -> None:
-        """Write what is buffered; recording goes on."""
-        self._recording.writer.write_buffer()
-
-    def close(self) -> None:
-        """Write what is buffered, close the file, then close the env."""
-        try:
-            self._recording.writer.end()
-        finally:
-            self.env.close()
 
 
 def _flags(flags: Mapping[Any, Any]) -> dict[Any, bool]:
