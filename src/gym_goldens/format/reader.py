@@ -229,7 +229,7 @@ class Episode:
 
     @property
     def complete(self) -> bool:
-        """Whether the episode ended (its last step terminated or truncated)."""
+        """Whether the episode ended (its last step terminated or truncated; no agent left)."""
         last = self.records[-1] if self.records else None
         return bool(last and last["event"] == "step" and episode_ended(last))
 
