@@ -49,6 +49,12 @@ import orjson
 
 from gym_goldens import RecordTrajectory, RecordVectorTrajectory, Tolerance, compare
 
+try:  # the multi-agent row's env and floor are PettingZoo classes
+    from pettingzoo import ParallelEnv
+    from pettingzoo.utils.wrappers import BaseParallelWrapper
+except ImportError:  # that row is skipped, and says why
+    ParallelEnv = BaseParallelWrapper = object
+
 try:
     from gym_goldens.comparison.engine import _Comparer
     from gym_goldens.format.codec import DEFAULT_MAX_ARRAY_SIZE, ArraySummary, Encoder
@@ -545,6 +551,178 @@ def bench_vector_recording(case: Case, quick: bool, folder: Path) -> list[Row]:
     ]
 
 
+# --- 1c. multi-agent recording ------------------------------------------------
+
+
+class SwarmEnv(ParallelEnv):  # type: ignore[misc,valid-type]
+    """A swarm on a plane, PettingZoo's parallel API: the multi-agent row's env.
+
+    Each agent accelerates by its action, and observes (as PettingZoo envs
+    do, agent by agent) its position, its velocity, its offset from the
+    swarm's centre and from its nearest neighbour (Box(8,) float32); it is
+    rewarded for staying near the centre. The physics is vectorized over the
+    agents. Episodes are truncated at ``max_cycles``.
+    """
+
+    metadata: dict[str, Any] = {"name": "swarm_v0", "render_modes": []}  # noqa: RUF012
+    MOVES = np.array([[0, 0], [1, 0], [-1, 0], [0, 1], [0, -1]], dtype=np.float64)
+
+    def __init__(self, agents: int = 8, max_cycles: int = 200) -> None:
+        self.possible_agents = [f"agent_{i}" for i in range(agents)]
+        self.agents: list[str] = []
+        self.max_cycles = max_cycles
+        self._observation_space = gym.spaces.Box(-np.inf, np.inf, (8,), dtype=np.float32)
+        self._action_space = gym.spaces.Discrete(5)
+
+    def observation_space(self, agent: str) -> gym.Space[Any]:
+        return self._observation_space
+
+    def action_space(self, agent: str) -> gym.Space[Any]:
+        return self._action_space
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> Any:
+        if seed is not None or not hasattr(self, "rng"):
+            self.rng = np.random.default_rng(seed)
+        self.agents = list(self.possible_agents)
+        self.cycle = 0
+        self.position = self.rng.normal(size=(len(self.agents), 2))
+        self.velocity = np.zeros_like(self.position)
+        return self._observations(), {agent: {} for agent in self.agents}
+
+    def step(self, actions: dict[str, Any]) -> Any:
+        agents = self.agents
+        moves = self.MOVES[[actions[agent] for agent in agents]]
+        self.velocity = 0.9 * self.velocity + 0.1 * moves
+        self.position = self.position + 0.1 * self.velocity
+        offset = self.position - self.position.mean(axis=0)
+        rewards = dict(zip(agents, (-np.linalg.norm(offset, axis=1)).tolist(), strict=True))
+        self.cycle += 1
+        ended = self.cycle >= self.max_cycles
+        terminations = dict.fromkeys(agents, False)
+        truncations = dict.fromkeys(agents, ended)
+        infos = {agent: {} for agent in agents}
+        observations = self._observations()
+        if ended:
+            self.agents = []
+        return observations, rewards, terminations, truncations, infos
+
+    def _observations(self) -> dict[str, np.ndarray]:
+        centre = self.position.mean(axis=0)
+        return {agent: self._observe(i, centre) for i, agent in enumerate(self.agents)}
+
+    def _observe(self, index: int, centre: np.ndarray) -> np.ndarray:
+        own = self.position[index]
+        distances = np.linalg.norm(self.position - own, axis=1)
+        distances[index] = np.inf
+        nearest = self.position[distances.argmin()]
+        parts = (own, self.velocity[index], own - centre, nearest - own)
+        return np.concatenate(parts, dtype=np.float32)
+
+
+class FloorAgentRecorder(BaseParallelWrapper):  # type: ignore[misc,valid-type]
+    """A parallel env under the floor: each step's record built, dumped once and buffered.
+
+    The record holds what ``step()`` returned, each field by agent as it
+    came (the flags as given, not made booleans); nothing records resets,
+    works out numpy types, notes the agents that come and go, or checks a
+    line for NaN or None.
+    """
+
+    def __init__(self, env: Any) -> None:
+        super().__init__(env)
+        self._buffer = bytearray()
+        self._t = 0
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> Any:
+        self._t = 0
+        return self.env.reset(seed=seed, options=options)
+
+    def step(self, actions: dict[str, Any]) -> Any:
+        result = self.env.step(actions)
+        obs, rewards, terminations, truncations, infos = result
+        self._t += 1
+        record = {
+            "event": "step",
+            "t": self._t,
+            "action": actions,
+            "obs": obs,
+            "reward": rewards,
+            "terminated": terminations,
+            "truncated": truncations,
+            "info": infos,
+        }
+        self._buffer += orjson.dumps(record, option=FLOOR_DUMPS_OPTIONS)
+        if len(self._buffer) >= FLOOR_BUFFER_SIZE:
+            self._buffer = bytearray()
+        return result
+
+
+MULTIAGENT_TARGET = 1.3
+MULTIAGENT_STEPS = 20_000
+
+
+def _step_agents(env: Any, actions: list[dict[str, Any]]) -> float:
+    """CPU seconds for the parallel ``actions``, with a reset wherever an episode ends."""
+    step, reset = env.step, env.reset
+    start = time.process_time()
+    for chosen in actions:
+        step(chosen)
+        if not env.agents:
+            reset()
+    return time.process_time() - start
+
+
+def bench_multiagent_recording(quick: bool, folder: Path) -> list[Row]:
+    """Bare, floor and recorded step times of an 8-agent ParallelEnv, in turns as for others."""
+    title = "record a PettingZoo ParallelEnv, 8 agents, Box(8,) obs"
+    target = f"<= {MULTIAGENT_TARGET:.2f}"
+    if ParallelEnv is object:
+        reason = f"pettingzoo is not installed; {INSTALL_HINT} or pip install pettingzoo"
+        return [Row(title, f"skipped: {reason}", "-", target, None)]
+    from gym_goldens.record.multiagent import RecordParallelTrajectory
+
+    steps = MULTIAGENT_STEPS // 10 if quick else MULTIAGENT_STEPS
+    space = gym.spaces.Discrete(5, seed=0)
+    agents = SwarmEnv().possible_agents
+    actions = [{agent: space.sample() for agent in agents} for _ in range(steps)]
+    envs = {
+        "bare": SwarmEnv(),
+        "floor": FloorAgentRecorder(SwarmEnv()),
+        "ours": RecordParallelTrajectory(SwarmEnv(), folder / "swarm"),
+    }
+    for env in envs.values():
+        env.reset(seed=0)
+        _step_agents(env, actions[:WARM_UP_STEPS])
+        env.reset(seed=0)
+    times: dict[str, list[float]] = {name: [] for name in envs}
+    gc.collect()
+    for turn, start in enumerate(range(0, steps, RECORDING_CHUNK)):
+        chunk = actions[start : start + RECORDING_CHUNK]
+        names = list(envs)
+        first = turn % len(names)
+        for name in names[first:] + names[:first]:
+            times[name].append(_step_agents(envs[name], chunk))
+    for name, env in envs.items():
+        began = time.process_time()
+        env.close()
+        times[name][-1] += time.process_time() - began
+    ratios = sorted(o / b for o, b in zip(times["ours"], times["bare"], strict=True))
+    ratio = statistics.median(ratios)
+    bare_us = sum(times["bare"]) / steps * 1e6
+    ours_us = sum(times["ours"]) / steps * 1e6
+    shutil.rmtree(folder / "swarm")
+    figures = (
+        f"bare {bare_us:.2f} us/step, recorded {ours_us:.2f} (middle half of turns "
+        f"{ratios[len(ratios) // 4]:.2f} to {ratios[(3 * len(ratios)) // 4]:.2f}); "
+        f"{steps:,} steps of every agent, 200 steps/episode"
+    )
+    floor = f"{_median_ratio(times['floor'], times['bare']):.3f}"
+    peers = "- (records single envs)"
+    return [
+        Row(title, figures, f"{ratio:.3f}", target, ratio <= MULTIAGENT_TARGET, peers, peers, floor)
+    ]
+
+
 # --- 2. comparison throughput ------------------------------------------------
 
 
@@ -904,7 +1082,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="smaller sizes, for a smoke test")
     parser.add_argument(
         "--only",
-        choices=["recording", "vector", "compare", "memory", "startup"],
+        choices=["recording", "vector", "multiagent", "compare", "memory", "startup"],
         action="append",
         help="run only these measurements (repeatable)",
     )
@@ -928,7 +1106,7 @@ def main(argv: list[str] | None = None) -> int:
             f"--env {', '.join(unknown)}: not measured here; one of {', '.join(sorted(known))}"
         )
     quick = args.quick
-    only = set(args.only or ["recording", "vector", "compare", "memory", "startup"])
+    only = set(args.only or ["recording", "vector", "multiagent", "compare", "memory", "startup"])
     started = time.perf_counter()
     rows: list[Row] = []
     with tempfile.TemporaryDirectory(prefix="gym-goldens-bench-") as tmp:
@@ -947,6 +1125,10 @@ def main(argv: list[str] | None = None) -> int:
         if "vector" in only:
             for case in _selected(VECTOR_CASES, args.env):
                 rows += bench_vector_recording(case, quick, work)
+        if "multiagent" in only:
+            # Into memory, as the single envs: the recorder's own cost.
+            fast = args.tmpfs if args.tmpfs.is_dir() else work
+            rows += bench_multiagent_recording(quick, Path(tempfile.mkdtemp(dir=fast)))
         if "compare" in only:
             steps, episodes, rounds = (10_000, 5, 3) if quick else (100_000, 10, 7)
             rows += bench_compare(steps, episodes, rounds, work)

@@ -25,6 +25,7 @@ PUBLIC = [
     "Tolerance",
     "UnsupportedFormatVersionError",
     "compare",
+    "pettingzoo_envs",
     "read_recording",
     "registered_envs",
 ]

@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-HEAVY = ("gymnasium", "numpy", "deepdiff", "matplotlib", "orjson")
+HEAVY = ("gymnasium", "numpy", "deepdiff", "matplotlib", "orjson", "pettingzoo")
 
 _PROBE = """
 import sys

@@ -12,6 +12,7 @@ it (data flows env -> record -> format -> file, file -> format -> comparison
     - ``layout``: every file and folder name, and golden paths from test ids.
     - ``limits``: what a file may hold (line size, decompressed size).
     - ``fields``: field paths and field patterns (``obs[2]``, ``info.*.time``).
+    - ``agents``: multi-agent records: fields keyed by agent, the agent of a path.
     - ``codec``: values to JSON lines and back; array summaries.
     - ``dtypes``: the numpy types of recorded values (the ``dtypes`` field).
     - ``header``: the header record: env, spaces, versions, platform.
@@ -24,8 +25,12 @@ it (data flows env -> record -> format -> file, file -> format -> comparison
     - ``writer``: the one episode writer: buffer, step line, flush, header.
     - ``single``: :class:`RecordTrajectory`, the wrapper of one env.
     - ``vector``: :class:`RecordVectorTrajectory`, one file per sub-env.
+    - ``agents``: PettingZoo envs told apart (without importing it) and described.
+    - ``multiagent``: the recorders of PettingZoo's parallel and AEC envs.
     - ``replay``: :class:`ReplayActions`, a golden's actions and seeds replayed.
     - ``rollouts``: :func:`rollout` and ``gym-goldens record``'s rollouts.
+    - ``multiagent_rollouts``: :func:`rollout` of PettingZoo envs, agent by agent.
+    - ``multiagent_replay``: a golden's actions replayed to a PettingZoo env.
 - ``comparison/``: a recording against its golden.
     - ``floats``: the one float rule, for scalars and arrays.
     - ``tolerance``: :class:`Tolerance` and its tree of fields.
@@ -47,6 +52,7 @@ it (data flows env -> record -> format -> file, file -> format -> comparison
 - ``audit/``: checks of envs themselves.
     - ``determinism``: :func:`assert_deterministic`.
     - ``registry``: :func:`registered_envs`: the registered envs of a package, by glob.
+    - ``pettingzoo``: :func:`pettingzoo_envs`: PettingZoo's envs, by family and name.
     - ``survey``: ``gym-goldens audit``: every selected env run three ways and checked.
 - ``plugin/``: the pytest plugin's parts.
     - ``settings``: options and ini values, resolved once.
@@ -71,6 +77,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from gym_goldens.audit.determinism import NondeterminismError, assert_deterministic
+    from gym_goldens.audit.pettingzoo import pettingzoo_envs
     from gym_goldens.audit.registry import registered_envs
     from gym_goldens.comparison.engine import compare
     from gym_goldens.comparison.result import Comparison, Difference, Divergence, EpisodeComparison
@@ -108,6 +115,7 @@ __all__ = [
     "UnsupportedFormatVersionError",
     "assert_deterministic",
     "compare",
+    "pettingzoo_envs",
     "read_recording",
     "registered_envs",
     "rollout",
@@ -133,6 +141,7 @@ _LOCATIONS = {
     "UnsupportedFormatVersionError": "errors",
     "assert_deterministic": "audit.determinism",
     "compare": "comparison.engine",
+    "pettingzoo_envs": "audit.pettingzoo",
     "read_recording": "format.reader",
     "registered_envs": "audit.registry",
     "rollout": "record.rollouts",

@@ -70,6 +70,21 @@ class RecordTrajectoryFixture(Protocol):
         full_every: int | None = None,
     ) -> RecordVectorTrajectory: ...
 
+    @overload
+    def __call__(
+        self,
+        env: Any,  # a PettingZoo ParallelEnv or AECEnv: PettingZoo has no type information
+        name: str | None = None,
+        *,
+        rtol: ToleranceSpec | None = None,
+        atol: ToleranceSpec | None = None,
+        ignore: Iterable[str] = (),
+        max_array_size: ArraySizeSpec = ...,
+        compress: bool | None = None,
+        full_every: int | None = None,
+        replay: bool = False,
+    ) -> Any: ...
+
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     add_options(parser)
@@ -116,8 +131,8 @@ def record_trajectory(
     ``record_trajectory(env, name=None, *, rtol=None, atol=None, ignore=(),
     max_array_size=..., compress=None, full_every=None, replay=False)`` returns ``env``
     wrapped in :class:`gym_goldens.RecordTrajectory` (a vector env in
-    :class:`gym_goldens.RecordVectorTrajectory`; with ``replay=True``, driven by
-    the golden's actions). After the
+    :class:`gym_goldens.RecordVectorTrajectory`, a PettingZoo env in its recorder;
+    with ``replay=True``, driven by the golden's actions). After the
     test body passes, each recording is compared with its golden within
     tolerance, or written as the golden under ``--update-goldens``.
     """

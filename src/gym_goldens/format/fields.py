@@ -37,6 +37,7 @@ ANY: Final = "*"
 
 RECORD_FIELDS: Final = frozenset(
     {"obs", "action", "reward", "terminated", "truncated", "info", "t", "episode", "dtypes"}
+    | {"agent", "agents"}  # of multi-agent records (see gym_goldens.format.agents)
 )
 """The fields of a record: what a pattern starts with."""
 

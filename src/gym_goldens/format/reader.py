@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from gym_goldens.errors import GoldenFormatError, UnsupportedFormatVersionError
+from gym_goldens.format.agents import episode_ended
 from gym_goldens.format.codec import decode_line
 from gym_goldens.format.header import FORMAT_NAME, FORMAT_VERSION
 from gym_goldens.format.layout import (
@@ -235,18 +236,18 @@ class Episode:
 
     @property
     def complete(self) -> bool:
-        """Whether the episode ended (its last step terminated or truncated)."""
+        """Whether the episode ended (its last step terminated or truncated; no agent left)."""
         last = self.records[-1] if self.records else None
-        return bool(
-            last and last["event"] == "step" and (last.get("terminated") or last.get("truncated"))
-        )
+        return bool(last and last["event"] == "step" and episode_ended(last))
 
     @property
     def total_reward(self) -> Return:
-        """The summed reward of the episode's steps (see :func:`add_reward`)."""
+        """The summed reward of the episode's steps, of every agent (see :func:`add_reward`)."""
         total: Return = 0.0
         for record in self.steps:
-            total = add_reward(total, record.get("reward"))
+            reward = record.get("reward")
+            for value in reward.values() if isinstance(reward, dict) else (reward,):
+                total = add_reward(total, value)
         return total
 
 

@@ -44,6 +44,7 @@ from gym_goldens.present.report import (
     update_command,
 )
 from gym_goldens.present.viz import VizDependencyError, write_divergence_plot
+from gym_goldens.record.agents import agent_api, agent_env_name, record_agents, replay_agents
 from gym_goldens.record.replay import ReplayActions
 from gym_goldens.record.single import RecordTrajectory
 from gym_goldens.record.vector import RecordVectorTrajectory
@@ -163,11 +164,11 @@ class TrajectoryChecks:
         """
         __tracebackhide__ = True  # a golden that cannot be replayed: the test's line, not ours
         is_vector = isinstance(env, gym.vector.VectorEnv)
-        if not is_vector and not isinstance(env, gym.Env):
+        if not is_vector and not isinstance(env, gym.Env) and agent_api(env) is None:
             raise TypeError(
                 f"record_trajectory expects a gymnasium.Env or gymnasium.vector.VectorEnv, got "
                 f"{type(env).__name__}; pass the env itself, for example "
-                'record_trajectory(gym.make("CartPole-v1"))'
+                'record_trajectory(gym.make("CartPole-v1")) (or a PettingZoo ParallelEnv or AECEnv)'
             )
         if name is not None and (not isinstance(name, str) or not name.strip()):
             raise ValueError(f"record_trajectory name must be a non-empty string, got {name!r}")
@@ -191,11 +192,13 @@ class TrajectoryChecks:
         storage["versions_of"] = self._variant_by
         if is_vector:
             wrapped = RecordVectorTrajectory(env, output, **storage)  # type: ignore[arg-type]
+        elif agent_api(env) is not None:  # a PettingZoo env
+            wrapped = record_agents(env, output, **storage)
         else:
             wrapped = RecordTrajectory(env, output, **storage)  # type: ignore[arg-type]
         self._recordings.append(_Recording(unique, wrapped, tolerance, replay))
         if replay:
-            assert isinstance(wrapped, RecordTrajectory)
+            assert not isinstance(wrapped, RecordVectorTrajectory)
             return self._replay(wrapped, unique)
         return wrapped
 
@@ -426,9 +429,10 @@ class TrajectoryChecks:
                 "record_trajectory(env, replay=True) replays a golden, and there is none here; "
                 f"record it first with: {update_command(self.nodeid)}",
             )
-        return ReplayActions(
-            recorder, golden_dir, max_decompressed_size=self.settings.max_decompressed_size
-        )
+        limit = self.settings.max_decompressed_size
+        if agent_api(recorder) is not None:
+            return replay_agents(recorder, golden_dir, max_decompressed_size=limit)
+        return ReplayActions(recorder, golden_dir, max_decompressed_size=limit)
 
     def _unique_name(self, name: str) -> str:
         taken = {recording.name for recording in self._recordings}
@@ -515,6 +519,8 @@ def _divergence_plot(
 
 
 def _default_name(env: gym.Env[Any, Any] | gym.vector.VectorEnv[Any, Any, Any]) -> str:
+    if agent_api(env) is not None:
+        return agent_env_name(env)
     spec = env.spec
     if spec is not None and spec.id:
         return spec.id

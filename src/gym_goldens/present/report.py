@@ -29,6 +29,7 @@ from gym_goldens.comparison.result import (
     EpisodeComparison,
 )
 from gym_goldens.errors import GoldenFormatError
+from gym_goldens.format.agents import agent_of
 from gym_goldens.format.codec import ArraySummary
 from gym_goldens.format.dtypes import describe_change
 from gym_goldens.format.fields import format_path
@@ -215,6 +216,9 @@ def _describe_first(
     expanded = [part for d in first.differences for part in _expand_dtypes(d)]
     expanded, numpy_types = _one_sided_types(expanded)
     head, *others = _merge_dtypes(headline_order(expanded))
+    agent = agent_of(head.path, episode.golden_header or episode.actual_header)
+    if agent is not None:  # a multi-agent record: obs.agent_2[0] is agent_2's
+        where += f", agent {escape(agent)}"
     lines = [
         f"  first divergence: {where}, {_field(head)}",
         f"    {_describe_difference(head, episode, numpy_types.get(head.path))}",

@@ -27,6 +27,8 @@ import numpy as np
 from gym_goldens.errors import GoldensError
 from gym_goldens.format.files import install_recording
 from gym_goldens.format.reader import Return, add_reward, recording_files
+from gym_goldens.record.agents import agent_api
+from gym_goldens.record.multiagent_rollouts import agent_rollout
 from gym_goldens.record.single import RecordTrajectory
 
 __all__ = [
@@ -106,6 +108,8 @@ def rollout(
         raise TypeError(
             f"rollout policy must be a callable obs -> action, got {type(policy).__name__}"
         )
+    if agent_api(env) is not None:  # a PettingZoo env
+        return agent_rollout(env, seed=seed, steps=steps, policy=policy)
     obs, _ = env.reset(seed=seed)
     actions = SeededActions(env, seed)
     returns: list[Return] = [0.0]

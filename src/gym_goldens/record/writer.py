@@ -524,6 +524,51 @@ class EpisodeWriter:
         if done or t >= self._write_at or len(buffer) >= _WRITE_SIZE:
             self.write_buffer()
 
+    def reset_record(self, fields: dict[str, Any]) -> None:
+        """Record the reset that begins the episode, of fields another recorder built.
+
+        The multi-agent recorders' (:mod:`gym_goldens.record.multiagent`):
+        ``fields`` holds every field but ``event`` and ``episode``.
+        """
+        record = {"event": "reset", "episode": self.episode_count - 1, **fields}
+        self._add(self._encoder.encode(record))
+
+    def step_record(self, fields: dict[str, Any], *, done: bool, retyped: bool = True) -> None:
+        """Record one step of fields another recorder built; an episode that ends is written.
+
+        The multi-agent recorders' (:mod:`gym_goldens.record.multiagent`):
+        ``fields`` holds every field but ``event`` and ``t``, its ``dtypes``
+        included where they are written; ``done`` (no agent is left) ends the
+        episode as ``terminated or truncated`` does in :meth:`step`;
+        ``retyped`` says that the numpy types may differ from the step
+        before's, so that ``obs`` is looked through for large arrays again.
+        """
+        self._t = t = self._t + 1
+        record = {"event": "step", "t": t, **fields}
+        if retyped or t == 1:
+            self._obs_large = _large_obs(fields["obs"], self._smallest_array)
+        if self._obs_large:
+            line = self._careful(record) + b"\n"  # summarised, never written in full first
+        else:
+            # The fast path of step(), for a record built by another recorder.
+            try:
+                line = _DUMPS(record, option=self._options)
+            except orjson.JSONEncodeError:
+                line = self._careful(record) + b"\n"
+            else:
+                if (
+                    line.partition(b"null")[1]
+                    or line.partition(b"$")[1]
+                    or len(line) > self._fast_limit
+                ):
+                    line = self._careful(record) + b"\n"
+        if self.full_every is not None and t % self.full_every and t != 1 and not done:
+            line = digest_record(t, line[:-1]) + b"\n"
+        buffer = self._buffer
+        buffer += line
+        if done or t >= self._write_at or len(buffer) >= _WRITE_SIZE:
+            self.write_buffer()
+
     @property
     def buffered(self) -> int:
         """The lines that wait in memory, not yet handed to the operating system."""

@@ -1,0 +1,275 @@
+"""Replay for PettingZoo envs: the golden's actions, agent by agent, and its reset seeds.
+
+``record_trajectory(env, replay=True)`` of a PettingZoo env drives it with
+the golden's own actions, as :mod:`gym_goldens.record.replay` does for a
+single env: every ``reset`` takes the seed and options of the golden
+episode's header; a parallel env's ``step`` takes the golden's actions of
+every agent of that step, an AEC env's ``step`` the golden's action of that
+step (its acting agent's; ``None`` for an agent that was done), each decoded
+back to its agent's action space. If the recording still differs, the
+dynamics changed, not the policy. Past the end of the golden the test's own
+arguments pass through.
+
+PettingZoo is imported here: this module is loaded only for its envs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import reprlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Final
+
+import numpy as np
+from pettingzoo.utils.wrappers import BaseParallelWrapper, BaseWrapper
+
+from gym_goldens.errors import GoldenFormatError
+from gym_goldens.format.limits import DEFAULT_MAX_DECOMPRESSED_SIZE
+from gym_goldens.format.lines import iter_episodes
+from gym_goldens.format.reader import iter_records, recording_files
+from gym_goldens.record.replay import decode_action
+
+__all__ = ["ReplayAECActions", "ReplayParallelActions"]
+
+_SHOWN: Final = reprlib.Repr()
+_SHOWN.maxstring = _SHOWN.maxother = 120
+_FIX: Final = (
+    "the golden does not fit the env (or the env changed): delete the golden's folder and "
+    "record it again with pytest --update-goldens; if the golden's value is one the env "
+    "takes, run the test without replay=True to see the env's own traceback"
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Step:
+    """The golden's actions of one step, by agent, and where they are."""
+
+    actions: dict[Any, Any]  # decoded to each agent's action space
+    line: int
+    t: int
+
+
+@dataclasses.dataclass(frozen=True)
+class _Episode:
+    """What a golden episode gives the env: its reset arguments and its steps."""
+
+    path: Path
+    line: int  # of the header, which holds the reset arguments
+    reset: dict[str, Any]
+    steps: list[_Step]
+
+
+class _Golden:
+    """The golden's episodes, handed out episode by episode and step by step."""
+
+    def __init__(self, env: Any, recording: Path, max_decompressed_size: int) -> None:
+        __tracebackhide__ = True
+        files = recording_files(recording)
+        self.episodes: list[_Episode] = []
+        for index, (path, lines) in enumerate(
+            iter_episodes(files, max_decompressed_size=max_decompressed_size)
+        ):
+            self.episodes.append(_read_episode(env, path, lines, index))
+        self.episode = -1
+        self.t = 0
+
+    def reset(self, env: Any, seed: Any, options: Any) -> Any:
+        """Reset ``env`` with the next golden episode's seed and options."""
+        __tracebackhide__ = True
+        self.episode += 1
+        self.t = 0
+        if self.episode >= len(self.episodes):
+            return env.reset(seed=seed, options=options)
+        episode = self.episodes[self.episode]
+        seed, options = episode.reset.get("seed"), episode.reset.get("options")
+        try:
+            return env.reset(seed=seed, options=options)
+        except Exception as error:
+            raise GoldenFormatError(
+                episode.path,
+                f"the env raised {type(error).__name__} when it was reset with the golden's "
+                f"seed and options of episode {self.episode} (seed {_SHOWN.repr(seed)}, "
+                f"options {_SHOWN.repr(options)}): {_message(error)}; {_FIX}",
+                line=episode.line,
+            ) from None
+
+    def next_step(self) -> _Step | None:
+        """The golden's next step of this episode; None past its end."""
+        step = None
+        if 0 <= self.episode < len(self.episodes):
+            steps = self.episodes[self.episode].steps
+            if self.t < len(steps):
+                step = steps[self.t]
+        self.t += 1
+        return step
+
+    def failed(self, step: _Step, error: Exception) -> GoldenFormatError:
+        """The error of an env that raised on the golden's actions of ``step``."""
+        return GoldenFormatError(
+            self.episodes[self.episode].path,
+            f"the env raised {type(error).__name__} when it replayed the golden's actions of "
+            f"episode {self.episode}, step t={step.t} ({_SHOWN.repr(step.actions)}): "
+            f"{_message(error)}; {_FIX}",
+            line=step.line,
+        )
+
+
+class ReplayParallelActions(BaseParallelWrapper):  # type: ignore[misc]
+    """Replace the actions and reset arguments given to a ``ParallelEnv`` by a recording's.
+
+    Args:
+        env: The env to drive (a recorder of it, to record the replay).
+        recording: A recording folder (a golden) or its trajectory file.
+        max_decompressed_size: What the recording, when compressed, may
+            expand to when read, in bytes.
+
+    Raises:
+        GoldenFormatError: The recording cannot be read, or holds an action
+            that cannot be replayed.
+    """
+
+    def __init__(
+        self,
+        env: Any,
+        recording: str | os.PathLike[str],
+        *,
+        max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
+    ) -> None:
+        __tracebackhide__ = True
+        super().__init__(env)
+        self.recording = Path(recording)
+        self._golden = _Golden(env, self.recording, max_decompressed_size)
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> Any:
+        """Reset with the seed and options of the recording's next episode."""
+        __tracebackhide__ = True
+        return self._golden.reset(self.env, seed, options)
+
+    def step(self, actions: dict[Any, Any]) -> Any:
+        """Step with the recording's actions of this step."""
+        __tracebackhide__ = True
+        step = self._golden.next_step()
+        if step is None:
+            return self.env.step(actions)
+        try:
+            return self.env.step(step.actions)
+        except Exception as error:
+            raise self._golden.failed(step, error) from None
+
+
+class ReplayAECActions(BaseWrapper):  # type: ignore[misc]
+    """Replace the actions and reset arguments given to an ``AECEnv`` by a recording's.
+
+    Args:
+        env: The env to drive (a recorder of it, to record the replay).
+        recording: A recording folder (a golden) or its trajectory file.
+        max_decompressed_size: As for :class:`ReplayParallelActions`.
+
+    Raises:
+        GoldenFormatError: As for :class:`ReplayParallelActions`.
+    """
+
+    def __init__(
+        self,
+        env: Any,
+        recording: str | os.PathLike[str],
+        *,
+        max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
+    ) -> None:
+        __tracebackhide__ = True
+        super().__init__(env)
+        self.recording = Path(recording)
+        self._golden = _Golden(env, self.recording, max_decompressed_size)
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        """Reset with the seed and options of the recording's next episode."""
+        __tracebackhide__ = True
+        self._golden.reset(self.env, seed, options)
+
+    def step(self, action: Any) -> None:
+        """Step with the recording's action of this step (of its acting agent)."""
+        __tracebackhide__ = True
+        step = self._golden.next_step()
+        if step is None:
+            self.env.step(action)
+            return
+        try:
+            self.env.step(next(iter(step.actions.values()), None))
+        except Exception as error:
+            raise self._golden.failed(step, error) from None
+
+
+def _read_episode(env: Any, path: Path, lines: Any, index: int) -> _Episode:
+    """The reset arguments and decoded actions of one episode of ``path``."""
+    __tracebackhide__ = True
+    header: dict[str, Any] = {}
+    first = 0
+    steps: list[_Step] = []
+    # Whether each agent's actions were numpy values: an action without a
+    # dtypes entry was a plain Python value, and is replayed as one.
+    typed: dict[Any, bool] = {}
+    for number, record in iter_records(path, lines):
+        first = first or number
+        if record["event"] == "header":
+            header = record
+            continue
+        actions = record.get("action")
+        if record["event"] != "step" or not isinstance(actions, dict):
+            continue
+        if "dtypes" in record:
+            mirror = record["dtypes"].get("action") if isinstance(record["dtypes"], dict) else None
+            typed.update({agent: isinstance(mirror, dict) and agent in mirror for agent in actions})
+        decoded = {
+            agent: _decode(
+                env, agent, value, typed=typed.get(key, True), path=path, line=number, t=record["t"]
+            )
+            for key, agent, value in _items(env, actions)
+        }
+        steps.append(_Step(decoded, number, record["t"]))
+    reset = header.get("reset") or {}
+    if not isinstance(reset, dict):
+        raise GoldenFormatError(
+            path,
+            f'expected the header\'s "reset" to be an object of seed and options, found '
+            f"{_SHOWN.repr(reset)}",
+            line=first,
+        )
+    return _Episode(path, first or 1, reset, steps)
+
+
+def _items(env: Any, actions: dict[str, Any]) -> Iterator[tuple[str, Any, Any]]:
+    """The golden's actions: each one's key, its agent as the env names it, and the action.
+
+    Keys are strings; an agent id that is not one (an int) was written as its text.
+    """
+    agents = {a if isinstance(a, str) else str(a): a for a in env.possible_agents}
+    for key, value in actions.items():
+        yield key, agents.get(key, key), value
+
+
+def _decode(env: Any, agent: Any, value: Any, *, typed: bool, path: Path, line: int, t: int) -> Any:
+    __tracebackhide__ = True
+    try:
+        space = env.action_space(agent)
+        action = decode_action(value, space, path, t)
+    except GoldenFormatError as error:
+        raise GoldenFormatError(path, error.reason, line=line) from None
+    except Exception as error:
+        raise GoldenFormatError(
+            path,
+            f"the golden's action of agent {_SHOWN.repr(agent)} at step t={t} "
+            f"({_SHOWN.repr(value)}) does not fit the env's action space of that agent: "
+            f"{type(error).__name__}: {_message(error)}",
+            line=line,
+        ) from None
+    if not typed and isinstance(action, np.generic):
+        return action.item()
+    return action
+
+
+def _message(error: BaseException) -> str:
+    """The first line of an error's message, short and escaped (the env's words, quoted)."""
+    text = str(error).strip().partition("\n")[0]
+    return _SHOWN.repr(text) if text else "(no message)"
