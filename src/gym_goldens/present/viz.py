@@ -242,7 +242,7 @@ def plot_comparison(
         episode = _first_differing(golden, actual, tolerance, comparison, max_decompressed_size)
     place = _EpisodePlace.of(golden, actual, episode)
     found = place.read(fields, advance, max_decompressed_size)
-    compared = compare_series(*(one.series if one else [] for one in found), tolerance)
+    compared = compare_series(*_series_of(found), tolerance)
     diverging, chosen = _chosen_fields(compared, only_divergent=only_divergent, label=place.label)
     shown = chosen[:max_fields]
     heading = f"{_name(found, golden)}, {place.label}"
@@ -331,6 +331,14 @@ class _EpisodePlace:
         if golden is None and actual is None:
             raise GoldenFormatError(self.golden, f"neither recording has {self.label}")
         return golden, actual
+
+
+def _series_of(
+    found: tuple[EpisodeSeries | None, EpisodeSeries | None],
+) -> tuple[list[Series], list[Series]]:
+    """The series of each side: none for a side without the episode."""
+    golden, actual = found
+    return (golden.series if golden else []), (actual.series if actual else [])
 
 
 def _chosen_fields(
