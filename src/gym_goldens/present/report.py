@@ -31,7 +31,7 @@ from gym_goldens.comparison.result import (
 from gym_goldens.errors import GoldenFormatError
 from gym_goldens.format.codec import ArraySummary
 from gym_goldens.format.dtypes import describe_change
-from gym_goldens.format.fields import format_path
+from gym_goldens.format.fields import STEP_VALUES, format_path
 from gym_goldens.present.series import value_divergences
 from gym_goldens.present.summary import format_space
 from gym_goldens.present.text import distinct_numbers, escape, python_string, short_repr
@@ -48,7 +48,10 @@ __all__ = [
     "update_command",
 ]
 
-FIELD_ORDER: Final = ("dtypes", "action", "terminated", "truncated", "obs", "reward", "info")
+# Named first: a change of type explains the values; the action is the step's
+# input; the end of an episode explains what follows it.
+_NAMED_FIRST: Final = ("dtypes", "action", "terminated", "truncated")
+FIELD_ORDER: Final = (*_NAMED_FIRST, *(f for f in STEP_VALUES if f not in _NAMED_FIRST))
 """The order in which reports name the fields that differ at a first divergence."""
 
 _MAX_OTHER_FIELDS: Final = 6

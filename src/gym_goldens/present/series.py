@@ -36,6 +36,7 @@ from gym_goldens.comparison.tolerance import Tolerance
 from gym_goldens.errors import GoldenFormatError
 from gym_goldens.format.codec import ArraySummary
 from gym_goldens.format.fields import (
+    STEP_VALUES,
     FieldPath,
     format_path,
     parse_pattern,
@@ -63,9 +64,9 @@ __all__ = [
 DEFAULT_FIELDS: Final = ("obs", "action", "reward")
 """The fields plotted when none are chosen."""
 
-SERIES_FIELDS: Final = ("obs", "action", "reward", "terminated", "truncated", "info")
-"""The fields of a record that hold values (what ``fields=None`` chooses)."""
-_ALL_FIELDS: Final = SERIES_FIELDS
+SERIES_FIELDS: Final = (*DEFAULT_FIELDS, *(f for f in STEP_VALUES if f not in DEFAULT_FIELDS))
+"""The fields of a record that hold values (what ``fields=None`` chooses), those plotted
+by default first."""
 
 _MEAN: Final = "$mean"
 # The steps, values and integer-ness of a leaf's values kept so far.
@@ -255,7 +256,7 @@ def read_episode_series(
         ValueError: A field pattern is malformed.
     """
     # Patterns first: a typo is reported before a long file is read.
-    selectors = [parse_pattern(field) for field in (fields or _ALL_FIELDS)]
+    selectors = [parse_pattern(field) for field in (fields or SERIES_FIELDS)]
     if isinstance(recording, Episode):
         numbered = ((None, record) for record in recording.records)
         series = _collect(
@@ -324,7 +325,7 @@ def _collect(
             before it: the bound on memory counts on it (and a step number
             past any integer type would not fit the time axis).
     """
-    tops = [key for key in _ALL_FIELDS if any(s[0] in (key, "*") for s in selectors)]
+    tops = [key for key in SERIES_FIELDS if any(s[0] in (key, "*") for s in selectors)]
     columns = _Columns(selectors, max_points, keep)
     for t, record in _numbered_steps(_reported(records, advance), path):
         if columns.wants(t):
