@@ -5,6 +5,12 @@ divergence with golden and actual values, the difference and the tolerance it
 exceeded, then how much else differs, where the actual recording is, and the
 command that updates the golden.
 
+Each message is a :class:`Report`, built in parts (verdict, notes, details,
+files, fix) by a function ending in ``_report`` and rendered once, where it
+is shown; the ``format_`` functions render one at once. What a caller adds
+(a note under the verdict, the plot beside the recording) goes into the
+report's parts, never into its text.
+
 Every report names the fields that differ at the first divergence in one
 order, :data:`FIELD_ORDER`: a change of numpy type first (it explains the
 values), then ``action`` (the step's input: what follows from it comes
@@ -14,6 +20,7 @@ within a field, in record order. The first is the headline.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -39,12 +46,27 @@ from gym_goldens.present.text import distinct_numbers, escape, python_string, sh
 __all__ = [
     "FIELD_ORDER",
     "NONDETERMINISM_FIX",
+    "RECORDED_MODE",
+    "REPLAY_MODE",
+    "Report",
+    "actions_differ",
+    "comparison_report",
+    "failed_run_report",
     "field_rank",
     "format_comparison",
     "format_missing",
     "format_nondeterminism",
     "format_unreadable",
+    "mismatch_report",
+    "missing_report",
     "noise_rule",
+    "nondeterminism_report",
+    "not_updated_report",
+    "nothing_recorded_report",
+    "refused_report",
+    "unreadable_report",
+    "unreadable_run_report",
+    "unrecorded_run_report",
     "update_command",
 ]
 
@@ -77,6 +99,60 @@ def update_command(nodeid: str | None) -> str:
     return f'pytest --update-goldens "{quoted}"'
 
 
+@dataclasses.dataclass(frozen=True)
+class Report:
+    """A message as data, in its parts; :meth:`render` writes it once.
+
+    Rendered, the verdict is the first line and every other line is indented
+    by two spaces under it, in the order of the attributes; a line's own
+    leading spaces nest it further (the values under a first divergence).
+    What is added to a report (a note, the plot beside a recording) goes
+    into its part, never into the rendered text.
+
+    Attributes:
+        verdict: The first line: what failed, and where.
+        notes: Under the verdict: how the recording was made, hints.
+        details: What differs and how: the first divergence, the counts, the
+            software that recorded each side.
+        files: Where to look: the actual recording, the plot beside it.
+        fix: The last line, what to do (``update with: pytest ...``); None
+            when there is nothing to do.
+
+    Example:
+        >>> report = Report("golden mismatch: g.jsonl:3", fix="update with: pytest")
+        >>> print(report.with_notes("mode: recorded").with_files("plot: d.png").render())
+        golden mismatch: g.jsonl:3
+          mode: recorded
+          plot: d.png
+          update with: pytest
+    """
+
+    verdict: str
+    notes: tuple[str, ...] = ()
+    details: tuple[str, ...] = ()
+    files: tuple[str, ...] = ()
+    fix: str | None = None
+
+    def with_notes(self, *notes: str) -> Report:
+        """The report with ``notes`` under the verdict, after the notes it has."""
+        return dataclasses.replace(self, notes=(*self.notes, *notes))
+
+    def with_files(self, *files: str) -> Report:
+        """The report with more places to look (``plot: ...``), before its fix."""
+        return dataclasses.replace(self, files=(*self.files, *files))
+
+    @property
+    def lines(self) -> list[str]:
+        """The lines of the message, as :meth:`render` joins them."""
+        fix = () if self.fix is None else (self.fix,)
+        under = (*self.notes, *self.details, *self.files, *fix)
+        return [self.verdict, *(f"  {line}" for line in under)]
+
+    def render(self) -> str:
+        """The message as text."""
+        return "\n".join(self.lines)
+
+
 def format_comparison(
     comparison: Comparison,
     *,
@@ -87,7 +163,29 @@ def format_comparison(
     fix_label: str | None = "update with",
     suggest: bool = True,
 ) -> str:
-    """Describe a failed comparison.
+    """Describe a failed comparison: :func:`comparison_report`, rendered."""
+    return comparison_report(
+        comparison,
+        title=title,
+        nodeid=nodeid,
+        display=display,
+        fix=fix,
+        fix_label=fix_label,
+        suggest=suggest,
+    ).render()
+
+
+def comparison_report(
+    comparison: Comparison,
+    *,
+    title: str = "golden mismatch",
+    nodeid: str | None = None,
+    display: Any = str,
+    fix: str | None = None,
+    fix_label: str | None = "update with",
+    suggest: bool = True,
+) -> Report:
+    """The report of a failed comparison.
 
     Args:
         comparison: A comparison that is not equal.
@@ -103,44 +201,114 @@ def format_comparison(
     """
     differing = comparison.differing
     if not differing:
-        return f"{title}: none ({display(comparison.golden)} matches)"
+        return Report(f"{title}: none ({display(comparison.golden)} matches)")
     episode = differing[0]
     golden_file = episode.golden_path or comparison.golden
     # file:line, as editors and terminals open it: the golden's first differing record.
     at = episode.first.golden_line if episode.first and episode.golden_path else None
-    lines = [f"{title}: {display(golden_file)}" + (f":{at}" if at is not None else "")]
-    lines += _describe_episode(episode, comparison)
-    if len(comparison.episodes) > 1 or len(differing) > 1:
-        if any(e.env is not None for e in differing):
-            labels = [f"{e.env}/{e.index}" for e in differing]
-            which = f"sub-env/episode {_index_list(labels)}"
-        else:
-            which = f"episodes {_index_list([e.index for e in differing])}"
-        lines.append(
-            f"  episodes differing: {len(differing)} of {len(comparison.episodes)} ({which})"
-        )
-    lines += _describe_versions(episode)
-    lines += _describe_wall_clock(episode)
+    details = [
+        *_describe_episode(episode, comparison),
+        *_episodes_differing(comparison),
+        *_describe_versions(episode),
+        *_describe_wall_clock(episode),
+    ]
     if suggest and episode.first is not None:
-        lines += _suggestion(episode.first)
-    actual_where = comparison.actual
-    lines.append(f"  actual recording: {display(actual_where)}")
-    if fix_label is not None:
-        lines.append(f"  {fix_label}: {fix or update_command(nodeid)}")
-    return "\n".join(lines)
+        details += _suggestion(episode.first)
+    return Report(
+        f"{title}: {display(golden_file)}" + (f":{at}" if at is not None else ""),
+        details=tuple(details),
+        files=(f"actual recording: {display(comparison.actual)}",),
+        fix=None if fix_label is None else f"{fix_label}: {fix or update_command(nodeid)}",
+    )
+
+
+def _episodes_differing(comparison: Comparison) -> list[str]:
+    """How many episodes differ, and which, when the recordings hold more than one."""
+    differing = comparison.differing
+    if len(comparison.episodes) <= 1 and len(differing) <= 1:
+        return []
+    if any(e.env is not None for e in differing):
+        labels = [f"{e.env}/{e.index}" for e in differing]
+        which = f"sub-env/episode {_index_list(labels)}"
+    else:
+        which = f"episodes {_index_list([e.index for e in differing])}"
+    return [f"episodes differing: {len(differing)} of {len(comparison.episodes)} ({which})"]
+
+
+RECORDED_MODE: Final = "mode: recorded (the test's own actions)"
+"""The note of a test whose own actions drove the env."""
+
+REPLAY_MODE: Final = (
+    "mode: replay (the golden's own actions and reset seeds drove the env, "
+    "so the dynamics changed, not the policy)"
+)
+"""The note of a test that replayed its golden's actions."""
+
+_ACTIONS_DIFFER: Final = (
+    "the actions differ at the first divergence: either the policy changed, or "
+    "observations within tolerance fed back into it (a controller that reads them); "
+    "to compare the dynamics alone, replay the golden's actions with "
+    "record_trajectory(env, replay=True)"
+)
+
+
+def mismatch_report(
+    comparison: Comparison,
+    *,
+    replay: bool,
+    nodeid: str | None,
+    display: Any = str,
+    variant: str | None = None,
+) -> Report:
+    """A test's golden mismatch: the comparison's report, with how the recording was made.
+
+    Args:
+        comparison: The test's recording against its golden, not equal.
+        replay: Whether the golden's actions drove the env (else the test's own).
+        nodeid: The test, for the update command.
+        display: Turns a path into the text shown.
+        variant: Which golden variant was compared, when the test keeps variants.
+    """
+    notes = [REPLAY_MODE if replay else RECORDED_MODE]
+    if variant is not None:
+        notes.append(variant)
+    if not replay and actions_differ(comparison):
+        notes.append(_ACTIONS_DIFFER)
+    title = "golden mismatch in replay mode" if replay else "golden mismatch"
+    report = comparison_report(comparison, title=title, nodeid=nodeid, display=display)
+    return report.with_notes(*notes)
+
+
+def actions_differ(comparison: Comparison) -> bool:
+    """Whether the actions differ at the first divergence the report shows."""
+    first = comparison.differing[0].first if comparison.differing else None
+    return first is not None and any(d.path[:1] == ("action",) for d in first.differences)
+
+
+def nothing_recorded_report(name: str) -> Report:
+    """A test whose env, recorded as ``name``, was never reset."""
+    return Report(
+        f"nothing recorded: the env recorded as {name!r} was never reset; "
+        "call env.reset(seed=...) before stepping it"
+    )
 
 
 def format_missing(
     golden_dir: Any, actual_dir: Any, *, nodeid: str | None, display: Any = str
 ) -> str:
-    """The message for a test whose golden does not exist yet."""
-    return "\n".join(
-        [
-            f"golden missing: {display(golden_dir)}",
-            "  no golden has been recorded for this trajectory yet",
-            f"  actual recording: {display(actual_dir)}",
-            f"  create it with: {update_command(nodeid)}",
-        ]
+    """The message for a test whose golden does not exist yet: :func:`missing_report`."""
+    return missing_report(golden_dir, actual_dir, nodeid=nodeid, display=display).render()
+
+
+def missing_report(
+    golden_dir: Any, actual_dir: Any, *, nodeid: str | None, display: Any = str
+) -> Report:
+    """The report of a test whose golden does not exist yet."""
+    return Report(
+        f"golden missing: {display(golden_dir)}",
+        details=("no golden has been recorded for this trajectory yet",),
+        files=(f"actual recording: {display(actual_dir)}",),
+        fix=f"create it with: {update_command(nodeid)}",
     )
 
 
@@ -148,29 +316,69 @@ def format_unreadable(
     error: Exception, *, nodeid: str | None, actual_dir: Any = None, display: Any = str
 ) -> str:
     """The message for a golden (or an actual recording) that cannot be read."""
+    return unreadable_report(error, nodeid=nodeid, actual_dir=actual_dir, display=display).render()
+
+
+def unreadable_report(
+    error: Exception, *, nodeid: str | None, actual_dir: Any = None, display: Any = str
+) -> Report:
+    """The report of a golden (or an actual recording) that cannot be read."""
     text = str(error)
     if isinstance(error, GoldenFormatError):
         where = display(error.path) if error.line is None else f"{display(error.path)}:{error.line}"
         text = f"{where}: {error.reason}"
     bad_path = getattr(error, "path", None)
+    files = () if actual_dir is None else (f"actual recording: {display(actual_dir)}",)
     # The error may name the file as displayed (relative) or in full.
     if (
         actual_dir is not None
         and bad_path is not None
         and (_inside(bad_path, actual_dir) or _inside(bad_path, display(actual_dir)))
     ):
-        return "\n".join(
-            [
-                f"recording unreadable: {text}",
-                "  the actual recording is damaged, not the golden; run the test again",
-                f"  actual recording: {display(actual_dir)}",
-            ]
+        return Report(
+            f"recording unreadable: {text}",
+            details=("the actual recording is damaged, not the golden; run the test again",),
+            files=files,
         )
-    lines = [f"golden unreadable: {text}", "  the golden file was left as it is"]
-    if actual_dir is not None:
-        lines.append(f"  actual recording: {display(actual_dir)}")
-    lines.append(f"  regenerate it with: {update_command(nodeid)}")
-    return "\n".join(lines)
+    return Report(
+        f"golden unreadable: {text}",
+        details=("the golden file was left as it is",),
+        files=files,
+        fix=f"regenerate it with: {update_command(nodeid)}",
+    )
+
+
+def refused_report(error: Exception, *, actual_dir: str, nodeid: str | None) -> Report:
+    """The report of a golden refused by the path check: nothing was read or written."""
+    return Report(
+        f"golden refused: {error}",
+        details=("nothing was read from or written to it",),
+        files=(f"actual recording: {actual_dir}",),
+        fix=f"or remove the symlink and record the golden with: {update_command(nodeid)}",
+    )
+
+
+_NOT_UPDATED_FIX: Final = "fix or remove the golden, then run pytest --update-goldens again"
+_NOT_WRITTEN_FIX: Final = (
+    "free space or fix the permissions of the goldens dir, then run pytest --update-goldens again"
+)
+
+
+def not_updated_report(error: Exception, *, actual_dir: str, not_written: bool = False) -> Report:
+    """The report of an update that left its golden as it was.
+
+    Args:
+        error: Why: the golden cannot be read, or cannot be written.
+        actual_dir: The actual recording, as shown.
+        not_written: The golden could not be written (a read-only folder, a
+            full disk), rather than read.
+    """
+    return Report(
+        f"golden not updated: {error}",
+        details=("the golden was left as it is",),
+        files=(f"actual recording: {actual_dir}",),
+        fix=_NOT_WRITTEN_FIX if not_written else _NOT_UPDATED_FIX,
+    )
 
 
 def _inside(path: Any, folder: Any) -> bool:
@@ -187,15 +395,14 @@ def _describe_episode(episode: EpisodeComparison, comparison: Comparison) -> lis
     label = _episode_label(episode)
     if episode.actual_path is None:
         return [
-            f"  {label} is missing from the actual recording "
+            f"{label} is missing from the actual recording "
             f"(the golden episode has {_steps(episode.golden_steps)})"
         ]
     if episode.golden_path is None:
         return [
-            f"  {label} is not in the golden "
-            f"(the actual episode has {_steps(episode.actual_steps)})"
+            f"{label} is not in the golden (the actual episode has {_steps(episode.actual_steps)})"
         ]
-    lines = [f"  header differs: {text}" for text in _header_lines(episode)[:_MAX_OTHER_FIELDS]]
+    lines = [f"header differs: {text}" for text in _header_lines(episode)[:_MAX_OTHER_FIELDS]]
     first = episode.first
     if first is not None:
         where = "reset" if first.t is None else f"step t={first.t}"
@@ -203,10 +410,10 @@ def _describe_episode(episode: EpisodeComparison, comparison: Comparison) -> lis
             lines += _describe_first(first, episode, comparison, f"{label}, {where}")
         else:
             side = "golden" if first.actual_line is None else "actual recording"
-            lines.append(f"  first divergence: {label}, {where}: only the {side} has this step")
-        lines.append(f"  {_describe_counts(episode)}")
+            lines.append(f"first divergence: {label}, {where}: only the {side} has this step")
+        lines.append(_describe_counts(episode))
     elif episode.header_differences:
-        lines.append("  the trajectory itself matches the golden: only the header differs")
+        lines.append("the trajectory itself matches the golden: only the header differs")
     return lines
 
 
@@ -219,16 +426,16 @@ def _describe_first(
     expanded, numpy_types = _one_sided_types(expanded)
     head, *others = _merge_dtypes(headline_order(expanded))
     lines = [
-        f"  first divergence: {where}, {_field(head)}",
-        f"    {_describe_difference(head, episode, numpy_types.get(head.path))}",
+        f"first divergence: {where}, {_field(head)}",
+        f"  {_describe_difference(head, episode, numpy_types.get(head.path))}",
     ]
     if _is_dtypes(head) and first.t is not None and None in (head.golden, head.actual):
-        lines.append("    (a step without dtypes has the numpy types of the step before)")
-    lines += [f"    {_describe_array_delta(delta)}" for delta in first.arrays]
+        lines.append("  (a step without dtypes has the numpy types of the step before)")
+    lines += [f"  {_describe_array_delta(delta)}" for delta in first.arrays]
     if others:
         shown = ", ".join(_other_field(d) for d in others[:_MAX_OTHER_FIELDS])
         more = len(others) - _MAX_OTHER_FIELDS
-        lines.append(f"    also differ there: {shown}" + (f" (+{more} more)" if more > 0 else ""))
+        lines.append(f"  also differ there: {shown}" + (f" (+{more} more)" if more > 0 else ""))
     if _is_dtypes(head):
         lines += _values_beyond_types(comparison, episode)
     return lines
@@ -246,7 +453,7 @@ def _values_beyond_types(comparison: Comparison, episode: EpisodeComparison) -> 
     shown = ", ".join(f"{f.label} (from t={f.first})" for f in parting[:_MAX_OTHER_FIELDS])
     more = len(parting) - _MAX_OTHER_FIELDS
     return [
-        f"    values differ too, beyond the change of type: {shown}"
+        f"  values differ too, beyond the change of type: {shown}"
         + (f" (+{more} more)" if more > 0 else "")
     ]
 
@@ -276,13 +483,13 @@ def _suggestion(first: Divergence) -> list[str]:
     change = next((d for d in differences if not d.looks_like_noise), None)
     if change is not None:
         return [
-            f"  no tolerance suggested: {_change_words(change)} is a change, not numerical noise",
-            f"    (noise: {noise_rule()})",
+            f"no tolerance suggested: {_change_words(change)} is a change, not numerical noise",
+            f"  (noise: {noise_rule()})",
         ]
     marker = suggested_tolerance(first)
     if marker is None:
         return []
-    return [f"  suggested tolerance, from this record alone (judge it; it is not a fix): {marker}"]
+    return [f"suggested tolerance, from this record alone (judge it; it is not a fix): {marker}"]
 
 
 def _change_words(difference: Difference) -> str:
@@ -698,9 +905,9 @@ def _describe_wall_clock(episode: EpisodeComparison) -> list[str]:
             # Sub-envs of a vector env may be wrapped where the header cannot see.
             said = f"{field} is where gymnasium's {wrapper} puts the episode's wall-clock time"
         return [
-            f"  note: {said};",
-            "    it differs on every run and no update makes it match: leave it out with",
-            f"    @pytest.mark.goldens(ignore=[{python_string(field)}])",
+            f"note: {said};",
+            "  it differs on every run and no update makes it match: leave it out with",
+            f"  @pytest.mark.goldens(ignore=[{python_string(field)}])",
         ]
     return []
 
@@ -725,12 +932,12 @@ def _describe_versions(episode: EpisodeComparison) -> list[str]:
     ]
     lines = []
     if changed and golden and actual:
-        lines.append(f"  recorded with other software (golden -> actual): {', '.join(changed)}")
+        lines.append(f"recorded with other software (golden -> actual): {', '.join(changed)}")
     golden_mode = (episode.golden_header or {}).get("vectorization_mode")
     actual_mode = (episode.actual_header or {}).get("vectorization_mode")
     if golden_mode and actual_mode and golden_mode != actual_mode:
         lines.append(
-            "  recorded with another vectorization mode (golden -> actual): "
+            "recorded with another vectorization mode (golden -> actual): "
             f"{_plain(golden_mode)} -> {_plain(actual_mode)}; a vector env of its own may not "
             "match sync or async vectorization"
         )
@@ -744,7 +951,7 @@ def _describe_versions(episode: EpisodeComparison) -> list[str]:
             if golden_storage.get(name) != actual_storage.get(name)
         ]
         lines.append(
-            f"  recorded with other storage settings (golden -> actual): {', '.join(settings)}"
+            f"recorded with other storage settings (golden -> actual): {', '.join(settings)}"
         )
     return lines
 
@@ -787,7 +994,21 @@ def format_nondeterminism(
     notes: Sequence[str] = (),
     display: Any = str,
 ) -> str:
-    """The failure text for two runs that should have matched.
+    """The failure text for two runs that should have matched: :func:`nondeterminism_report`."""
+    return nondeterminism_report(
+        comparison, first=first, second=second, notes=notes, display=display
+    ).render()
+
+
+def nondeterminism_report(
+    comparison: Comparison,
+    *,
+    first: str = "run 1",
+    second: str = "run 2",
+    notes: Sequence[str] = (),
+    display: Any = str,
+) -> Report:
+    """The report of two runs that should have matched.
 
     It is the golden-mismatch report, headed ``nondeterministic: run 1 vs
     run 2``, with the first run in the golden's place.
@@ -799,7 +1020,7 @@ def format_nondeterminism(
         notes: Lines added under the heading, such as how a run was made.
         display: Turns a path into the text shown.
     """
-    text = format_comparison(
+    report = comparison_report(
         comparison,
         title=f"nondeterministic: {first} vs {second}",
         display=display,
@@ -807,10 +1028,37 @@ def format_nondeterminism(
         fix_label="make it deterministic",
         suggest=False,
     )
-    head, _, rest = text.partition("\n")
-    added = [f"  {first} is shown as golden, {second} as actual", *notes, *_hints(comparison)]
-    lines = [head, *(f"  {line}" if not line.startswith("  ") else line for line in added)]
-    return "\n".join([*lines, rest] if rest else lines)
+    shown = f"{first} is shown as golden, {second} as actual"
+    return report.with_notes(shown, *notes, *_hints(comparison))
+
+
+def failed_run_report(failed: str, passed: str, *, how: str) -> Report:
+    """A run of a determinism check that failed where the checked one passed.
+
+    Args:
+        failed: The run that failed (``run 2 (subprocess)``).
+        passed: The run that passed.
+        how: How the failed run ran, and how it failed.
+    """
+    return Report(f"nondeterministic: {failed} failed, {passed} passed", details=(how,))
+
+
+def unrecorded_run_report(name: str, *, missing: str, present: str, runs: Sequence[str]) -> Report:
+    """A recording that one run of a determinism check made and another did not.
+
+    Args:
+        name: The recording's name in the test.
+        missing: The run that did not record it.
+        present: The run that did.
+        runs: How each of the two ran, a line each.
+    """
+    verdict = f"nondeterministic: {missing} did not record {name!r}, {present} did"
+    return Report(verdict, details=tuple(runs))
+
+
+def unreadable_run_report(error: Exception) -> Report:
+    """A run of a determinism check whose recording cannot be read."""
+    return Report(f"nondeterministic: a run's recording is unreadable: {error}")
 
 
 def _hints(comparison: Comparison) -> list[str]:
