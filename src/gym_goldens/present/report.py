@@ -11,11 +11,8 @@ is shown; the ``format_`` functions render one at once. What a caller adds
 (a note under the verdict, the plot beside the recording) goes into the
 report's parts, never into its text.
 
-Every report names the fields that differ at the first divergence in one
-order, :data:`FIELD_ORDER`: a change of numpy type first (it explains the
-values), then ``action`` (the step's input: what follows from it comes
-after), ``terminated``, ``truncated``, ``obs``, ``reward`` and ``info``;
-within a field, in record order. The first is the headline.
+The words for each difference, and the order fields are named in, are
+those of :mod:`gym_goldens.present.differences`.
 """
 
 from __future__ import annotations
@@ -26,7 +23,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final
 
-from gym_goldens.comparison.arrays import ArrayDelta, summarise_like
 from gym_goldens.comparison.result import (
     NOISE_ATOL,
     NOISE_RTOL,
@@ -36,15 +32,25 @@ from gym_goldens.comparison.result import (
     EpisodeComparison,
 )
 from gym_goldens.errors import GoldenFormatError
-from gym_goldens.format.codec import ArraySummary
-from gym_goldens.format.dtypes import describe_change
-from gym_goldens.format.fields import STEP_VALUES, format_path
+from gym_goldens.format.fields import format_path
+from gym_goldens.present.differences import (
+    describe_array_delta,
+    describe_difference,
+    field_name,
+    field_rank,
+    first_differences,
+    header_lines,
+    headline_order,
+    is_dtypes,
+    other_field_name,
+    plain_value,
+    shown_value,
+    type_name,
+)
 from gym_goldens.present.series import value_divergences
-from gym_goldens.present.summary import format_space
-from gym_goldens.present.text import distinct_numbers, escape, python_string, short_repr
+from gym_goldens.present.text import escape, python_string, short_repr
 
 __all__ = [
-    "FIELD_ORDER",
     "NONDETERMINISM_FIX",
     "RECORDED_MODE",
     "REPLAY_MODE",
@@ -52,7 +58,6 @@ __all__ = [
     "actions_differ",
     "comparison_report",
     "failed_run_report",
-    "field_rank",
     "format_comparison",
     "format_missing",
     "format_nondeterminism",
@@ -70,20 +75,11 @@ __all__ = [
     "update_command",
 ]
 
-# Named first: a change of type explains the values; the action is the step's
-# input; the end of an episode explains what follows it.
-_NAMED_FIRST: Final = ("dtypes", "action", "terminated", "truncated")
-FIELD_ORDER: Final = (*_NAMED_FIRST, *(f for f in STEP_VALUES if f not in _NAMED_FIRST))
-"""The order in which reports name the fields that differ at a first divergence."""
-
 _MAX_OTHER_FIELDS: Final = 6
 # A golden this far from zero, relative to the difference, gets an rtol suggested;
 # closer to zero, an atol.
 _RTOL_SUGGESTED_BELOW: Final = 1e-3
-_SPACE_FIELDS: Final = frozenset({"observation_space", "action_space"})
-_MAX_VALUE_CHARS: Final = 80
 _MAX_CHANGE_CHARS: Final = 40
-_SCHEMES: Final = {"sha256": "SHA-256", "xxh3": "xxh3"}
 # Fields that a gymnasium wrapper fills with wall-clock time, by the wrapper
 # (the single and the vector RecordEpisodeStatistics share the name).
 _WALL_CLOCK_FIELDS: Final[dict[tuple[str | int, ...], str]] = {
@@ -402,7 +398,7 @@ def _describe_episode(episode: EpisodeComparison, comparison: Comparison) -> lis
         return [
             f"{label} is not in the golden (the actual episode has {_steps(episode.actual_steps)})"
         ]
-    lines = [f"header differs: {text}" for text in _header_lines(episode)[:_MAX_OTHER_FIELDS]]
+    lines = [f"header differs: {text}" for text in header_lines(episode)[:_MAX_OTHER_FIELDS]]
     first = episode.first
     if first is not None:
         where = "reset" if first.t is None else f"step t={first.t}"
@@ -422,21 +418,20 @@ def _describe_first(
 ) -> list[str]:
     """The fields of a first divergence: the headline, its values, the others."""
     # A change of dtype or shape explains the values that follow it.
-    expanded = [part for d in first.differences for part in _expand_dtypes(d)]
-    expanded, numpy_types = _one_sided_types(expanded)
-    head, *others = _merge_dtypes(headline_order(expanded))
+    found = first_differences(first.differences)
+    head, others = found.head, found.others
     lines = [
-        f"first divergence: {where}, {_field(head)}",
-        f"  {_describe_difference(head, episode, numpy_types.get(head.path))}",
+        f"first divergence: {where}, {field_name(head)}",
+        f"  {describe_difference(head, episode, found.numpy_types.get(head.path))}",
     ]
-    if _is_dtypes(head) and first.t is not None and None in (head.golden, head.actual):
+    if is_dtypes(head) and first.t is not None and None in (head.golden, head.actual):
         lines.append("  (a step without dtypes has the numpy types of the step before)")
-    lines += [f"  {_describe_array_delta(delta)}" for delta in first.arrays]
+    lines += [f"  {describe_array_delta(delta)}" for delta in first.arrays]
     if others:
-        shown = ", ".join(_other_field(d) for d in others[:_MAX_OTHER_FIELDS])
+        shown = ", ".join(other_field_name(d) for d in others[:_MAX_OTHER_FIELDS])
         more = len(others) - _MAX_OTHER_FIELDS
         lines.append(f"  also differ there: {shown}" + (f" (+{more} more)" if more > 0 else ""))
-    if _is_dtypes(head):
+    if is_dtypes(head):
         lines += _values_beyond_types(comparison, episode)
     return lines
 
@@ -456,17 +451,6 @@ def _values_beyond_types(comparison: Comparison, episode: EpisodeComparison) -> 
         f"  values differ too, beyond the change of type: {shown}"
         + (f" (+{more} more)" if more > 0 else "")
     ]
-
-
-def field_rank(path: Sequence[object]) -> int:
-    """Where a field's top-level name comes in :data:`FIELD_ORDER` (unknown names last)."""
-    field = path[0] if path else ""
-    return FIELD_ORDER.index(field) if field in FIELD_ORDER else len(FIELD_ORDER)
-
-
-def headline_order(differences: Sequence[Difference]) -> list[Difference]:
-    """The differences in the order reports name them (:data:`FIELD_ORDER`), stable."""
-    return sorted(differences, key=lambda difference: field_rank(difference.path))
 
 
 def noise_rule() -> str:
@@ -496,7 +480,7 @@ def _change_words(difference: Difference) -> str:
     """``reward 0.99 -> 1.99``: a difference, golden to actual, in a few words."""
     golden, actual = difference.golden, difference.actual
     golden_text, actual_text = (short_repr(v, _MAX_CHANGE_CHARS) for v in (golden, actual))
-    if _is_dtypes(difference):
+    if is_dtypes(difference):
         before, after = (_numpy_type_words(golden), _numpy_type_words(actual))
     elif difference.kind == "missing":
         before, after = golden_text, "(missing)"
@@ -505,10 +489,13 @@ def _change_words(difference: Difference) -> str:
     elif difference.kind == "length":
         before, after = f"{golden} items", f"{actual} items"
     elif difference.kind == "type":
-        before, after = f"{golden_text} ({_type(golden)})", f"{actual_text} ({_type(actual)})"
+        before, after = (
+            f"{golden_text} ({type_name(golden)})",
+            f"{actual_text} ({type_name(actual)})",
+        )
     else:
         before, after = golden_text, actual_text
-    return f"{_field(difference)} {before} -> {after}"
+    return f"{field_name(difference)} {before} -> {after}"
 
 
 def _numpy_type_words(leaf: Any) -> str:
@@ -582,312 +569,6 @@ def _describe_counts(episode: EpisodeComparison) -> str:
     return text
 
 
-def _is_dtypes(difference: Difference) -> bool:
-    return bool(difference.path) and difference.path[0] == "dtypes"
-
-
-def _expand_dtypes(difference: Difference) -> list[Difference]:
-    """Split a difference of ``dtypes`` structures into one per typed value."""
-    if not _is_dtypes(difference) or (
-        isinstance(difference.golden, str) and isinstance(difference.actual, str)
-    ):
-        return [difference]
-    golden = dict(_typed_leaves(difference.golden, ()))
-    actual = dict(_typed_leaves(difference.actual, ()))
-    return [
-        Difference((*difference.path, *path), "value", golden.get(path), actual.get(path))
-        for path in [*golden, *(p for p in actual if p not in golden)]
-        if golden.get(path) != actual.get(path)
-    ] or [difference]
-
-
-def _typed_leaves(
-    mirror: Any, path: tuple[str | int, ...]
-) -> list[tuple[tuple[str | int, ...], str]]:
-    if isinstance(mirror, str):
-        return [(path, mirror)]
-    if isinstance(mirror, dict):
-        return [leaf for key, item in mirror.items() for leaf in _typed_leaves(item, (*path, key))]
-    if isinstance(mirror, list):
-        return [leaf for i, item in enumerate(mirror) for leaf in _typed_leaves(item, (*path, i))]
-    return []
-
-
-def _one_sided_types(
-    differences: list[Difference],
-) -> tuple[list[Difference], dict[tuple[str | int, ...], str]]:
-    """Fold the numpy type of a key found on one side only into that key's difference.
-
-    A key removed (or added) that held a numpy value has its ``dtypes`` entry
-    removed with it: that is no change of type, but part of the key's going.
-    Returns the differences without those entries, and the numpy type of
-    each one-sided key that had one.
-    """
-    one_sided = [d.path for d in differences if d.kind in ("missing", "extra")]
-    kept: list[Difference] = []
-    types: dict[tuple[str | int, ...], str] = {}
-    for difference in differences:
-        path = difference.path[1:]
-        owner = next((p for p in one_sided if _is_dtypes(difference) and path[: len(p)] == p), None)
-        if owner is None:
-            kept.append(difference)
-            continue
-        numpy_type = difference.golden if difference.golden is not None else difference.actual
-        if owner == path and isinstance(numpy_type, str):
-            types[owner] = numpy_type
-    return kept, types
-
-
-def _merge_dtypes(differences: list[Difference]) -> list[Difference]:
-    """Drop a field's value differences when its dtype or shape changed."""
-    changed = [d.path[1:] for d in differences if _is_dtypes(d)]
-    return [
-        d
-        for d in differences
-        if _is_dtypes(d) or not any(d.path[: len(p)] == p and p for p in changed)
-    ]
-
-
-def _field(difference: Difference) -> str:
-    if _is_dtypes(difference):
-        return escape(format_path(difference.path[1:])) or "record"
-    return escape(difference.field) or "record"
-
-
-def _other_field(difference: Difference) -> str:
-    if _is_dtypes(difference):
-        return f"{_field(difference)} (numpy type)"
-    if difference.kind == "missing":
-        return f"{_field(difference)} (not in the actual recording)"
-    if difference.kind == "extra":
-        return f"{_field(difference)} (not in the golden)"
-    return _field(difference)
-
-
-def _describe_difference(
-    difference: Difference, episode: EpisodeComparison | None = None, numpy_type: str | None = None
-) -> str:
-    """One difference in words; ``numpy_type`` is that of a key found on one side only."""
-    golden, actual = difference.golden, difference.actual
-    typed = f" ({escape(numpy_type)})" if numpy_type is not None else ""
-    if _is_dtypes(difference):
-        return escape(describe_change(golden, actual))
-    if difference.path == ("digest",):
-        every = _full_every(episode)
-        kept = f"every {every}th step" if every else "some steps"
-        return (
-            f"this step differs from the golden's; only its digest is stored ({kept} "
-            "is kept in full, with step 1 and the last step), and digests are compared exactly"
-        )
-    if (
-        difference.kind == "type"
-        and isinstance(golden, ArraySummary | list)
-        and (isinstance(actual, ArraySummary | list))
-    ):
-        mixed = _describe_mixed_storage(golden, actual)
-        if mixed is not None:
-            return mixed
-    if difference.kind == "type":
-        return (
-            f"golden {_value(golden)} ({_type(golden)})  "
-            f"actual {_value(actual)} ({_type(actual)}): the type changed"
-        )
-    if difference.kind == "length":
-        return f"golden has {golden} items, actual has {actual}: the shape changed"
-    if difference.kind == "missing":
-        return f"golden {_value(golden)}{typed}, missing from the actual recording"
-    if difference.kind == "extra":
-        return f"not in the golden, actual {_value(actual)}{typed}"
-
-    if isinstance(golden, ArraySummary) and isinstance(actual, ArraySummary):
-        return _describe_arrays(golden, actual)
-    allowed = difference.allowed
-    if allowed is not None and isinstance(actual, float):
-        delta = abs(actual - golden)
-        shown_delta, shown_allowed = distinct_numbers(delta, allowed)
-        text = (
-            f"golden {golden!r}  actual {actual!r}  |diff| {shown_delta} > tol {shown_allowed} "
-            f"(rtol {difference.rtol:g}, atol {difference.atol:g})"
-        )
-        if golden == 0:
-            text += "; the golden is 0.0 here, so only atol applies"
-        elif abs(golden) < delta:
-            text += (
-                f"; the golden is {golden:.1e} here, smaller than the difference: "
-                "only atol can accept it"
-            )
-        return text
-    return f"golden {_value(golden)}  actual {_value(actual)}"
-
-
-def _describe_arrays(golden: ArraySummary, actual: ArraySummary) -> str:
-    if golden.scheme != actual.scheme:
-        return _describe_other_versions(golden, actual)
-    changes = []
-    if golden.dtype != actual.dtype:
-        changes.append(f"dtype changed {_plain(golden.dtype)} -> {_plain(actual.dtype)}")
-    if golden.shape != actual.shape:
-        changes.append(f"shape changed {_plain(golden.shape)} -> {_plain(actual.shape)}")
-    if changes:
-        return "array " + ", ".join(changes)
-    details = []
-    where = _changed_rows(golden, actual)
-    if where:
-        details.append(where)
-    if golden.sum is not None and actual.sum is not None and golden.sum != actual.sum:
-        change = actual.sum - golden.sum
-        details.append(f"sum {_number(golden.sum)} -> {_number(actual.sum)} ({change:+.6g})")
-    for name in ("min", "max"):
-        before, after = getattr(golden, name), getattr(actual, name)
-        if before != after:
-            details.append(f"{name} {_number(before)} -> {_number(after)}")
-    if not details:
-        details.append(f"mean {golden.mean!r} -> {actual.mean!r}")
-    return (
-        f"array {_plain(golden.dtype)}{_plain(list(golden.shape))} (stored as a summary) "
-        "changed: " + "; ".join(details) + ". Store it in full (max_array_size) to see each element"
-    )
-
-
-def _describe_other_versions(golden: ArraySummary, actual: ArraySummary) -> str:
-    """Two summaries whose digests are of two algorithms: never equal, and why."""
-    older = "golden" if golden.version < actual.version else "actual recording"
-    return (
-        f"array {golden.dtype}{list(golden.shape)} is stored as summaries of different format "
-        f"versions (golden {golden.version}, {_SCHEMES[golden.scheme]}; actual "
-        f"{actual.version}, {_SCHEMES[actual.scheme]}), whose digests cannot be compared, so "
-        f"it may or may not have changed. Record the {older} again in format "
-        f"{max(golden.version, actual.version)} (a golden: pytest --update-goldens), or record "
-        f'the other with format_version="{min(golden.version, actual.version)}"'
-    )
-
-
-def _number(value: float | None) -> str:
-    # Statistics of integer arrays are stored as floats: show 132, not 132.0.
-    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
-        return str(int(value))
-    return repr(value)
-
-
-def _describe_mixed_storage(golden: Any, actual: Any) -> str | None:
-    """An array stored as a summary on one side and in full on the other."""
-    if isinstance(golden, ArraySummary) and isinstance(actual, list):
-        side, summary, full = "golden", golden, summarise_like(golden, actual)
-        pair = (summary, full) if full is not None else None
-    elif isinstance(actual, ArraySummary) and isinstance(golden, list):
-        side, summary, full = "actual recording", actual, summarise_like(actual, golden)
-        pair = (full, summary) if full is not None else None
-    else:
-        return None
-    if pair is None:
-        return None
-    described = _describe_arrays(*pair).removesuffix(
-        ". Store it in full (max_array_size) to see each element"
-    )
-    return f"{described} (the {side} holds a summary only: its elements are not known)"
-
-
-def _changed_rows(golden: ArraySummary, actual: ArraySummary) -> str | None:
-    if not golden.bands or not actual.bands or len(golden.bands) != len(actual.bands):
-        return None
-    changed = [i for i, (g, a) in enumerate(zip(golden.bands, actual.bands, strict=True)) if g != a]
-    if not changed:
-        return None
-    first, _ = golden.band_rows(changed[0])
-    _, last = golden.band_rows(changed[-1])
-    noun = "rows" if len(golden.shape) > 1 else "elements"
-    bands = f"{len(changed)} of {len(golden.bands)} bands"
-    return f"{noun} {first}-{last} of {golden.shape[0]} ({bands})"
-
-
-def _describe_array_delta(delta: ArrayDelta) -> str:
-    share = 100.0 * delta.differing / delta.size
-    index = ", ".join(str(i) for i in delta.first)
-    field = escape(format_path(delta.path)) or "record"
-    return (
-        f"{field}: {delta.differing} of {delta.size} elements "
-        f"differ ({share:.3g}%), largest |diff| {delta.max_abs:.6g}, first at [{index}]"
-    )
-
-
-def _full_every(episode: EpisodeComparison | None) -> int | None:
-    header = (episode.golden_header if episode else None) or {}
-    storage = header.get("storage") or {}
-    every = storage.get("full_every")
-    return every if isinstance(every, int) else None
-
-
-def _header_lines(episode: EpisodeComparison) -> list[str]:
-    """Header differences in words: one line per changed space, in gymnasium's notation."""
-    golden, actual = episode.golden_header or {}, episode.actual_header or {}
-    lines: list[str] = []
-    spaces_done: set[str] = set()
-    for difference in episode.header_differences:
-        path = difference.path
-        space = path[0] if path else None
-        if space in _SPACE_FIELDS and isinstance(space, str):
-            if space in spaces_done:
-                continue
-            spaces_done.add(space)
-            before, after = golden.get(space), actual.get(space)
-            if isinstance(before, dict) and isinstance(after, dict):
-                shown = format_space(before), format_space(after)
-                if shown[0] != shown[1]:
-                    details = _type_changes(space, episode)
-                    lines.append(f"{space}: {shown[0]} -> {shown[1]}{details}")
-                    continue
-            # Written alike (bounds cut short, say): each part that differs.
-            lines += [
-                _describe_header_difference(d)
-                for d in episode.header_differences
-                if d.path[:1] == (space,)
-            ]
-            continue
-        lines.append(_describe_header_difference(difference))
-    return lines
-
-
-def _type_changes(space: str, episode: EpisodeComparison) -> str:
-    """The dtype and shape changes inside a space, in words: what a reader looks for first."""
-    found: dict[tuple[str | int, ...], str] = {}
-    for difference in episode.header_differences:
-        path = difference.path
-        if path[:1] != (space,):
-            continue
-        for depth, segment in enumerate(path):
-            if segment in ("dtype", "shape"):
-                key = path[: depth + 1]
-                before = _lookup(episode.golden_header, key)
-                after = _lookup(episode.actual_header, key)
-                if isinstance(before, list) and isinstance(after, list):
-                    before, after = tuple(before), tuple(after)
-                where = escape(format_path(key[1:-1]))
-                text = (
-                    f"{where + ' ' if where else ''}{segment} changed "
-                    f"{_plain(before)} -> {_plain(after)}"
-                )
-                found.setdefault(key, text)
-                break
-    return f" ({'; '.join(found.values())})" if found else ""
-
-
-def _lookup(value: Any, path: tuple[str | int, ...]) -> Any:
-    for segment in path:
-        try:
-            value = value[segment]
-        except (KeyError, IndexError, TypeError):
-            return None
-    return value
-
-
-def _describe_header_difference(difference: Difference) -> str:
-    path = difference.path
-    field = escape(format_path(path))
-    if isinstance(difference.golden, ArraySummary) and isinstance(difference.actual, ArraySummary):
-        return f"{field}: {_describe_arrays(difference.golden, difference.actual)}"
-    return f"{field}: golden {_value(difference.golden)}, actual {_value(difference.actual)}"
-
-
 def _describe_wall_clock(episode: EpisodeComparison) -> list[str]:
     """A note when the first divergence is a field a wrapper fills with wall-clock time."""
     if episode.first is None:
@@ -920,13 +601,13 @@ def _describe_versions(episode: EpisodeComparison) -> list[str]:
     # A name the golden does not have is not a change: older goldens recorded
     # fewer versions (the env's own distribution came later).
     changed = [
-        f"{escape(name)} {_plain(golden[name])} -> {_plain(actual.get(name, '-'))}"
+        f"{escape(name)} {plain_value(golden[name])} -> {plain_value(actual.get(name, '-'))}"
         for name in sorted(golden)
         if golden[name] != actual.get(name)
     ]
     changed += [
-        f"{escape(name)} {_plain(golden_platform.get(name, '-'))} -> "
-        f"{_plain(actual_platform.get(name, '-'))}"
+        f"{escape(name)} {plain_value(golden_platform.get(name, '-'))} -> "
+        f"{plain_value(actual_platform.get(name, '-'))}"
         for name in sorted(set(golden_platform) | set(actual_platform))
         if golden_platform.get(name) != actual_platform.get(name)
     ]
@@ -938,15 +619,15 @@ def _describe_versions(episode: EpisodeComparison) -> list[str]:
     if golden_mode and actual_mode and golden_mode != actual_mode:
         lines.append(
             "recorded with another vectorization mode (golden -> actual): "
-            f"{_plain(golden_mode)} -> {_plain(actual_mode)}; a vector env of its own may not "
-            "match sync or async vectorization"
+            f"{plain_value(golden_mode)} -> {plain_value(actual_mode)}; a vector env of its own "
+            "may not match sync or async vectorization"
         )
     golden_storage = (episode.golden_header or {}).get("storage")
     actual_storage = (episode.actual_header or {}).get("storage")
     if golden_storage and actual_storage and golden_storage != actual_storage:
         settings = [
-            f"{escape(name)} {_value(golden_storage.get(name))} -> "
-            f"{_value(actual_storage.get(name))}"
+            f"{escape(name)} {shown_value(golden_storage.get(name))} -> "
+            f"{shown_value(actual_storage.get(name))}"
             for name in sorted(set(golden_storage) | set(actual_storage))
             if golden_storage.get(name) != actual_storage.get(name)
         ]
@@ -954,21 +635,6 @@ def _describe_versions(episode: EpisodeComparison) -> list[str]:
             f"recorded with other storage settings (golden -> actual): {', '.join(settings)}"
         )
     return lines
-
-
-def _value(value: Any) -> str:
-    """A value from a file, as its repr: escaped, and short however large or deep it is."""
-    return short_repr(value, _MAX_VALUE_CHARS)
-
-
-def _plain(value: Any) -> str:
-    """A value from a file shown as it reads: a string without its quotes, escaped."""
-    return escape(value) if isinstance(value, str) else _value(value)
-
-
-def _type(value: Any) -> str:
-    names = {float: "float", int: "int", bool: "bool", str: "str", list: "list", dict: "dict"}
-    return names.get(type(value), type(value).__name__)
 
 
 def _index_list(indices: Sequence[int | str]) -> str:

@@ -43,7 +43,7 @@ from gym_goldens.comparison.tolerance import Tolerance
 from gym_goldens.errors import GoldenFormatError, GoldensError
 from gym_goldens.format.fields import format_path
 from gym_goldens.format.limits import DEFAULT_MAX_DECOMPRESSED_SIZE
-from gym_goldens.present.report import field_rank
+from gym_goldens.present.differences import field_rank
 from gym_goldens.present.series import (
     DEFAULT_FIELDS,
     SERIES_FIELDS,
