@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, ParamSpec
 
 from gym_goldens.comparison.result import (
     NOISE_ATOL,
@@ -75,6 +75,7 @@ __all__ = [
     "update_command",
 ]
 
+_P = ParamSpec("_P")
 _MAX_OTHER_FIELDS: Final = 6
 # A golden this far from zero, relative to the difference, gets an rtol suggested;
 # closer to zero, an atol.
@@ -147,28 +148,6 @@ class Report:
     def render(self) -> str:
         """The message as text."""
         return "\n".join(self.lines)
-
-
-def format_comparison(
-    comparison: Comparison,
-    *,
-    title: str = "golden mismatch",
-    nodeid: str | None = None,
-    display: Any = str,
-    fix: str | None = None,
-    fix_label: str | None = "update with",
-    suggest: bool = True,
-) -> str:
-    """Describe a failed comparison: :func:`comparison_report`, rendered."""
-    return comparison_report(
-        comparison,
-        title=title,
-        nodeid=nodeid,
-        display=display,
-        fix=fix,
-        fix_label=fix_label,
-        suggest=suggest,
-    ).render()
 
 
 def comparison_report(
@@ -289,13 +268,6 @@ def nothing_recorded_report(name: str) -> Report:
     )
 
 
-def format_missing(
-    golden_dir: Any, actual_dir: Any, *, nodeid: str | None, display: Any = str
-) -> str:
-    """The message for a test whose golden does not exist yet: :func:`missing_report`."""
-    return missing_report(golden_dir, actual_dir, nodeid=nodeid, display=display).render()
-
-
 def missing_report(
     golden_dir: Any, actual_dir: Any, *, nodeid: str | None, display: Any = str
 ) -> Report:
@@ -306,13 +278,6 @@ def missing_report(
         files=(f"actual recording: {display(actual_dir)}",),
         fix=f"create it with: {update_command(nodeid)}",
     )
-
-
-def format_unreadable(
-    error: Exception, *, nodeid: str | None, actual_dir: Any = None, display: Any = str
-) -> str:
-    """The message for a golden (or an actual recording) that cannot be read."""
-    return unreadable_report(error, nodeid=nodeid, actual_dir=actual_dir, display=display).render()
 
 
 def unreadable_report(
@@ -652,20 +617,6 @@ NONDETERMINISM_FIX: Final = (
 _CLOCK_WORDS: Final = ("time", "clock", "elapsed", "duration", "fps", "timestamp")
 
 
-def format_nondeterminism(
-    comparison: Comparison,
-    *,
-    first: str = "run 1",
-    second: str = "run 2",
-    notes: Sequence[str] = (),
-    display: Any = str,
-) -> str:
-    """The failure text for two runs that should have matched: :func:`nondeterminism_report`."""
-    return nondeterminism_report(
-        comparison, first=first, second=second, notes=notes, display=display
-    ).render()
-
-
 def nondeterminism_report(
     comparison: Comparison,
     *,
@@ -762,3 +713,21 @@ def _hints(comparison: Comparison) -> list[str]:
             f"recording, or leave it out of the comparison with ignore=[{python_string(clocks[0])}]"
         )
     return hints
+
+
+def _rendered(build: Callable[_P, Report], name: str) -> Callable[_P, str]:
+    """A function that takes the arguments of ``build`` and gives its report as text."""
+
+    def render(*args: _P.args, **kwargs: _P.kwargs) -> str:
+        return build(*args, **kwargs).render()
+
+    render.__name__ = render.__qualname__ = name
+    render.__doc__ = f"The text of :func:`{build.__name__}`, which takes the same arguments."
+    return render
+
+
+# The text of each message, for callers that show it at once (one signature, the builder's).
+format_comparison: Final = _rendered(comparison_report, "format_comparison")
+format_missing: Final = _rendered(missing_report, "format_missing")
+format_unreadable: Final = _rendered(unreadable_report, "format_unreadable")
+format_nondeterminism: Final = _rendered(nondeterminism_report, "format_nondeterminism")
