@@ -52,7 +52,6 @@ from gym_goldens.present.series import (
     Series,
     compare_series,
     episode_holder,
-    episode_series,
     read_episode_series,
 )
 from gym_goldens.present.text import escape_value, printable
@@ -61,15 +60,10 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-# The series a plot is drawn from are also reachable here, where they were first.
 __all__ = [
-    "DEFAULT_FIELDS",
-    "FieldComparison",
+    "MARKER_ID",
     "NothingToPlotError",
-    "Series",
     "VizDependencyError",
-    "compare_series",
-    "episode_series",
     "figure_png",
     "plot_comparison",
     "plot_divergence",
