@@ -12,7 +12,7 @@ from gym_goldens.format import lock
 from gym_goldens.format.layout import TRAJECTORY_NAME, UPDATE_LOCK
 from gym_goldens.format.limits import DEFAULT_MAX_DECOMPRESSED_SIZE, MAX_LINE_BYTES, format_size
 from gym_goldens.plugin.settings import GoldensSettings
-from gym_goldens.present import report
+from gym_goldens.present import differences
 from gym_goldens.present.text import MAX_DEPTH
 
 GUARANTEES = Path(__file__).parents[1] / "docs" / "guarantees.md"
@@ -33,7 +33,7 @@ def test_the_limits_table_gives_the_limits_of_the_code() -> None:
     assert GoldensSettings.max_decompressed_size == DEFAULT_MAX_DECOMPRESSED_SIZE
     assert table["nesting of JSON values"][0] == "1024 levels (orjson's)"
     shown = table["values shown in a failure message"][0]
-    assert shown == f"{report._MAX_VALUE_CHARS} characters, {MAX_DEPTH} levels of nesting"
+    assert shown == f"{differences._MAX_VALUE_CHARS} characters, {MAX_DEPTH} levels of nesting"
     assert table["fields in a plot"][0].startswith(f"{MAX_DEPTH} levels of nesting")
 
 

@@ -41,7 +41,8 @@ it (data flows env -> record -> format -> file, file -> format -> comparison
     - ``result``: :class:`Comparison`, :class:`Difference`, :class:`Divergence`.
     - ``engine``: :func:`compare`, streaming, episode by episode.
 - ``present/``: what a user reads and sees.
-    - ``report``: failure messages: mismatch, missing, nondeterministic.
+    - ``report``: failure messages as data, rendered once: mismatch, missing, nondeterministic.
+    - ``differences``: one difference in words: values, arrays, types, headers.
     - ``summary``: ``gym-goldens show``.
     - ``series``: numeric fields over time, golden against actual.
     - ``viz``: plots (matplotlib, optional).

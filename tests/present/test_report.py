@@ -13,10 +13,22 @@ import orjson
 from gym_goldens import GoldenFormatError, RecordTrajectory, Tolerance, compare, read_recording
 from gym_goldens.plugin.session import SummaryReport
 from gym_goldens.present.report import (
+    RECORDED_MODE,
+    REPLAY_MODE,
+    Report,
+    failed_run_report,
     format_comparison,
     format_missing,
     format_nondeterminism,
     format_unreadable,
+    mismatch_report,
+    missing_report,
+    nondeterminism_report,
+    not_updated_report,
+    nothing_recorded_report,
+    refused_report,
+    unreadable_run_report,
+    unrecorded_run_report,
     update_command,
 )
 from tests.support.envs import record_scaled_cartpole
@@ -362,3 +374,114 @@ def test_a_dtype_change_with_a_physics_change_names_every_diverging_field(tmp_pa
     titles = [axes.get_title(loc="left") for axes in figure.axes if axes.get_title(loc="left")]
     assert titles == ["reward"]
     assert "first divergence at t=3 (reward)" in figure.get_suptitle()
+
+
+def test_a_report_is_data_rendered_once_in_the_order_of_its_parts() -> None:
+    report = Report(
+        "verdict: g.jsonl:3",
+        notes=("note",),
+        details=("first divergence", "  its values"),
+        files=("actual recording: a",),
+        fix="update with: pytest",
+    )
+    added = report.with_files("plot: d.png").with_notes("another note")
+    assert added.render().splitlines() == [
+        "verdict: g.jsonl:3",
+        "  note",
+        "  another note",
+        "  first divergence",
+        "    its values",
+        "  actual recording: a",
+        "  plot: d.png",
+        "  update with: pytest",
+    ]
+    assert report.files == ("actual recording: a",)  # what it was built from is left as it was
+    assert Report("verdict").render() == "verdict"
+
+
+def test_a_mismatch_says_how_the_recording_was_made_and_what_differing_actions_mean(
+    tmp_path: Path,
+) -> None:
+    golden = _record(tmp_path / "golden", steps=8)
+    actual = Path(record_scaled_cartpole(tmp_path / "actual", steps=8, action=lambda t: 1))
+    comparison = compare(golden, actual)
+    recorded = mismatch_report(comparison, replay=False, nodeid="t.py::t", variant="variant: x")
+    lines = recorded.with_files("plot: d.png").render().splitlines()
+    assert lines[0].startswith("golden mismatch: ")
+    assert lines[1:3] == [f"  {RECORDED_MODE}", "  variant: x"]
+    assert lines[3].startswith("  the actions differ at the first divergence: ")
+    assert lines[-3:] == [
+        f"  actual recording: {actual}",
+        "  plot: d.png",
+        '  update with: pytest --update-goldens "t.py::t"',
+    ]
+    # The same comparison, as format_comparison words it, is what the notes go under.
+    assert lines[4:-2] == format_comparison(comparison, nodeid="t.py::t").splitlines()[1:-1]
+    replayed = mismatch_report(comparison, replay=True, nodeid="t.py::t").render().splitlines()
+    assert replayed[0].startswith("golden mismatch in replay mode: ")
+    assert replayed[1] == f"  {REPLAY_MODE}"
+    assert not any("the actions differ" in line for line in replayed)
+
+
+def test_a_nondeterminism_report_takes_a_plot_before_its_fix(tmp_path: Path) -> None:
+    golden = _record(tmp_path / "golden", steps=8)
+    actual = _record(tmp_path / "actual", steps=8, gravity=9.81)
+    comparison = compare(golden, actual)
+    report = nondeterminism_report(comparison, notes=["run 1: here", "run 2: there"])
+    lines = report.with_files("plot: d.png").render().splitlines()
+    assert lines[1:4] == [
+        "  run 1 is shown as golden, run 2 as actual",
+        "  run 1: here",
+        "  run 2: there",
+    ]
+    assert lines[-2] == "  plot: d.png"
+    assert lines[-1].startswith("  make it deterministic: ")
+    assert report.render() == format_nondeterminism(
+        comparison, notes=["run 1: here", "run 2: there"]
+    )
+
+
+def test_the_messages_of_a_test_that_is_not_compared_are_reports_too(tmp_path: Path) -> None:
+    assert missing_report("g", "a", nodeid=None).with_notes("variant: x").lines == [
+        "golden missing: g",
+        "  variant: x",
+        "  no golden has been recorded for this trajectory yet",
+        "  actual recording: a",
+        "  create it with: pytest --update-goldens",
+    ]
+    assert nothing_recorded_report("CartPole-v1").render() == (
+        "nothing recorded: the env recorded as 'CartPole-v1' was never reset; "
+        "call env.reset(seed=...) before stepping it"
+    )
+    assert refused_report(ValueError("g: a symlink"), actual_dir="a", nodeid="t.py::t").lines == [
+        "golden refused: g: a symlink",
+        "  nothing was read from or written to it",
+        "  actual recording: a",
+        '  or remove the symlink and record the golden with: pytest --update-goldens "t.py::t"',
+    ]
+    unreadable = not_updated_report(ValueError("g: bad"), actual_dir="a").lines
+    assert unreadable[0] == "golden not updated: g: bad"
+    assert unreadable[-1] == "  fix or remove the golden, then run pytest --update-goldens again"
+    unwritable = not_updated_report(ValueError("g: full"), actual_dir="a", not_written=True)
+    assert unwritable.lines[-1] == (
+        "  free space or fix the permissions of the goldens dir, "
+        "then run pytest --update-goldens again"
+    )
+
+
+def test_the_runs_of_a_determinism_check_that_cannot_be_compared_are_reported() -> None:
+    failed = failed_run_report("run 2", "run 1", how="run 2: in a subprocess; exited:\n    boom")
+    assert failed.render() == (
+        "nondeterministic: run 2 failed, run 1 passed\n  run 2: in a subprocess; exited:\n    boom"
+    )
+    unrecorded = unrecorded_run_report(
+        "CartPole-v1", missing="run 2", present="run 1", runs=["run 1: here", "run 2: there"]
+    )
+    assert unrecorded.lines == [
+        "nondeterministic: run 2 did not record 'CartPole-v1', run 1 did",
+        "  run 1: here",
+        "  run 2: there",
+    ]
+    assert unreadable_run_report(ValueError("x.jsonl: bad")).render() == (
+        "nondeterministic: a run's recording is unreadable: x.jsonl: bad"
+    )

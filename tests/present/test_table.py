@@ -16,8 +16,8 @@ from gym_goldens.present.table import (
     audit_json,
     format_left_out,
     format_table,
-    printable,
 )
+from gym_goldens.present.text import printable, uncoloured
 
 DIFFERENCE = RunDifference(
     seed=1,
@@ -72,13 +72,34 @@ def test_ids_left_out_are_grouped_by_reason() -> None:
 
 
 def test_text_from_envs_reaches_the_terminal_without_control_characters() -> None:
-    assert printable("\x1b[33mWARN: low\x1b[0m") == "WARN: low"
-    assert printable("bell\x07 and\rreturn\ttab") == "bell\\x07 and\\x0dreturn\\x09tab"
+    assert uncoloured("\x1b[33mWARN: low\x1b[0m") == "WARN: low"
+    assert uncoloured("bell\x07 and\rreturn\ttab") == "bell\\x07 and\\rreturn\\ttab"
     row = AuditRow("Evil\x1b]0;title\x07-v0", ERROR, reason="boom\x1b[2J\nsecond\x00 line")
     text = "\n".join(format_table([row]))
     assert "\x1b" not in text
     assert "\x07" not in text
     assert "    boom\n    second\\x00 line" in text
+
+
+def test_the_table_escapes_as_every_message_does() -> None:
+    # The table had a rule of its own, which let through what is not ASCII:
+    # the right-to-left override (U+202E) and the C1 controls, among them the
+    # one-byte CSI (U+009B) that some terminals obey as ESC [ does.
+    row = AuditRow(
+        "Evil\u202e0v-\u009b2J",
+        ERROR,
+        reason="boom\u009b2J\u200fnext",
+        warnings=("\x1b[33mWARN: \u202eleft\x1b[0m",),
+    )
+    lines = format_table([row])
+    assert lines[1].startswith("Evil\\u202e0v-\\x9b2J  error")
+    assert "    boom\\x9b2J\\u200fnext" in lines
+    assert "    warning: WARN: \\u202eleft" in lines
+    assert all(line == printable(line) for line in lines)
+    assert format_left_out({"X-v0": "gone\u202e"}) == [
+        "left out 1 id: deprecated or legacy, their entry points cannot load",
+        "  X-v0: gone\\u202e",
+    ]
 
 
 def test_json_holds_every_row_with_its_difference() -> None:

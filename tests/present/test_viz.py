@@ -18,11 +18,11 @@ import pytest
 from gym_goldens import RecordTrajectory, RecordVectorTrajectory, compare
 from gym_goldens.errors import GoldensError
 from gym_goldens.format.reader import read_recording
+from gym_goldens.present.series import episode_series
 from gym_goldens.present.viz import (
     MARKER_ID,
     NothingToPlotError,
     VizDependencyError,
-    episode_series,
     figure_png,
     plot_comparison,
     plot_divergence,

@@ -15,12 +15,13 @@ The pytest side (``--goldens-determinism=N``) lives in
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import gymnasium as gym
 
@@ -35,6 +36,9 @@ from gym_goldens.record.rollouts import Policy, rollout
 from gym_goldens.record.single import RecordTrajectory
 
 __all__ = ["NondeterminismError", "assert_deterministic"]
+
+_TEMPORARY: Final = "gym-goldens-determinism-"
+"""How the temporary folder of recordings starts."""
 
 
 class NondeterminismError(GoldensError, AssertionError):
@@ -65,34 +69,27 @@ def assert_deterministic(
 ) -> None:
     """Check that the same seeded rollout always gives the same trajectory.
 
-    The rollout (:func:`gym_goldens.rollout`) runs ``runs`` times, each on a
-    fresh env from ``make_env``, and once more on the first env after a
-    second ``reset(seed=seed)``, which catches state that leaks across
-    resets. Every run is recorded and compared with the first, within
-    ``tolerance``. Then, on the first env, two seeding checks that
-    gymnasium's ``check_env`` also makes: ``reset(seed=seed)`` twice must
-    give the same observation, and ``reset(seed=seed)`` and
-    ``reset(seed=seed + 1)`` must not both give the same observation while
-    the env's ``np_random`` stays untouched (the env ignores the seed).
-
-    A policy must itself be deterministic (the same observation gives the
-    same action). Hash-order nondeterminism (iterating over a set of
-    strings) does not show within one process; run the test under pytest
-    with ``--goldens-determinism-mode=subprocess`` to catch it.
+    The rollout (:func:`gym_goldens.rollout`) runs on ``runs`` fresh envs
+    from ``make_env``, then again on the first env after another
+    ``reset(seed=seed)`` (state that leaks across resets); every recording is
+    compared with the first. Then two seeding checks that gymnasium's
+    ``check_env`` also makes: ``reset(seed=seed)`` twice gives the same
+    observation, and ``seed + 1`` does not give it too while leaving the env's
+    ``np_random`` untouched (the env ignores the seed). The policy must be
+    deterministic itself. Iterating over a set of strings keeps one order
+    within a process: ``--goldens-determinism-mode=subprocess`` catches it.
 
     Args:
-        make_env: Builds a new env, such as ``lambda: gym.make("CartPole-v1")``;
-            or an env id for :func:`gymnasium.make`.
+        make_env: Builds a new env (``lambda: gym.make("CartPole-v1")``), or an env id.
         seed: The rollout's seed.
         steps: The rollout's length.
         policy: ``policy(obs) -> action``; None samples the seeded action space.
         runs: Rollouts on fresh envs, at least 2.
-        tolerance: How close floats must be; exact by default, since the same
-            code on the same machine should give the same bits.
-        check_seeding: Also fail when the env ignores ``reset(seed=...)``.
-            Turn off for an env without any randomness.
-        output_dir: Keep the recordings here; by default they go to a
-            temporary folder, removed when the check passes.
+        tolerance: How close floats must be; exact by default (same code, same machine: same bits).
+        check_seeding: Also fail when the env ignores ``reset(seed=...)`` (turn it
+            off for an env without any randomness).
+        output_dir: Keep the recordings here; by default in a temporary folder,
+            removed when the check passes.
 
     Raises:
         NondeterminismError: The runs differ or a seeding check failed (an
@@ -109,60 +106,90 @@ def assert_deterministic(
     if isinstance(runs, bool) or not isinstance(runs, int) or runs < 2:
         raise ValueError(f"assert_deterministic needs runs >= 2 to compare runs, got {runs!r}")
     build = _factory(make_env)
-    tolerance = tolerance or Tolerance(rtol=0.0, atol=0.0)
-    if output_dir is None:
-        root = Path(tempfile.mkdtemp(prefix="gym-goldens-determinism-"))
-    else:
-        root = Path(output_dir)
+    root = Path(tempfile.mkdtemp(prefix=_TEMPORARY)) if output_dir is None else Path(output_dir)
     root.mkdir(parents=True, exist_ok=True)
+    rollouts = _Rollouts(root, seed, steps, policy)
+    exact = Tolerance(rtol=0.0, atol=0.0)
+    findings, comparison = rollouts.check(build, runs, tolerance or exact, check_seeding)
+    if findings:
+        findings.append(f"recordings kept in {root}")
+        raise NondeterminismError(findings, comparison)
+    if output_dir is None:
+        shutil.rmtree(root, ignore_errors=True)
 
-    def record(env: gym.Env[Any, Any], folder: str) -> RecordTrajectory[Any, Any]:
-        recorder: RecordTrajectory[Any, Any] = RecordTrajectory(env, root / folder)
-        rollout(recorder, seed=seed, steps=steps, policy=policy)
+
+@dataclasses.dataclass(frozen=True)
+class _Rollouts:
+    """The seeded rollout of one check, recorded once per run, each into a folder of ``root``."""
+
+    root: Path
+    seed: int
+    steps: int
+    policy: Policy | None
+
+    def check(
+        self,
+        build: Callable[[], gym.Env[Any, Any]],
+        runs: int,
+        tolerance: Tolerance,
+        check_seeding: bool,
+    ) -> tuple[list[str], Comparison | None]:
+        """The findings, seeding ones first, and the first pair of runs that differed."""
+        first_env = build()
+        try:
+            first = self.record(first_env, "run-1")
+            found = self._fresh_env_difference(build, first.output_dir, runs, tolerance)
+            again = self.record(first_env, "run-1-reset-again")
+            if found is None:
+                found = self._reset_difference(first.output_dir, again.output_dir, tolerance)
+            findings = _seeding_findings(first_env, self.seed, check_seeding)
+        finally:
+            first_env.close()
+        if found is None:
+            return findings, None
+        report, comparison = found
+        return [*findings, report], comparison
+
+    def record(self, env: gym.Env[Any, Any], folder: str) -> RecordTrajectory[Any, Any]:
+        """Record the rollout of ``env`` into ``folder``."""
+        recorder: RecordTrajectory[Any, Any] = RecordTrajectory(env, self.root / folder)
+        rollout(recorder, seed=self.seed, steps=self.steps, policy=self.policy)
         recorder.flush()
         return recorder
 
-    findings: list[str] = []
-    first_comparison: Comparison | None = None
-    first_env = build()
-    try:
-        first = record(first_env, "run-1")
+    def _fresh_env_difference(
+        self,
+        build: Callable[[], gym.Env[Any, Any]],
+        first: Path,
+        runs: int,
+        tolerance: Tolerance,
+    ) -> tuple[str, Comparison] | None:
+        """The report of the first run on a fresh env that differs from the first run."""
+        found = None
         for number in range(2, runs + 1):
-            other = record(build(), f"run-{number}")
+            other = self.record(build(), f"run-{number}")
             other.close()
-            comparison = compare(first.output_dir, other.output_dir, tolerance)
-            if not comparison.equal and first_comparison is None:
-                first_comparison = comparison
-                findings.append(
-                    format_nondeterminism(
-                        comparison,
-                        second=f"run {number}",
-                        notes=[f"every run on a fresh env from make_env, seed={seed}"],
-                    )
-                )
-        again = record(first_env, "run-1-reset-again")
-        if first_comparison is None:
-            comparison = compare(first.output_dir, again.output_dir, tolerance)
-            if not comparison.equal:
-                first_comparison = comparison
-                findings.append(
-                    format_nondeterminism(
-                        comparison,
-                        second="run 1 reset again",
-                        notes=[
-                            "state leaks across resets: the same env, reset with the same seed, "
-                            "went another way than on its first rollout"
-                        ],
-                    )
-                )
-        findings[:0] = _seeding_findings(first_env, seed, check_seeding)
-    finally:
-        first_env.close()
-    if findings:
-        findings.append(f"recordings kept in {root}")
-        raise NondeterminismError(findings, first_comparison)
-    if output_dir is None:
-        shutil.rmtree(root, ignore_errors=True)
+            comparison = compare(first, other.output_dir, tolerance)
+            if not comparison.equal and found is None:
+                note = f"every run on a fresh env from make_env, seed={self.seed}"
+                report = format_nondeterminism(comparison, second=f"run {number}", notes=[note])
+                found = report, comparison
+        return found
+
+    @staticmethod
+    def _reset_difference(
+        first: Path, again: Path, tolerance: Tolerance
+    ) -> tuple[str, Comparison] | None:
+        """The report of the first env's second rollout, if it went another way."""
+        comparison = compare(first, again, tolerance)
+        if comparison.equal:
+            return None
+        note = (
+            "state leaks across resets: the same env, reset with the same seed, "
+            "went another way than on its first rollout"
+        )
+        report = format_nondeterminism(comparison, second="run 1 reset again", notes=[note])
+        return report, comparison
 
 
 def _factory(make_env: Callable[[], gym.Env[Any, Any]] | str) -> Callable[[], gym.Env[Any, Any]]:

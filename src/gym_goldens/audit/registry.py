@@ -119,6 +119,17 @@ class RegisteredEnvs(list[ParameterSet]):
         super().__init__(params)
         self.left_out = dict(left_out)
 
+    @classmethod
+    def of(cls, selection: Selection) -> RegisteredEnvs:
+        """A param per id of ``selection``, those to skip marked so; the ids left out kept."""
+        params = [
+            pytest.param(env.id, id=env.id, marks=[pytest.mark.skip(reason=env.reason or "")])
+            if env.kind == "skip"
+            else pytest.param(env.id, id=env.id)
+            for env in selection.envs
+        ]
+        return cls(params, {env.id: env.reason or "" for env in selection.left_out})
+
     @property
     def ids(self) -> frozenset[str]:
         """The test ids of the values (each the env id)."""
@@ -133,12 +144,9 @@ def registered_envs(
 ) -> RegisteredEnvs:
     """The registered env ids that match, as ``pytest.param`` values for parametrize.
 
-    The modules in ``import_modules`` are imported first: gymnasium 1.x
-    registers an installed package's envs only when the package is
-    imported. The ids that match a pattern (and the entry-point pattern)
-    and no ``exclude`` pattern come sorted, each with itself as test id.
-    Patterns are case-sensitive globs (``*``, ``?``, ``[...]``) on the whole
-    id, namespace included.
+    The ids that match a pattern (and the entry-point pattern) and no ``exclude``
+    pattern come sorted, each its own test id. Patterns are case-sensitive
+    globs (``*``, ``?``, ``[...]``) on the whole id, namespace included.
 
     No env is made here, but each id's entry point is loaded:
 
@@ -155,7 +163,8 @@ def registered_envs(
         exclude: Globs on env ids to leave out.
         entry_point: A glob on the spec's entry point (``module:Class``),
             such as ``"gymnasium.envs.classic_control*"`` for a family.
-        import_modules: Modules to import first, which register the envs.
+        import_modules: Modules to import first, which register the envs
+            (gymnasium 1.x registers a package's envs when it is imported).
 
     Returns:
         A list of ``pytest.param`` values.
@@ -186,13 +195,7 @@ def registered_envs(
         import_modules=import_modules,
         spell_imports=lambda modules: f"import_modules={list(modules)!r}",
     )
-    params = [
-        pytest.param(env.id, id=env.id, marks=[pytest.mark.skip(reason=env.reason or "")])
-        if env.kind == "skip"
-        else pytest.param(env.id, id=env.id)
-        for env in selection.envs
-    ]
-    return RegisteredEnvs(params, {env.id: env.reason or "" for env in selection.left_out})
+    return RegisteredEnvs.of(selection)
 
 
 def select_envs(
@@ -214,22 +217,9 @@ def select_envs(
     __tracebackhide__ = True
     modules = [import_modules] if isinstance(import_modules, str) else list(import_modules)
     excluded = [exclude] if isinstance(exclude, str) else list(exclude)
-    for name in modules:
-        try:
-            importlib.import_module(name)
-        except Exception as error:
-            raise NoRegisteredEnvsError(
-                f"cannot import {name!r}, the module that should register the envs: "
-                f"{type(error).__name__}: {error}; install it, or check the name"
-            ) from error
+    _import_registering(modules)
     registry: Mapping[str, EnvSpec] = gym.envs.registry
-    chosen = [
-        spec
-        for env_id, spec in sorted(registry.items())
-        if (not patterns or any(fnmatch.fnmatchcase(env_id, p) for p in patterns))
-        and not any(fnmatch.fnmatchcase(env_id, p) for p in excluded)
-        and (entry_point is None or fnmatch.fnmatchcase(_entry_point_text(spec), entry_point))
-    ]
+    chosen = _matching(registry, patterns, excluded, entry_point)
     if not chosen:
         raise NoRegisteredEnvsError(
             _no_match(
@@ -253,6 +243,39 @@ def select_envs(
             f"as deprecated or legacy ids whose entry points cannot load: {listed}"
         )
     return selection
+
+
+def _import_registering(modules: Iterable[str]) -> None:
+    """Import the modules that register envs (gymnasium 1.x registers them on import).
+
+    Raises:
+        NoRegisteredEnvsError: A module cannot be imported.
+    """
+    for name in modules:
+        try:
+            importlib.import_module(name)
+        except Exception as error:
+            raise NoRegisteredEnvsError(
+                f"cannot import {name!r}, the module that should register the envs: "
+                f"{type(error).__name__}: {error}; install it, or check the name"
+            ) from error
+
+
+def _matching(
+    registry: Mapping[str, EnvSpec],
+    patterns: Sequence[str],
+    excluded: Sequence[str],
+    entry_point: str | None,
+) -> list[EnvSpec]:
+    """The specs, sorted by id, whose id matches a pattern and no excluded one, and whose
+    entry point matches ``entry_point``."""
+    return [
+        spec
+        for env_id, spec in sorted(registry.items())
+        if (not patterns or any(fnmatch.fnmatchcase(env_id, p) for p in patterns))
+        and not any(fnmatch.fnmatchcase(env_id, p) for p in excluded)
+        and (entry_point is None or fnmatch.fnmatchcase(_entry_point_text(spec), entry_point))
+    ]
 
 
 def missing_dependency(error: BaseException) -> str | None:

@@ -62,8 +62,8 @@ from gym_goldens.present.table import (
     SKIPPED,
     AuditRow,
     RunDifference,
-    printable,
 )
+from gym_goldens.present.text import uncoloured
 from gym_goldens.record.rollouts import rollout
 from gym_goldens.record.single import RecordTrajectory
 
@@ -483,7 +483,7 @@ def _declared_nondeterministic(env_id: str) -> bool:
 
 
 def _warning_texts(caught: Iterable[warnings.WarningMessage]) -> tuple[str, ...]:
-    texts = (printable(str(warning.message)).strip() for warning in caught)
+    texts = (uncoloured(str(warning.message)).strip() for warning in caught)
     return tuple(dict.fromkeys(text for text in texts if text))
 
 

@@ -21,6 +21,10 @@ from typing import Final
 __all__ = [
     "ANY",
     "RECORD_FIELDS",
+    "RESET_FIELDS",
+    "RESET_VALUES",
+    "STEP_FIELDS",
+    "STEP_VALUES",
     "FieldPath",
     "format_path",
     "parse_pattern",
@@ -35,10 +39,24 @@ FieldPath = tuple[str | int, ...]
 ANY: Final = "*"
 """The segment of a pattern that stands for any one key or index."""
 
-RECORD_FIELDS: Final = frozenset(
-    {"obs", "action", "reward", "terminated", "truncated", "info", "t", "episode", "dtypes"}
-    | {"agent", "agents"}  # of multi-agent records (see gym_goldens.format.agents)
-)
+# The fields of the records, in the order docs/format.md lists them (a file
+# writes keys sorted): the one list that readers, plots and reports take them from.
+STEP_VALUES: Final = ("action", "obs", "reward", "terminated", "truncated", "info")
+"""The fields of a step record that hold what the env was given and gave back."""
+
+RESET_VALUES: Final = ("obs", "info")
+"""The fields of a reset record that hold what the env gave back."""
+
+STEP_FIELDS: Final = ("event", "t", *STEP_VALUES, "dtypes")
+"""Every field of a step record written in full; ``dtypes`` only where the types change."""
+
+RESET_FIELDS: Final = ("event", "episode", *RESET_VALUES, "dtypes")
+"""Every field of a reset record; ``dtypes`` only when ``obs`` or ``info`` holds numpy values."""
+
+RECORD_FIELDS: Final = frozenset(STEP_FIELDS + RESET_FIELDS) - {"event"} | {
+    "agent",  # of multi-agent records (see gym_goldens.format.agents)
+    "agents",
+}
 """The fields of a record: what a pattern starts with."""
 
 _SEGMENT: Final = re.compile(r"\[(\d+|\*)\]|\.?([^.\[\]]+)")

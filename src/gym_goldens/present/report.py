@@ -5,21 +5,24 @@ divergence with golden and actual values, the difference and the tolerance it
 exceeded, then how much else differs, where the actual recording is, and the
 command that updates the golden.
 
-Every report names the fields that differ at the first divergence in one
-order, :data:`FIELD_ORDER`: a change of numpy type first (it explains the
-values), then ``action`` (the step's input: what follows from it comes
-after), ``terminated``, ``truncated``, ``obs``, ``reward`` and ``info``;
-within a field, in record order. The first is the headline.
+Each message is a :class:`Report`, built in parts (verdict, notes, details,
+files, fix) by a function ending in ``_report`` and rendered once, where it
+is shown; the ``format_`` functions render one at once. What a caller adds
+(a note under the verdict, the plot beside the recording) goes into the
+report's parts, never into its text.
+
+The words for each difference, and the order fields are named in, are
+those of :mod:`gym_goldens.present.differences`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, ParamSpec
 
-from gym_goldens.comparison.arrays import ArrayDelta, summarise_like
 from gym_goldens.comparison.result import (
     NOISE_ATOL,
     NOISE_RTOL,
@@ -30,36 +33,55 @@ from gym_goldens.comparison.result import (
 )
 from gym_goldens.errors import GoldenFormatError
 from gym_goldens.format.agents import agent_of
-from gym_goldens.format.codec import ArraySummary
-from gym_goldens.format.dtypes import describe_change
 from gym_goldens.format.fields import format_path
+from gym_goldens.present.differences import (
+    describe_array_delta,
+    describe_difference,
+    field_name,
+    field_rank,
+    first_differences,
+    header_lines,
+    headline_order,
+    is_dtypes,
+    other_field_name,
+    plain_value,
+    shown_value,
+    type_name,
+)
 from gym_goldens.present.series import value_divergences
-from gym_goldens.present.summary import format_space
-from gym_goldens.present.text import distinct_numbers, escape, python_string, short_repr
+from gym_goldens.present.text import escape, python_string, short_repr
 
 __all__ = [
-    "FIELD_ORDER",
     "NONDETERMINISM_FIX",
-    "field_rank",
+    "RECORDED_MODE",
+    "REPLAY_MODE",
+    "Report",
+    "actions_differ",
+    "comparison_report",
+    "failed_run_report",
     "format_comparison",
     "format_missing",
     "format_nondeterminism",
     "format_unreadable",
+    "mismatch_report",
+    "missing_report",
     "noise_rule",
+    "nondeterminism_report",
+    "not_updated_report",
+    "nothing_recorded_report",
+    "refused_report",
+    "unreadable_report",
+    "unreadable_run_report",
+    "unrecorded_run_report",
     "update_command",
 ]
 
-FIELD_ORDER: Final = ("dtypes", "action", "terminated", "truncated", "obs", "reward", "info")
-"""The order in which reports name the fields that differ at a first divergence."""
-
+_P = ParamSpec("_P")
 _MAX_OTHER_FIELDS: Final = 6
 # A golden this far from zero, relative to the difference, gets an rtol suggested;
 # closer to zero, an atol.
 _RTOL_SUGGESTED_BELOW: Final = 1e-3
-_SPACE_FIELDS: Final = frozenset({"observation_space", "action_space"})
-_MAX_VALUE_CHARS: Final = 80
 _MAX_CHANGE_CHARS: Final = 40
-_SCHEMES: Final = {"sha256": "SHA-256", "xxh3": "xxh3"}
 # Fields that a gymnasium wrapper fills with wall-clock time, by the wrapper
 # (the single and the vector RecordEpisodeStatistics share the name).
 _WALL_CLOCK_FIELDS: Final[dict[tuple[str | int, ...], str]] = {
@@ -75,7 +97,61 @@ def update_command(nodeid: str | None) -> str:
     return f'pytest --update-goldens "{quoted}"'
 
 
-def format_comparison(
+@dataclasses.dataclass(frozen=True)
+class Report:
+    """A message as data, in its parts; :meth:`render` writes it once.
+
+    Rendered, the verdict is the first line and every other line is indented
+    by two spaces under it, in the order of the attributes; a line's own
+    leading spaces nest it further (the values under a first divergence).
+    What is added to a report (a note, the plot beside a recording) goes
+    into its part, never into the rendered text.
+
+    Attributes:
+        verdict: The first line: what failed, and where.
+        notes: Under the verdict: how the recording was made, hints.
+        details: What differs and how: the first divergence, the counts, the
+            software that recorded each side.
+        files: Where to look: the actual recording, the plot beside it.
+        fix: The last line, what to do (``update with: pytest ...``); None
+            when there is nothing to do.
+
+    Example:
+        >>> report = Report("golden mismatch: g.jsonl:3", fix="update with: pytest")
+        >>> print(report.with_notes("mode: recorded").with_files("plot: d.png").render())
+        golden mismatch: g.jsonl:3
+          mode: recorded
+          plot: d.png
+          update with: pytest
+    """
+
+    verdict: str
+    notes: tuple[str, ...] = ()
+    details: tuple[str, ...] = ()
+    files: tuple[str, ...] = ()
+    fix: str | None = None
+
+    def with_notes(self, *notes: str) -> Report:
+        """The report with ``notes`` under the verdict, after the notes it has."""
+        return dataclasses.replace(self, notes=(*self.notes, *notes))
+
+    def with_files(self, *files: str) -> Report:
+        """The report with more places to look (``plot: ...``), before its fix."""
+        return dataclasses.replace(self, files=(*self.files, *files))
+
+    @property
+    def lines(self) -> list[str]:
+        """The lines of the message, as :meth:`render` joins them."""
+        fix = () if self.fix is None else (self.fix,)
+        under = (*self.notes, *self.details, *self.files, *fix)
+        return [self.verdict, *(f"  {line}" for line in under)]
+
+    def render(self) -> str:
+        """The message as text."""
+        return "\n".join(self.lines)
+
+
+def comparison_report(
     comparison: Comparison,
     *,
     title: str = "golden mismatch",
@@ -84,8 +160,8 @@ def format_comparison(
     fix: str | None = None,
     fix_label: str | None = "update with",
     suggest: bool = True,
-) -> str:
-    """Describe a failed comparison.
+) -> Report:
+    """The report of a failed comparison.
 
     Args:
         comparison: A comparison that is not equal.
@@ -101,74 +177,170 @@ def format_comparison(
     """
     differing = comparison.differing
     if not differing:
-        return f"{title}: none ({display(comparison.golden)} matches)"
+        return Report(f"{title}: none ({display(comparison.golden)} matches)")
     episode = differing[0]
     golden_file = episode.golden_path or comparison.golden
     # file:line, as editors and terminals open it: the golden's first differing record.
     at = episode.first.golden_line if episode.first and episode.golden_path else None
-    lines = [f"{title}: {display(golden_file)}" + (f":{at}" if at is not None else "")]
-    lines += _describe_episode(episode, comparison)
-    if len(comparison.episodes) > 1 or len(differing) > 1:
-        if any(e.env is not None for e in differing):
-            labels = [f"{e.env}/{e.index}" for e in differing]
-            which = f"sub-env/episode {_index_list(labels)}"
-        else:
-            which = f"episodes {_index_list([e.index for e in differing])}"
-        lines.append(
-            f"  episodes differing: {len(differing)} of {len(comparison.episodes)} ({which})"
-        )
-    lines += _describe_versions(episode)
-    lines += _describe_wall_clock(episode)
+    details = [
+        *_describe_episode(episode, comparison),
+        *_episodes_differing(comparison),
+        *_describe_versions(episode),
+        *_describe_wall_clock(episode),
+    ]
     if suggest and episode.first is not None:
-        lines += _suggestion(episode.first)
-    actual_where = comparison.actual
-    lines.append(f"  actual recording: {display(actual_where)}")
-    if fix_label is not None:
-        lines.append(f"  {fix_label}: {fix or update_command(nodeid)}")
-    return "\n".join(lines)
-
-
-def format_missing(
-    golden_dir: Any, actual_dir: Any, *, nodeid: str | None, display: Any = str
-) -> str:
-    """The message for a test whose golden does not exist yet."""
-    return "\n".join(
-        [
-            f"golden missing: {display(golden_dir)}",
-            "  no golden has been recorded for this trajectory yet",
-            f"  actual recording: {display(actual_dir)}",
-            f"  create it with: {update_command(nodeid)}",
-        ]
+        details += _suggestion(episode.first)
+    return Report(
+        f"{title}: {display(golden_file)}" + (f":{at}" if at is not None else ""),
+        details=tuple(details),
+        files=(f"actual recording: {display(comparison.actual)}",),
+        fix=None if fix_label is None else f"{fix_label}: {fix or update_command(nodeid)}",
     )
 
 
-def format_unreadable(
+def _episodes_differing(comparison: Comparison) -> list[str]:
+    """How many episodes differ, and which, when the recordings hold more than one."""
+    differing = comparison.differing
+    if len(comparison.episodes) <= 1 and len(differing) <= 1:
+        return []
+    if any(e.env is not None for e in differing):
+        labels = [f"{e.env}/{e.index}" for e in differing]
+        which = f"sub-env/episode {_index_list(labels)}"
+    else:
+        which = f"episodes {_index_list([e.index for e in differing])}"
+    return [f"episodes differing: {len(differing)} of {len(comparison.episodes)} ({which})"]
+
+
+RECORDED_MODE: Final = "mode: recorded (the test's own actions)"
+"""The note of a test whose own actions drove the env."""
+
+REPLAY_MODE: Final = (
+    "mode: replay (the golden's own actions and reset seeds drove the env, "
+    "so the dynamics changed, not the policy)"
+)
+"""The note of a test that replayed its golden's actions."""
+
+_ACTIONS_DIFFER: Final = (
+    "the actions differ at the first divergence: either the policy changed, or "
+    "observations within tolerance fed back into it (a controller that reads them); "
+    "to compare the dynamics alone, replay the golden's actions with "
+    "record_trajectory(env, replay=True)"
+)
+
+
+def mismatch_report(
+    comparison: Comparison,
+    *,
+    replay: bool,
+    nodeid: str | None,
+    display: Any = str,
+    variant: str | None = None,
+) -> Report:
+    """A test's golden mismatch: the comparison's report, with how the recording was made.
+
+    Args:
+        comparison: The test's recording against its golden, not equal.
+        replay: Whether the golden's actions drove the env (else the test's own).
+        nodeid: The test, for the update command.
+        display: Turns a path into the text shown.
+        variant: Which golden variant was compared, when the test keeps variants.
+    """
+    notes = [REPLAY_MODE if replay else RECORDED_MODE]
+    if variant is not None:
+        notes.append(variant)
+    if not replay and actions_differ(comparison):
+        notes.append(_ACTIONS_DIFFER)
+    title = "golden mismatch in replay mode" if replay else "golden mismatch"
+    report = comparison_report(comparison, title=title, nodeid=nodeid, display=display)
+    return report.with_notes(*notes)
+
+
+def actions_differ(comparison: Comparison) -> bool:
+    """Whether the actions differ at the first divergence the report shows."""
+    first = comparison.differing[0].first if comparison.differing else None
+    return first is not None and any(d.path[:1] == ("action",) for d in first.differences)
+
+
+def nothing_recorded_report(name: str) -> Report:
+    """A test whose env, recorded as ``name``, was never reset."""
+    return Report(
+        f"nothing recorded: the env recorded as {name!r} was never reset; "
+        "call env.reset(seed=...) before stepping it"
+    )
+
+
+def missing_report(
+    golden_dir: Any, actual_dir: Any, *, nodeid: str | None, display: Any = str
+) -> Report:
+    """The report of a test whose golden does not exist yet."""
+    return Report(
+        f"golden missing: {display(golden_dir)}",
+        details=("no golden has been recorded for this trajectory yet",),
+        files=(f"actual recording: {display(actual_dir)}",),
+        fix=f"create it with: {update_command(nodeid)}",
+    )
+
+
+def unreadable_report(
     error: Exception, *, nodeid: str | None, actual_dir: Any = None, display: Any = str
-) -> str:
-    """The message for a golden (or an actual recording) that cannot be read."""
+) -> Report:
+    """The report of a golden (or an actual recording) that cannot be read."""
     text = str(error)
     if isinstance(error, GoldenFormatError):
         where = display(error.path) if error.line is None else f"{display(error.path)}:{error.line}"
         text = f"{where}: {error.reason}"
     bad_path = getattr(error, "path", None)
+    files = () if actual_dir is None else (f"actual recording: {display(actual_dir)}",)
     # The error may name the file as displayed (relative) or in full.
     if (
         actual_dir is not None
         and bad_path is not None
         and (_inside(bad_path, actual_dir) or _inside(bad_path, display(actual_dir)))
     ):
-        return "\n".join(
-            [
-                f"recording unreadable: {text}",
-                "  the actual recording is damaged, not the golden; run the test again",
-                f"  actual recording: {display(actual_dir)}",
-            ]
+        return Report(
+            f"recording unreadable: {text}",
+            details=("the actual recording is damaged, not the golden; run the test again",),
+            files=files,
         )
-    lines = [f"golden unreadable: {text}", "  the golden file was left as it is"]
-    if actual_dir is not None:
-        lines.append(f"  actual recording: {display(actual_dir)}")
-    lines.append(f"  regenerate it with: {update_command(nodeid)}")
-    return "\n".join(lines)
+    return Report(
+        f"golden unreadable: {text}",
+        details=("the golden file was left as it is",),
+        files=files,
+        fix=f"regenerate it with: {update_command(nodeid)}",
+    )
+
+
+def refused_report(error: Exception, *, actual_dir: str, nodeid: str | None) -> Report:
+    """The report of a golden refused by the path check: nothing was read or written."""
+    return Report(
+        f"golden refused: {error}",
+        details=("nothing was read from or written to it",),
+        files=(f"actual recording: {actual_dir}",),
+        fix=f"or remove the symlink and record the golden with: {update_command(nodeid)}",
+    )
+
+
+_NOT_UPDATED_FIX: Final = "fix or remove the golden, then run pytest --update-goldens again"
+_NOT_WRITTEN_FIX: Final = (
+    "free space or fix the permissions of the goldens dir, then run pytest --update-goldens again"
+)
+
+
+def not_updated_report(error: Exception, *, actual_dir: str, not_written: bool = False) -> Report:
+    """The report of an update that left its golden as it was.
+
+    Args:
+        error: Why: the golden cannot be read, or cannot be written.
+        actual_dir: The actual recording, as shown.
+        not_written: The golden could not be written (a read-only folder, a
+            full disk), rather than read.
+    """
+    return Report(
+        f"golden not updated: {error}",
+        details=("the golden was left as it is",),
+        files=(f"actual recording: {actual_dir}",),
+        fix=_NOT_WRITTEN_FIX if not_written else _NOT_UPDATED_FIX,
+    )
 
 
 def _inside(path: Any, folder: Any) -> bool:
@@ -185,15 +357,14 @@ def _describe_episode(episode: EpisodeComparison, comparison: Comparison) -> lis
     label = _episode_label(episode)
     if episode.actual_path is None:
         return [
-            f"  {label} is missing from the actual recording "
+            f"{label} is missing from the actual recording "
             f"(the golden episode has {_steps(episode.golden_steps)})"
         ]
     if episode.golden_path is None:
         return [
-            f"  {label} is not in the golden "
-            f"(the actual episode has {_steps(episode.actual_steps)})"
+            f"{label} is not in the golden (the actual episode has {_steps(episode.actual_steps)})"
         ]
-    lines = [f"  header differs: {text}" for text in _header_lines(episode)[:_MAX_OTHER_FIELDS]]
+    lines = [f"header differs: {text}" for text in header_lines(episode)[:_MAX_OTHER_FIELDS]]
     first = episode.first
     if first is not None:
         where = "reset" if first.t is None else f"step t={first.t}"
@@ -201,10 +372,10 @@ def _describe_episode(episode: EpisodeComparison, comparison: Comparison) -> lis
             lines += _describe_first(first, episode, comparison, f"{label}, {where}")
         else:
             side = "golden" if first.actual_line is None else "actual recording"
-            lines.append(f"  first divergence: {label}, {where}: only the {side} has this step")
-        lines.append(f"  {_describe_counts(episode)}")
+            lines.append(f"first divergence: {label}, {where}: only the {side} has this step")
+        lines.append(_describe_counts(episode))
     elif episode.header_differences:
-        lines.append("  the trajectory itself matches the golden: only the header differs")
+        lines.append("the trajectory itself matches the golden: only the header differs")
     return lines
 
 
@@ -213,24 +384,23 @@ def _describe_first(
 ) -> list[str]:
     """The fields of a first divergence: the headline, its values, the others."""
     # A change of dtype or shape explains the values that follow it.
-    expanded = [part for d in first.differences for part in _expand_dtypes(d)]
-    expanded, numpy_types = _one_sided_types(expanded)
-    head, *others = _merge_dtypes(headline_order(expanded))
+    found = first_differences(first.differences)
+    head, others = found.head, found.others
     agent = agent_of(head.path, episode.golden_header or episode.actual_header)
     if agent is not None:  # a multi-agent record: obs.agent_2[0] is agent_2's
         where += f", agent {escape(agent)}"
     lines = [
-        f"  first divergence: {where}, {_field(head)}",
-        f"    {_describe_difference(head, episode, numpy_types.get(head.path))}",
+        f"first divergence: {where}, {field_name(head)}",
+        f"  {describe_difference(head, episode, found.numpy_types.get(head.path))}",
     ]
-    if _is_dtypes(head) and first.t is not None and None in (head.golden, head.actual):
-        lines.append("    (a step without dtypes has the numpy types of the step before)")
-    lines += [f"    {_describe_array_delta(delta)}" for delta in first.arrays]
+    if is_dtypes(head) and first.t is not None and None in (head.golden, head.actual):
+        lines.append("  (a step without dtypes has the numpy types of the step before)")
+    lines += [f"  {describe_array_delta(delta)}" for delta in first.arrays]
     if others:
-        shown = ", ".join(_other_field(d) for d in others[:_MAX_OTHER_FIELDS])
+        shown = ", ".join(other_field_name(d) for d in others[:_MAX_OTHER_FIELDS])
         more = len(others) - _MAX_OTHER_FIELDS
-        lines.append(f"    also differ there: {shown}" + (f" (+{more} more)" if more > 0 else ""))
-    if _is_dtypes(head):
+        lines.append(f"  also differ there: {shown}" + (f" (+{more} more)" if more > 0 else ""))
+    if is_dtypes(head):
         lines += _values_beyond_types(comparison, episode)
     return lines
 
@@ -247,20 +417,9 @@ def _values_beyond_types(comparison: Comparison, episode: EpisodeComparison) -> 
     shown = ", ".join(f"{f.label} (from t={f.first})" for f in parting[:_MAX_OTHER_FIELDS])
     more = len(parting) - _MAX_OTHER_FIELDS
     return [
-        f"    values differ too, beyond the change of type: {shown}"
+        f"  values differ too, beyond the change of type: {shown}"
         + (f" (+{more} more)" if more > 0 else "")
     ]
-
-
-def field_rank(path: Sequence[object]) -> int:
-    """Where a field's top-level name comes in :data:`FIELD_ORDER` (unknown names last)."""
-    field = path[0] if path else ""
-    return FIELD_ORDER.index(field) if field in FIELD_ORDER else len(FIELD_ORDER)
-
-
-def headline_order(differences: Sequence[Difference]) -> list[Difference]:
-    """The differences in the order reports name them (:data:`FIELD_ORDER`), stable."""
-    return sorted(differences, key=lambda difference: field_rank(difference.path))
 
 
 def noise_rule() -> str:
@@ -277,20 +436,20 @@ def _suggestion(first: Divergence) -> list[str]:
     change = next((d for d in differences if not d.looks_like_noise), None)
     if change is not None:
         return [
-            f"  no tolerance suggested: {_change_words(change)} is a change, not numerical noise",
-            f"    (noise: {noise_rule()})",
+            f"no tolerance suggested: {_change_words(change)} is a change, not numerical noise",
+            f"  (noise: {noise_rule()})",
         ]
     marker = suggested_tolerance(first)
     if marker is None:
         return []
-    return [f"  suggested tolerance, from this record alone (judge it; it is not a fix): {marker}"]
+    return [f"suggested tolerance, from this record alone (judge it; it is not a fix): {marker}"]
 
 
 def _change_words(difference: Difference) -> str:
     """``reward 0.99 -> 1.99``: a difference, golden to actual, in a few words."""
     golden, actual = difference.golden, difference.actual
     golden_text, actual_text = (short_repr(v, _MAX_CHANGE_CHARS) for v in (golden, actual))
-    if _is_dtypes(difference):
+    if is_dtypes(difference):
         before, after = (_numpy_type_words(golden), _numpy_type_words(actual))
     elif difference.kind == "missing":
         before, after = golden_text, "(missing)"
@@ -299,10 +458,13 @@ def _change_words(difference: Difference) -> str:
     elif difference.kind == "length":
         before, after = f"{golden} items", f"{actual} items"
     elif difference.kind == "type":
-        before, after = f"{golden_text} ({_type(golden)})", f"{actual_text} ({_type(actual)})"
+        before, after = (
+            f"{golden_text} ({type_name(golden)})",
+            f"{actual_text} ({type_name(actual)})",
+        )
     else:
         before, after = golden_text, actual_text
-    return f"{_field(difference)} {before} -> {after}"
+    return f"{field_name(difference)} {before} -> {after}"
 
 
 def _numpy_type_words(leaf: Any) -> str:
@@ -376,312 +538,6 @@ def _describe_counts(episode: EpisodeComparison) -> str:
     return text
 
 
-def _is_dtypes(difference: Difference) -> bool:
-    return bool(difference.path) and difference.path[0] == "dtypes"
-
-
-def _expand_dtypes(difference: Difference) -> list[Difference]:
-    """Split a difference of ``dtypes`` structures into one per typed value."""
-    if not _is_dtypes(difference) or (
-        isinstance(difference.golden, str) and isinstance(difference.actual, str)
-    ):
-        return [difference]
-    golden = dict(_typed_leaves(difference.golden, ()))
-    actual = dict(_typed_leaves(difference.actual, ()))
-    return [
-        Difference((*difference.path, *path), "value", golden.get(path), actual.get(path))
-        for path in [*golden, *(p for p in actual if p not in golden)]
-        if golden.get(path) != actual.get(path)
-    ] or [difference]
-
-
-def _typed_leaves(
-    mirror: Any, path: tuple[str | int, ...]
-) -> list[tuple[tuple[str | int, ...], str]]:
-    if isinstance(mirror, str):
-        return [(path, mirror)]
-    if isinstance(mirror, dict):
-        return [leaf for key, item in mirror.items() for leaf in _typed_leaves(item, (*path, key))]
-    if isinstance(mirror, list):
-        return [leaf for i, item in enumerate(mirror) for leaf in _typed_leaves(item, (*path, i))]
-    return []
-
-
-def _one_sided_types(
-    differences: list[Difference],
-) -> tuple[list[Difference], dict[tuple[str | int, ...], str]]:
-    """Fold the numpy type of a key found on one side only into that key's difference.
-
-    A key removed (or added) that held a numpy value has its ``dtypes`` entry
-    removed with it: that is no change of type, but part of the key's going.
-    Returns the differences without those entries, and the numpy type of
-    each one-sided key that had one.
-    """
-    one_sided = [d.path for d in differences if d.kind in ("missing", "extra")]
-    kept: list[Difference] = []
-    types: dict[tuple[str | int, ...], str] = {}
-    for difference in differences:
-        path = difference.path[1:]
-        owner = next((p for p in one_sided if _is_dtypes(difference) and path[: len(p)] == p), None)
-        if owner is None:
-            kept.append(difference)
-            continue
-        numpy_type = difference.golden if difference.golden is not None else difference.actual
-        if owner == path and isinstance(numpy_type, str):
-            types[owner] = numpy_type
-    return kept, types
-
-
-def _merge_dtypes(differences: list[Difference]) -> list[Difference]:
-    """Drop a field's value differences when its dtype or shape changed."""
-    changed = [d.path[1:] for d in differences if _is_dtypes(d)]
-    return [
-        d
-        for d in differences
-        if _is_dtypes(d) or not any(d.path[: len(p)] == p and p for p in changed)
-    ]
-
-
-def _field(difference: Difference) -> str:
-    if _is_dtypes(difference):
-        return escape(format_path(difference.path[1:])) or "record"
-    return escape(difference.field) or "record"
-
-
-def _other_field(difference: Difference) -> str:
-    if _is_dtypes(difference):
-        return f"{_field(difference)} (numpy type)"
-    if difference.kind == "missing":
-        return f"{_field(difference)} (not in the actual recording)"
-    if difference.kind == "extra":
-        return f"{_field(difference)} (not in the golden)"
-    return _field(difference)
-
-
-def _describe_difference(
-    difference: Difference, episode: EpisodeComparison | None = None, numpy_type: str | None = None
-) -> str:
-    """One difference in words; ``numpy_type`` is that of a key found on one side only."""
-    golden, actual = difference.golden, difference.actual
-    typed = f" ({escape(numpy_type)})" if numpy_type is not None else ""
-    if _is_dtypes(difference):
-        return escape(describe_change(golden, actual))
-    if difference.path == ("digest",):
-        every = _full_every(episode)
-        kept = f"every {every}th step" if every else "some steps"
-        return (
-            f"this step differs from the golden's; only its digest is stored ({kept} "
-            "is kept in full, with step 1 and the last step), and digests are compared exactly"
-        )
-    if (
-        difference.kind == "type"
-        and isinstance(golden, ArraySummary | list)
-        and (isinstance(actual, ArraySummary | list))
-    ):
-        mixed = _describe_mixed_storage(golden, actual)
-        if mixed is not None:
-            return mixed
-    if difference.kind == "type":
-        return (
-            f"golden {_value(golden)} ({_type(golden)})  "
-            f"actual {_value(actual)} ({_type(actual)}): the type changed"
-        )
-    if difference.kind == "length":
-        return f"golden has {golden} items, actual has {actual}: the shape changed"
-    if difference.kind == "missing":
-        return f"golden {_value(golden)}{typed}, missing from the actual recording"
-    if difference.kind == "extra":
-        return f"not in the golden, actual {_value(actual)}{typed}"
-
-    if isinstance(golden, ArraySummary) and isinstance(actual, ArraySummary):
-        return _describe_arrays(golden, actual)
-    allowed = difference.allowed
-    if allowed is not None and isinstance(actual, float):
-        delta = abs(actual - golden)
-        shown_delta, shown_allowed = distinct_numbers(delta, allowed)
-        text = (
-            f"golden {golden!r}  actual {actual!r}  |diff| {shown_delta} > tol {shown_allowed} "
-            f"(rtol {difference.rtol:g}, atol {difference.atol:g})"
-        )
-        if golden == 0:
-            text += "; the golden is 0.0 here, so only atol applies"
-        elif abs(golden) < delta:
-            text += (
-                f"; the golden is {golden:.1e} here, smaller than the difference: "
-                "only atol can accept it"
-            )
-        return text
-    return f"golden {_value(golden)}  actual {_value(actual)}"
-
-
-def _describe_arrays(golden: ArraySummary, actual: ArraySummary) -> str:
-    if golden.scheme != actual.scheme:
-        return _describe_other_versions(golden, actual)
-    changes = []
-    if golden.dtype != actual.dtype:
-        changes.append(f"dtype changed {_plain(golden.dtype)} -> {_plain(actual.dtype)}")
-    if golden.shape != actual.shape:
-        changes.append(f"shape changed {_plain(golden.shape)} -> {_plain(actual.shape)}")
-    if changes:
-        return "array " + ", ".join(changes)
-    details = []
-    where = _changed_rows(golden, actual)
-    if where:
-        details.append(where)
-    if golden.sum is not None and actual.sum is not None and golden.sum != actual.sum:
-        change = actual.sum - golden.sum
-        details.append(f"sum {_number(golden.sum)} -> {_number(actual.sum)} ({change:+.6g})")
-    for name in ("min", "max"):
-        before, after = getattr(golden, name), getattr(actual, name)
-        if before != after:
-            details.append(f"{name} {_number(before)} -> {_number(after)}")
-    if not details:
-        details.append(f"mean {golden.mean!r} -> {actual.mean!r}")
-    return (
-        f"array {_plain(golden.dtype)}{_plain(list(golden.shape))} (stored as a summary) "
-        "changed: " + "; ".join(details) + ". Store it in full (max_array_size) to see each element"
-    )
-
-
-def _describe_other_versions(golden: ArraySummary, actual: ArraySummary) -> str:
-    """Two summaries whose digests are of two algorithms: never equal, and why."""
-    older = "golden" if golden.version < actual.version else "actual recording"
-    return (
-        f"array {golden.dtype}{list(golden.shape)} is stored as summaries of different format "
-        f"versions (golden {golden.version}, {_SCHEMES[golden.scheme]}; actual "
-        f"{actual.version}, {_SCHEMES[actual.scheme]}), whose digests cannot be compared, so "
-        f"it may or may not have changed. Record the {older} again in format "
-        f"{max(golden.version, actual.version)} (a golden: pytest --update-goldens), or record "
-        f'the other with format_version="{min(golden.version, actual.version)}"'
-    )
-
-
-def _number(value: float | None) -> str:
-    # Statistics of integer arrays are stored as floats: show 132, not 132.0.
-    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
-        return str(int(value))
-    return repr(value)
-
-
-def _describe_mixed_storage(golden: Any, actual: Any) -> str | None:
-    """An array stored as a summary on one side and in full on the other."""
-    if isinstance(golden, ArraySummary) and isinstance(actual, list):
-        side, summary, full = "golden", golden, summarise_like(golden, actual)
-        pair = (summary, full) if full is not None else None
-    elif isinstance(actual, ArraySummary) and isinstance(golden, list):
-        side, summary, full = "actual recording", actual, summarise_like(actual, golden)
-        pair = (full, summary) if full is not None else None
-    else:
-        return None
-    if pair is None:
-        return None
-    described = _describe_arrays(*pair).removesuffix(
-        ". Store it in full (max_array_size) to see each element"
-    )
-    return f"{described} (the {side} holds a summary only: its elements are not known)"
-
-
-def _changed_rows(golden: ArraySummary, actual: ArraySummary) -> str | None:
-    if not golden.bands or not actual.bands or len(golden.bands) != len(actual.bands):
-        return None
-    changed = [i for i, (g, a) in enumerate(zip(golden.bands, actual.bands, strict=True)) if g != a]
-    if not changed:
-        return None
-    first, _ = golden.band_rows(changed[0])
-    _, last = golden.band_rows(changed[-1])
-    noun = "rows" if len(golden.shape) > 1 else "elements"
-    bands = f"{len(changed)} of {len(golden.bands)} bands"
-    return f"{noun} {first}-{last} of {golden.shape[0]} ({bands})"
-
-
-def _describe_array_delta(delta: ArrayDelta) -> str:
-    share = 100.0 * delta.differing / delta.size
-    index = ", ".join(str(i) for i in delta.first)
-    field = escape(format_path(delta.path)) or "record"
-    return (
-        f"{field}: {delta.differing} of {delta.size} elements "
-        f"differ ({share:.3g}%), largest |diff| {delta.max_abs:.6g}, first at [{index}]"
-    )
-
-
-def _full_every(episode: EpisodeComparison | None) -> int | None:
-    header = (episode.golden_header if episode else None) or {}
-    storage = header.get("storage") or {}
-    every = storage.get("full_every")
-    return every if isinstance(every, int) else None
-
-
-def _header_lines(episode: EpisodeComparison) -> list[str]:
-    """Header differences in words: one line per changed space, in gymnasium's notation."""
-    golden, actual = episode.golden_header or {}, episode.actual_header or {}
-    lines: list[str] = []
-    spaces_done: set[str] = set()
-    for difference in episode.header_differences:
-        path = difference.path
-        space = path[0] if path else None
-        if space in _SPACE_FIELDS and isinstance(space, str):
-            if space in spaces_done:
-                continue
-            spaces_done.add(space)
-            before, after = golden.get(space), actual.get(space)
-            if isinstance(before, dict) and isinstance(after, dict):
-                shown = format_space(before), format_space(after)
-                if shown[0] != shown[1]:
-                    details = _type_changes(space, episode)
-                    lines.append(f"{space}: {shown[0]} -> {shown[1]}{details}")
-                    continue
-            # Written alike (bounds cut short, say): each part that differs.
-            lines += [
-                _describe_header_difference(d)
-                for d in episode.header_differences
-                if d.path[:1] == (space,)
-            ]
-            continue
-        lines.append(_describe_header_difference(difference))
-    return lines
-
-
-def _type_changes(space: str, episode: EpisodeComparison) -> str:
-    """The dtype and shape changes inside a space, in words: what a reader looks for first."""
-    found: dict[tuple[str | int, ...], str] = {}
-    for difference in episode.header_differences:
-        path = difference.path
-        if path[:1] != (space,):
-            continue
-        for depth, segment in enumerate(path):
-            if segment in ("dtype", "shape"):
-                key = path[: depth + 1]
-                before = _lookup(episode.golden_header, key)
-                after = _lookup(episode.actual_header, key)
-                if isinstance(before, list) and isinstance(after, list):
-                    before, after = tuple(before), tuple(after)
-                where = escape(format_path(key[1:-1]))
-                text = (
-                    f"{where + ' ' if where else ''}{segment} changed "
-                    f"{_plain(before)} -> {_plain(after)}"
-                )
-                found.setdefault(key, text)
-                break
-    return f" ({'; '.join(found.values())})" if found else ""
-
-
-def _lookup(value: Any, path: tuple[str | int, ...]) -> Any:
-    for segment in path:
-        try:
-            value = value[segment]
-        except (KeyError, IndexError, TypeError):
-            return None
-    return value
-
-
-def _describe_header_difference(difference: Difference) -> str:
-    path = difference.path
-    field = escape(format_path(path))
-    if isinstance(difference.golden, ArraySummary) and isinstance(difference.actual, ArraySummary):
-        return f"{field}: {_describe_arrays(difference.golden, difference.actual)}"
-    return f"{field}: golden {_value(difference.golden)}, actual {_value(difference.actual)}"
-
-
 def _describe_wall_clock(episode: EpisodeComparison) -> list[str]:
     """A note when the first divergence is a field a wrapper fills with wall-clock time."""
     if episode.first is None:
@@ -699,9 +555,9 @@ def _describe_wall_clock(episode: EpisodeComparison) -> list[str]:
             # Sub-envs of a vector env may be wrapped where the header cannot see.
             said = f"{field} is where gymnasium's {wrapper} puts the episode's wall-clock time"
         return [
-            f"  note: {said};",
-            "    it differs on every run and no update makes it match: leave it out with",
-            f"    @pytest.mark.goldens(ignore=[{python_string(field)}])",
+            f"note: {said};",
+            "  it differs on every run and no update makes it match: leave it out with",
+            f"  @pytest.mark.goldens(ignore=[{python_string(field)}])",
         ]
     return []
 
@@ -714,55 +570,40 @@ def _describe_versions(episode: EpisodeComparison) -> list[str]:
     # A name the golden does not have is not a change: older goldens recorded
     # fewer versions (the env's own distribution came later).
     changed = [
-        f"{escape(name)} {_plain(golden[name])} -> {_plain(actual.get(name, '-'))}"
+        f"{escape(name)} {plain_value(golden[name])} -> {plain_value(actual.get(name, '-'))}"
         for name in sorted(golden)
         if golden[name] != actual.get(name)
     ]
     changed += [
-        f"{escape(name)} {_plain(golden_platform.get(name, '-'))} -> "
-        f"{_plain(actual_platform.get(name, '-'))}"
+        f"{escape(name)} {plain_value(golden_platform.get(name, '-'))} -> "
+        f"{plain_value(actual_platform.get(name, '-'))}"
         for name in sorted(set(golden_platform) | set(actual_platform))
         if golden_platform.get(name) != actual_platform.get(name)
     ]
     lines = []
     if changed and golden and actual:
-        lines.append(f"  recorded with other software (golden -> actual): {', '.join(changed)}")
+        lines.append(f"recorded with other software (golden -> actual): {', '.join(changed)}")
     golden_mode = (episode.golden_header or {}).get("vectorization_mode")
     actual_mode = (episode.actual_header or {}).get("vectorization_mode")
     if golden_mode and actual_mode and golden_mode != actual_mode:
         lines.append(
-            "  recorded with another vectorization mode (golden -> actual): "
-            f"{_plain(golden_mode)} -> {_plain(actual_mode)}; a vector env of its own may not "
-            "match sync or async vectorization"
+            "recorded with another vectorization mode (golden -> actual): "
+            f"{plain_value(golden_mode)} -> {plain_value(actual_mode)}; a vector env of its own "
+            "may not match sync or async vectorization"
         )
     golden_storage = (episode.golden_header or {}).get("storage")
     actual_storage = (episode.actual_header or {}).get("storage")
     if golden_storage and actual_storage and golden_storage != actual_storage:
         settings = [
-            f"{escape(name)} {_value(golden_storage.get(name))} -> "
-            f"{_value(actual_storage.get(name))}"
+            f"{escape(name)} {shown_value(golden_storage.get(name))} -> "
+            f"{shown_value(actual_storage.get(name))}"
             for name in sorted(set(golden_storage) | set(actual_storage))
             if golden_storage.get(name) != actual_storage.get(name)
         ]
         lines.append(
-            f"  recorded with other storage settings (golden -> actual): {', '.join(settings)}"
+            f"recorded with other storage settings (golden -> actual): {', '.join(settings)}"
         )
     return lines
-
-
-def _value(value: Any) -> str:
-    """A value from a file, as its repr: escaped, and short however large or deep it is."""
-    return short_repr(value, _MAX_VALUE_CHARS)
-
-
-def _plain(value: Any) -> str:
-    """A value from a file shown as it reads: a string without its quotes, escaped."""
-    return escape(value) if isinstance(value, str) else _value(value)
-
-
-def _type(value: Any) -> str:
-    names = {float: "float", int: "int", bool: "bool", str: "str", list: "list", dict: "dict"}
-    return names.get(type(value), type(value).__name__)
 
 
 def _index_list(indices: Sequence[int | str]) -> str:
@@ -780,15 +621,15 @@ NONDETERMINISM_FIX: Final = (
 _CLOCK_WORDS: Final = ("time", "clock", "elapsed", "duration", "fps", "timestamp")
 
 
-def format_nondeterminism(
+def nondeterminism_report(
     comparison: Comparison,
     *,
     first: str = "run 1",
     second: str = "run 2",
     notes: Sequence[str] = (),
     display: Any = str,
-) -> str:
-    """The failure text for two runs that should have matched.
+) -> Report:
+    """The report of two runs that should have matched.
 
     It is the golden-mismatch report, headed ``nondeterministic: run 1 vs
     run 2``, with the first run in the golden's place.
@@ -800,7 +641,7 @@ def format_nondeterminism(
         notes: Lines added under the heading, such as how a run was made.
         display: Turns a path into the text shown.
     """
-    text = format_comparison(
+    report = comparison_report(
         comparison,
         title=f"nondeterministic: {first} vs {second}",
         display=display,
@@ -808,10 +649,37 @@ def format_nondeterminism(
         fix_label="make it deterministic",
         suggest=False,
     )
-    head, _, rest = text.partition("\n")
-    added = [f"  {first} is shown as golden, {second} as actual", *notes, *_hints(comparison)]
-    lines = [head, *(f"  {line}" if not line.startswith("  ") else line for line in added)]
-    return "\n".join([*lines, rest] if rest else lines)
+    shown = f"{first} is shown as golden, {second} as actual"
+    return report.with_notes(shown, *notes, *_hints(comparison))
+
+
+def failed_run_report(failed: str, passed: str, *, how: str) -> Report:
+    """A run of a determinism check that failed where the checked one passed.
+
+    Args:
+        failed: The run that failed (``run 2 (subprocess)``).
+        passed: The run that passed.
+        how: How the failed run ran, and how it failed.
+    """
+    return Report(f"nondeterministic: {failed} failed, {passed} passed", details=(how,))
+
+
+def unrecorded_run_report(name: str, *, missing: str, present: str, runs: Sequence[str]) -> Report:
+    """A recording that one run of a determinism check made and another did not.
+
+    Args:
+        name: The recording's name in the test.
+        missing: The run that did not record it.
+        present: The run that did.
+        runs: How each of the two ran, a line each.
+    """
+    verdict = f"nondeterministic: {missing} did not record {name!r}, {present} did"
+    return Report(verdict, details=tuple(runs))
+
+
+def unreadable_run_report(error: Exception) -> Report:
+    """A run of a determinism check whose recording cannot be read."""
+    return Report(f"nondeterministic: a run's recording is unreadable: {error}")
 
 
 def _hints(comparison: Comparison) -> list[str]:
@@ -849,3 +717,21 @@ def _hints(comparison: Comparison) -> list[str]:
             f"recording, or leave it out of the comparison with ignore=[{python_string(clocks[0])}]"
         )
     return hints
+
+
+def _rendered(build: Callable[_P, Report], name: str) -> Callable[_P, str]:
+    """A function that takes the arguments of ``build`` and gives its report as text."""
+
+    def render(*args: _P.args, **kwargs: _P.kwargs) -> str:
+        return build(*args, **kwargs).render()
+
+    render.__name__ = render.__qualname__ = name
+    render.__doc__ = f"The text of :func:`{build.__name__}`, which takes the same arguments."
+    return render
+
+
+# The text of each message, for callers that show it at once (one signature, the builder's).
+format_comparison: Final = _rendered(comparison_report, "format_comparison")
+format_missing: Final = _rendered(missing_report, "format_missing")
+format_unreadable: Final = _rendered(unreadable_report, "format_unreadable")
+format_nondeterminism: Final = _rendered(nondeterminism_report, "format_nondeterminism")

@@ -36,6 +36,7 @@ from gym_goldens.comparison.tolerance import Tolerance
 from gym_goldens.errors import GoldenFormatError
 from gym_goldens.format.codec import ArraySummary
 from gym_goldens.format.fields import (
+    STEP_VALUES,
     FieldPath,
     format_path,
     parse_pattern,
@@ -63,11 +64,13 @@ __all__ = [
 DEFAULT_FIELDS: Final = ("obs", "action", "reward")
 """The fields plotted when none are chosen."""
 
-SERIES_FIELDS: Final = ("obs", "action", "reward", "terminated", "truncated", "info")
-"""The fields of a record that hold values (what ``fields=None`` chooses)."""
-_ALL_FIELDS: Final = SERIES_FIELDS
+SERIES_FIELDS: Final = (*DEFAULT_FIELDS, *(f for f in STEP_VALUES if f not in DEFAULT_FIELDS))
+"""The fields of a record that hold values (what ``fields=None`` chooses), those plotted
+by default first."""
 
 _MEAN: Final = "$mean"
+# The steps, values and integer-ness of a leaf's values kept so far.
+_Column = tuple[list[int], list[float], list[bool]]
 _ADVANCE_EVERY: Final = 1000
 MAX_POINTS: Final = 10_000
 """Series hold at most about this many steps: longer episodes keep every k-th step."""
@@ -253,7 +256,7 @@ def read_episode_series(
         ValueError: A field pattern is malformed.
     """
     # Patterns first: a typo is reported before a long file is read.
-    selectors = [parse_pattern(field) for field in (fields or _ALL_FIELDS)]
+    selectors = [parse_pattern(field) for field in (fields or SERIES_FIELDS)]
     if isinstance(recording, Episode):
         numbered = ((None, record) for record in recording.records)
         series = _collect(
@@ -265,20 +268,33 @@ def read_episode_series(
         if missing_ok and episode >= 0:
             return None
         raise missing_episode(recording, episode, max_decompressed_size=max_decompressed_size)
-    path, lines = found
-    first = last = 0
-    header: dict[str, Any] | None = None
+    read = _EpisodeLines(*found)
+    series = _collect(read, read.path, selectors, advance, max_points=max_points, keep=keep)
+    return EpisodeSeries(series, read.path, read.header, (read.first, read.last))
 
-    def records() -> Iterator[tuple[int | None, dict[str, Any]]]:
-        nonlocal first, last, header
-        for number, record in iter_records(path, lines):
-            first, last = first or number, number
-            if header is None and record["event"] == "header":
-                header = record
+
+class _EpisodeLines:
+    """The records of an episode's lines in a file; what was read notes its header and lines.
+
+    Attributes:
+        path: The file.
+        first: The number of the first line read (0 before any).
+        last: That of the last line read.
+        header: The header record, once read.
+    """
+
+    def __init__(self, path: Path, lines: Iterable[tuple[int, bytes]]) -> None:
+        self.path = path
+        self._lines = lines
+        self.first = self.last = 0
+        self.header: dict[str, Any] | None = None
+
+    def __iter__(self) -> Iterator[tuple[int | None, dict[str, Any]]]:
+        for number, record in iter_records(self.path, self._lines):
+            self.first, self.last = self.first or number, number
+            if self.header is None and record["event"] == "header":
+                self.header = record
             yield number, record
-
-    series = _collect(records(), path, selectors, advance, max_points=max_points, keep=keep)
-    return EpisodeSeries(series, path, header, (first, last))
 
 
 def _collect(
@@ -292,10 +308,8 @@ def _collect(
 ) -> list[Series]:
     """The series of the leaves that ``selectors`` choose in ``records``.
 
-    Memory stays bounded however long the episode: when a series would hold
-    more than ``max_points`` steps, only every other step kept so far stays
-    (the stride doubles), and later records are read only at the stride;
-    the steps of ``keep`` (first and last ``t``) are always kept.
+    Memory stays bounded however long the episode (see :class:`_Columns`):
+    later records are read only at the stride kept so far.
 
     Args:
         records: ``(line number, record)`` of the episode's records (the
@@ -311,15 +325,45 @@ def _collect(
             before it: the bound on memory counts on it (and a step number
             past any integer type would not fit the time axis).
     """
-    tops = [key for key in _ALL_FIELDS if any(s[0] in (key, "*") for s in selectors)]
-    columns: dict[FieldPath, tuple[list[int], list[float], list[bool]]] = {}
-    low, high = keep if keep is not None else (1, 0)
-    stride = 1
-    count = kept = previous = 0
-    for number, record in records:
+    tops = [key for key in SERIES_FIELDS if any(s[0] in (key, "*") for s in selectors)]
+    columns = _Columns(selectors, max_points, keep)
+    for t, record in _numbered_steps(_reported(records, advance), path):
+        if columns.wants(t):
+            leaves: list[tuple[FieldPath, float, bool]] = []
+            for key in tops:
+                if key in record:
+                    _leaves(record[key], (key,), leaves, selectors)
+            columns.add(t, leaves)
+    return columns.series()
+
+
+def _reported(
+    records: Iterable[tuple[int | None, dict[str, Any]]], advance: Callable[[int], None] | None
+) -> Iterator[tuple[int | None, dict[str, Any]]]:
+    """``records``, with their count handed to ``advance`` now and then, and at the end."""
+    if advance is None:
+        yield from records
+        return
+    count = 0
+    for item in records:
         count += 1
-        if advance is not None and count % _ADVANCE_EVERY == 0:
+        if count % _ADVANCE_EVERY == 0:
             advance(_ADVANCE_EVERY)
+        yield item
+    if count % _ADVANCE_EVERY:
+        advance(count % _ADVANCE_EVERY)
+
+
+def _numbered_steps(
+    records: Iterable[tuple[int | None, dict[str, Any]]], path: Path
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(t, record)`` of the reset (``t = 0``) and the steps of an episode; no header.
+
+    Raises:
+        GoldenFormatError: A step's ``t`` is not the one after the step before it.
+    """
+    previous = 0
+    for number, record in records:
         event = record["event"]
         if event == "header":
             continue
@@ -330,37 +374,60 @@ def _collect(
             if t != previous + 1:
                 raise _out_of_order(path, number, t, previous)
             previous = t
-        if t % stride and not low <= t <= high:
-            continue
-        leaves: list[tuple[FieldPath, float, bool]] = []
-        for key in tops:
-            if key in record:
-                _leaves(record[key], (key,), leaves, selectors)
+        yield t, record
+
+
+class _Columns:
+    """The values of each chosen leaf at the steps kept, in memory bounded by ``max_points``.
+
+    When more than ``max_points`` steps are kept, only every other one stays
+    (the stride doubles) and later steps are kept only at the stride; the
+    steps of ``keep`` (first and last ``t``) are always kept.
+    """
+
+    def __init__(
+        self, selectors: Sequence[FieldPath], max_points: int, keep: tuple[int, int] | None
+    ) -> None:
+        self._selectors = selectors
+        self._max_points = max_points
+        self._low, self._high = keep if keep is not None else (1, 0)
+        self._stride = 1
+        self._kept = 0
+        self._columns: dict[FieldPath, _Column] = {}
+
+    def wants(self, t: int) -> bool:
+        """Whether step ``t`` is kept, at the stride so far."""
+        return not t % self._stride or self._low <= t <= self._high
+
+    def add(self, t: int, leaves: Iterable[tuple[FieldPath, float, bool]]) -> None:
+        """Keep the values of step ``t``: ``(leaf, value, discrete)``, for the leaves chosen."""
+        columns = self._columns
         for leaf, value, discrete in leaves:
             column = columns.get(leaf)
             if column is None:
-                if not any(pattern_matches(s, leaf) for s in selectors):
+                if not any(pattern_matches(s, leaf) for s in self._selectors):
                     continue
                 column = columns[leaf] = ([], [], [])
             column[0].append(t)
             column[1].append(value)
             column[2].append(discrete)
-        kept += 1
-        if kept > max_points:
-            stride *= 2
-            kept = _thin(columns, stride, low, high)
-    if advance is not None and count % _ADVANCE_EVERY:
-        advance(count % _ADVANCE_EVERY)
-    return [
-        Series(
-            leaf,
-            np.asarray(ts, dtype=np.int64),
-            np.asarray(values, dtype=np.float64),
-            all(flags),
-            stride,
-        )
-        for leaf, (ts, values, flags) in _ordered(columns, selectors)
-    ]
+        self._kept += 1
+        if self._kept > self._max_points:
+            self._stride *= 2
+            self._kept = _thin(columns, self._stride, self._low, self._high)
+
+    def series(self) -> list[Series]:
+        """A series per leaf, in the order of the selectors that chose them."""
+        return [
+            Series(
+                leaf,
+                np.asarray(ts, dtype=np.int64),
+                np.asarray(values, dtype=np.float64),
+                all(flags),
+                self._stride,
+            )
+            for leaf, (ts, values, flags) in _ordered(self._columns, self._selectors)
+        ]
 
 
 def _out_of_order(path: Path, line: int | None, t: int, previous: int) -> GoldenFormatError:
@@ -374,7 +441,7 @@ def _out_of_order(path: Path, line: int | None, t: int, previous: int) -> Golden
 
 
 def _thin(
-    columns: dict[FieldPath, tuple[list[int], list[float], list[bool]]],
+    columns: dict[FieldPath, _Column],
     stride: int,
     low: int,
     high: int,
@@ -593,9 +660,9 @@ def _mean(value: list[Any]) -> float | None:
 
 
 def _ordered(
-    columns: dict[FieldPath, tuple[list[int], list[float], list[bool]]],
+    columns: dict[FieldPath, _Column],
     selectors: Sequence[FieldPath],
-) -> Iterable[tuple[FieldPath, tuple[list[int], list[float], list[bool]]]]:
+) -> Iterable[tuple[FieldPath, _Column]]:
     """Leaves in the order of the selectors that chose them, then as found."""
 
     def rank(leaf: FieldPath) -> int:

@@ -4,19 +4,19 @@ Each row gives the env id, the verdict, the steps recorded in one run (over
 all seeds) and the time the env took; the lines under a row say why: the
 nondeterminism report (the words of the pytest reports), the error, the
 skip reason, the ``check_env`` failure, the warnings. Colour codes are
-stripped and other control characters escaped: the text came from envs.
+stripped and other control characters escaped (see
+:func:`~gym_goldens.present.text.uncoloured`): the text came from envs.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
 from gym_goldens.format.codec import ArraySummary
-from gym_goldens.present.text import counted
+from gym_goldens.present.text import counted, uncoloured
 
 __all__ = [
     "CHECK_FAILED",
@@ -30,7 +30,6 @@ __all__ = [
     "audit_json",
     "format_left_out",
     "format_table",
-    "printable",
 ]
 
 DETERMINISTIC: Final = "deterministic"
@@ -47,10 +46,6 @@ JSON_FORMAT: Final = 1
 _INDENT: Final = "    "
 _MAX_JSON_FIELDS: Final = 20
 _MAX_STDERR_LINES: Final = 20
-# Terminal colour codes (gymnasium's logger wraps its warnings in them), and
-# every other control character but the newline, which lines are split on.
-_ANSI: Final = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
-_CONTROL: Final = re.compile(r"[\x00-\x09\x0b-\x1f\x7f]")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -159,16 +154,16 @@ def format_table(
         <BLANKLINE>
         1 env: 1 deterministic
     """
-    width = max([len("env"), *(len(printable(row.env_id)) for row in rows)])
+    width = max([len("env"), *(len(uncoloured(row.env_id)) for row in rows)])
     verdict_width = max(len(v) for v in VERDICTS)
     lines = [f"{'env':<{width}}  {'verdict':<{verdict_width}}  steps  time".rstrip()]
     for row in rows:
         steps = "-" if row.steps is None else str(row.steps)
         time = "-" if row.seconds is None else f"{row.seconds:.1f}s"
         lines.append(
-            f"{printable(row.env_id):<{width}}  {row.verdict:<{verdict_width}}  {steps:>5}  {time}"
+            f"{uncoloured(row.env_id):<{width}}  {row.verdict:<{verdict_width}}  {steps:>5}  {time}"
         )
-        lines += [f"{_INDENT}{printable(line)}" for line in row.details]
+        lines += [f"{_INDENT}{uncoloured(line)}" for line in row.details]
     counts = _counts(rows)
     shown = ", ".join(f"{count} {verdict}" for verdict, count in counts.items() if count)
     took = "" if seconds is None else f" in {seconds:.1f}s"
@@ -199,7 +194,7 @@ def format_left_out(left_out: Mapping[str, str], *, by: str = "") -> list[str]:
     lines = [
         f"{heading} {counted(count, 'id')}: deprecated or legacy, their entry points cannot load"
     ]
-    lines += [f"  {', '.join(ids)}: {printable(reason)}" for reason, ids in groups.items()]
+    lines += [f"  {', '.join(ids)}: {uncoloured(reason)}" for reason, ids in groups.items()]
     return lines
 
 
@@ -221,11 +216,6 @@ def audit_json(
         "seconds": round(seconds, 3),
         "exit_code": exit_code,
     }
-
-
-def printable(text: str) -> str:
-    """``text`` without colour codes, other control characters escaped (``\\x07``)."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group(0)):02x}", _ANSI.sub("", text))
 
 
 def _counts(rows: Iterable[AuditRow]) -> dict[str, int]:

@@ -5,7 +5,10 @@ header field holding ``ESC [2K ESC [1A`` would erase and rewrite the lines a
 reviewer reads, a CR in an info key would hide what comes before it. Every
 piece of text that came from a file or an env goes through :func:`escape`
 where it is put into a message, a table, a plot or a page; :func:`printable`
-is the last guard on whole messages, where they are printed.
+is the last guard on whole messages, where they are printed, and
+:func:`uncoloured` takes what an env wrote for a terminal (its warnings,
+its stderr) without its colour codes, the rest escaped as by
+:func:`printable`. The escapes are the same everywhere.
 
 :func:`escape` writes each character that :meth:`str.isprintable` refuses
 (control characters, format characters such as the right-to-left override,
@@ -25,6 +28,7 @@ not a ``RecursionError``.
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import Any, Final
 
 __all__ = [
@@ -36,6 +40,7 @@ __all__ = [
     "printable",
     "python_string",
     "short_repr",
+    "uncoloured",
 ]
 
 MAX_DEPTH: Final = 16
@@ -43,6 +48,8 @@ MAX_DEPTH: Final = 16
 Real records nest a few levels; a report or a table shows fewer still."""
 
 _SHORT: Final = {"\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+# Terminal colour codes (gymnasium's logger wraps its warnings in them).
+_COLOUR: Final = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 
 def counted(count: int, noun: str, plural: str | None = None) -> str:
@@ -127,6 +134,16 @@ def printable(text: str) -> str:
     return "\n".join(
         "".join(c if c.isprintable() else _escaped(c) for c in line) for line in text.split("\n")
     )
+
+
+def uncoloured(text: str) -> str:
+    """Text an env wrote for a terminal, without its colour codes, made :func:`printable`.
+
+    Example:
+        >>> uncoloured("\\x1b[33mWARN: low\\x1b[0m\\x07")
+        'WARN: low\\\\x07'
+    """
+    return printable(_COLOUR.sub("", text))
 
 
 def _escaped(character: str) -> str:

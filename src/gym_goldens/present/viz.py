@@ -27,6 +27,7 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import textwrap
 import warnings
@@ -42,7 +43,7 @@ from gym_goldens.comparison.tolerance import Tolerance
 from gym_goldens.errors import GoldenFormatError, GoldensError
 from gym_goldens.format.fields import format_path
 from gym_goldens.format.limits import DEFAULT_MAX_DECOMPRESSED_SIZE
-from gym_goldens.present.report import field_rank
+from gym_goldens.present.differences import field_rank
 from gym_goldens.present.series import (
     DEFAULT_FIELDS,
     SERIES_FIELDS,
@@ -51,7 +52,6 @@ from gym_goldens.present.series import (
     Series,
     compare_series,
     episode_holder,
-    episode_series,
     read_episode_series,
 )
 from gym_goldens.present.text import escape_value, printable
@@ -60,15 +60,10 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-# The series a plot is drawn from are also reachable here, where they were first.
 __all__ = [
-    "DEFAULT_FIELDS",
-    "FieldComparison",
+    "MARKER_ID",
     "NothingToPlotError",
-    "Series",
     "VizDependencyError",
-    "compare_series",
-    "episode_series",
     "figure_png",
     "plot_comparison",
     "plot_divergence",
@@ -238,67 +233,143 @@ def plot_comparison(
     require_matplotlib()
     tolerance = tolerance or (comparison.tolerance if comparison is not None else Tolerance())
     if episode is None:
-        comparison = comparison or compare(
-            golden, actual, tolerance, max_decompressed_size=max_decompressed_size
-        )
-        episode = comparison.differing[0] if comparison.differing else 0
-    keep = None
-    if isinstance(episode, EpisodeComparison):
-        index, label = episode.index, _episode_label(episode)
-        # The file that holds the episode: in a vector recording, a sub-env's.
-        golden_source = episode_holder(golden, episode.golden_path)
-        actual_source = episode_holder(actual, episode.actual_path)
+        episode = _first_differing(golden, actual, tolerance, comparison, max_decompressed_size)
+    place = _EpisodePlace.of(golden, actual, episode)
+    found = place.read(fields, advance, max_decompressed_size)
+    compared = compare_series(*_series_of(found), tolerance)
+    diverging, chosen = _chosen_fields(compared, only_divergent=only_divergent, label=place.label)
+    shown = chosen[:max_fields]
+    heading = f"{_name(found, golden)}, {place.label}"
+    title = _comparison_title(heading, found, (diverging, shown, chosen), display, sides)
+    return _draw_comparison(shown, title, sides)
+
+
+def _first_differing(
+    golden: str | Path,
+    actual: str | Path,
+    tolerance: Tolerance,
+    comparison: Comparison | None,
+    max_decompressed_size: int,
+) -> EpisodeComparison | int:
+    """The first episode that differs (0 when none does), by ``comparison`` or a new one."""
+    comparison = comparison or compare(
+        golden, actual, tolerance, max_decompressed_size=max_decompressed_size
+    )
+    return comparison.differing[0] if comparison.differing else 0
+
+
+@dataclasses.dataclass(frozen=True)
+class _EpisodePlace:
+    """Where one episode is in a golden and an actual recording, and what to read of it.
+
+    Attributes:
+        golden: The golden recording as given (an error names it).
+        index: Its number in the recordings (in the file, or in a sub-env's folder).
+        label: ``episode 3``, ``sub-env 1, episode 0``: how titles name it.
+        sources: The recording of each side that numbers it so; None for a
+            side that does not have it.
+        keep: The steps kept whatever the stride (around its first divergence).
+    """
+
+    golden: str | Path
+    index: int
+    label: str
+    sources: tuple[Path | None, Path | None]
+    keep: tuple[int, int] | None = None
+
+    @classmethod
+    def of(
+        cls, golden: str | Path, actual: str | Path, episode: int | EpisodeComparison
+    ) -> _EpisodePlace:
+        """The place of an episode given by number, or found by a comparison."""
+        if not isinstance(episode, EpisodeComparison):
+            return cls(golden, episode, f"episode {episode}", (Path(golden), Path(actual)))
+        keep = None
         if episode.first is not None:
             # Every step around the first divergence, whatever is thinned out elsewhere.
             t = episode.first.t or 0
             keep = (max(t - _KEPT_AROUND, 0), t + _KEPT_AROUND)
-    else:
-        index, label = episode, f"episode {episode}"
-        golden_source, actual_source = Path(golden), Path(actual)
-    golden_read, actual_read = (
-        read_episode_series(
-            source,
-            index,
-            fields,
-            advance,
-            missing_ok=True,
-            keep=keep,
-            max_decompressed_size=max_decompressed_size,
+        # The file that holds the episode: in a vector recording, a sub-env's.
+        sources = (
+            episode_holder(golden, episode.golden_path),
+            episode_holder(actual, episode.actual_path),
         )
-        if source is not None
-        else None
-        for source in (golden_source, actual_source)
-    )
-    if golden_read is None and actual_read is None:
-        raise GoldenFormatError(golden, f"neither recording has {label}")
-    fields_compared = compare_series(
-        golden_read.series if golden_read else [],
-        actual_read.series if actual_read else [],
-        tolerance,
-    )
-    # Earliest first; at the same step, in the order the text reports name them.
+        return cls(golden, episode.index, _episode_label(episode), sources, keep)
+
+    def read(
+        self,
+        fields: Sequence[str] | None,
+        advance: Callable[[int], None] | None,
+        max_decompressed_size: int,
+    ) -> tuple[EpisodeSeries | None, EpisodeSeries | None]:
+        """The series of each side; None for a side without the episode.
+
+        Raises:
+            GoldenFormatError: Neither side has the episode, or a recording
+                cannot be read.
+        """
+        golden, actual = (
+            read_episode_series(
+                source,
+                self.index,
+                fields,
+                advance,
+                missing_ok=True,
+                keep=self.keep,
+                max_decompressed_size=max_decompressed_size,
+            )
+            if source is not None
+            else None
+            for source in self.sources
+        )
+        if golden is None and actual is None:
+            raise GoldenFormatError(self.golden, f"neither recording has {self.label}")
+        return golden, actual
+
+
+def _series_of(
+    found: tuple[EpisodeSeries | None, EpisodeSeries | None],
+) -> tuple[list[Series], list[Series]]:
+    """The series of each side: none for a side without the episode."""
+    golden, actual = found
+    return (golden.series if golden else []), (actual.series if actual else [])
+
+
+def _chosen_fields(
+    compared: Sequence[FieldComparison], *, only_divergent: bool, label: str
+) -> tuple[list[FieldComparison], list[FieldComparison]]:
+    """The diverging fields, and the fields to draw: the diverging ones first.
+
+    Diverging fields come earliest first; at the same step, in the order the
+    text reports name them. Fields that differ only where one episode has
+    ended are no divergence: under ``only_divergent`` they are drawn only
+    when nothing diverges (a change of episode length alone).
+
+    Raises:
+        NothingToPlotError: No field to draw (in the episode ``label`` names).
+    """
     diverging = sorted(
-        (f for f in fields_compared if f.diverges),
+        (f for f in compared if f.diverges),
         key=lambda f: (f.first if f.first is not None else 0, field_rank(f.path)),
     )
-    # Fields that differ only where one episode has ended are no divergence:
-    # drawn only when nothing diverges (a change of episode length alone).
-    unpaired = [f for f in fields_compared if not f.diverges and f.differs]
-    rest = [f for f in fields_compared if not f.differs]
-    chosen = [*diverging, *(unpaired if only_divergent and not diverging else [])]
-    if not only_divergent:
-        chosen = [*diverging, *unpaired, *rest]
+    unpaired = [f for f in compared if not f.diverges and f.differs]
+    if only_divergent:
+        chosen = diverging or unpaired
+    else:
+        chosen = [*diverging, *unpaired, *(f for f in compared if not f.differs)]
     if not chosen:
         what = "diverging numeric fields" if only_divergent else "numeric fields"
         raise NothingToPlotError(f"no {what} to plot in {label}")
-    shown = chosen[:max_fields]
+    return diverging, chosen
+
+
+def _draw_comparison(
+    shown: Sequence[FieldComparison], title: str, sides: tuple[str, str]
+) -> Figure:
+    """The figure of a comparison: per field, its values, then their difference below."""
+    layout = _Layout(head=_title_room(title), right=2.0)
     # Per field: its values, then their difference just below, then room for
     # the tick labels and the next field's title.
-    name = _name([golden_read, actual_read], golden)
-    title = _comparison_title(
-        f"{name}, {label}", (golden_read, actual_read), (diverging, shown, chosen), display, sides
-    )
-    layout = _Layout(head=_title_room(title), right=2.0)
     pairs = [(layout.add(1.35, gap=0.6), layout.add(0.6, gap=0.2)) for _ in shown]
     figure = layout.figure()
     for (top, bottom), item in zip(pairs, shown, strict=True):
@@ -381,9 +452,7 @@ def write_divergence_plot(
 ) -> Path | None:
     """Write :func:`plot_divergence` as PNG to ``path``, if there is anything to plot.
 
-    ``sides`` names the two recordings, as for :func:`plot_comparison`;
-    ``max_decompressed_size`` is what the compressed files of each recording
-    may expand to, in bytes.
+    The keywords are those of :func:`plot_divergence`.
 
     Returns:
         ``path``, or None when no numeric field diverges.
@@ -477,17 +546,33 @@ class _Layout:
 
 
 def _draw_field(top: Axes, bottom: Axes, item: FieldComparison, sides: tuple[str, str]) -> None:
-    golden_name, actual_name = sides
-    difference_label = f"{actual_name} \N{MINUS SIGN} {golden_name}"
-    two_lines = difference_label.replace(" \N{MINUS SIGN}", "\n\N{MINUS SIGN}", 1)
+    """One field: both sides' values on ``top``, their difference on ``bottom``."""
     stepwise = _stepwise(item)
+    _draw_sides(top, item, sides, stepwise=stepwise)
+    _draw_difference(bottom, item, sides, stepwise=stepwise)
+    for axes in (top, bottom):
+        axes.grid(alpha=0.3)
+        axes.tick_params(labelsize=8)
+        _integer_steps(axes)
+        _shade_one_sided(axes, item, sides)
+    if item.first is not None:
+        _mark_first_divergence(top, bottom, item.first)
+    for axes in (top, bottom):
+        axes.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8, frameon=False)
+
+
+def _draw_sides(
+    axes: Axes, item: FieldComparison, sides: tuple[str, str], *, stepwise: bool
+) -> None:
+    """Golden (solid) and actual (dashed), where each has the field, under the field's name."""
+    golden_name, actual_name = sides
     golden_t, golden_values = item.t[item.in_golden], item.golden[item.in_golden]
     actual_t, actual_values = item.t[item.in_actual], item.actual[item.in_actual]
     _draw_series(
-        top, golden_t, golden_values, steps=stepwise, color=_GOLDEN_COLOR, label=golden_name
+        axes, golden_t, golden_values, steps=stepwise, color=_GOLDEN_COLOR, label=golden_name
     )
     _draw_series(
-        top,
+        axes,
         actual_t,
         actual_values,
         steps=stepwise,
@@ -495,13 +580,22 @@ def _draw_field(top: Axes, bottom: Axes, item: FieldComparison, sides: tuple[str
         style="--",
         label=actual_name,
     )
-    top.set_title(item.label, loc="left", fontsize=10, fontweight="bold")
+    axes.set_title(item.label, loc="left", fontsize=10, fontweight="bold")
+
+
+def _draw_difference(
+    axes: Axes, item: FieldComparison, sides: tuple[str, str], *, stepwise: bool
+) -> None:
+    """Actual minus golden where both have the step, in the band the tolerance allows."""
+    golden_name, actual_name = sides
+    label = f"{actual_name} \N{MINUS SIGN} {golden_name}"
+    two_lines = label.replace(" \N{MINUS SIGN}", "\n\N{MINUS SIGN}", 1)
     with np.errstate(invalid="ignore"):  # inf - inf: NaN, a gap like NaN itself
         difference = _plottable(item.actual) - _plottable(item.golden)
     both = item.in_golden & item.in_actual
     allowed = _plottable(item.allowed)
     difference = np.where(both, difference, np.nan)
-    bottom.fill_between(
+    axes.fill_between(
         item.t,
         -allowed,
         allowed,
@@ -511,54 +605,47 @@ def _draw_field(top: Axes, bottom: Axes, item: FieldComparison, sides: tuple[str
         linewidth=0,
         label=_band_label(allowed[both], difference[both]),
     )
-    bottom.axhline(0.0, color="0.5", linewidth=0.6)
+    axes.axhline(0.0, color="0.5", linewidth=0.6)
     _draw_series(
-        bottom,
+        axes,
         item.t,
         difference,
         steps=stepwise,
         color=_DIFF_COLOR,
         # Long run names (run 2 (subprocess)) would run past the figure's edge on one line.
-        label=difference_label if len(difference_label) <= _LEGEND_CHARS else two_lines,
+        label=label if len(label) <= _LEGEND_CHARS else two_lines,
     )
     flat = not np.any(np.nan_to_num(np.where(both, difference, 0.0))) and not np.any(
         item.allowed[both]
     )
     if flat:
         # Nothing to scale to: keep matplotlib from zooming in on rounding noise.
-        bottom.set_ylim(-1.0, 1.0)
-    bottom.set_ylabel(two_lines, fontsize=8)
+        axes.set_ylim(-1.0, 1.0)
+    axes.set_ylabel(two_lines, fontsize=8)
+
+
+def _mark_first_divergence(top: Axes, bottom: Axes, first: int) -> None:
+    """A red line at the first step out of tolerance, named on the values' axes."""
     for axes in (top, bottom):
-        axes.grid(alpha=0.3)
-        axes.tick_params(labelsize=8)
-        _integer_steps(axes)
-        _shade_one_sided(axes, item, sides)
-    if item.first is not None:
-        label = f"first divergence, t={item.first}"
-        for axes in (top, bottom):
-            axes.axvline(
-                item.first,
-                color=_MARKER_COLOR,
-                linestyle=(0, (4, 2)),
-                linewidth=1.4,
-                gid=MARKER_ID,
-                label=label,
-            )
-        top.annotate(
-            f"t={item.first}",
-            xy=(item.first, 1.0),
-            xycoords=("data", "axes fraction"),
-            xytext=(3, -3),
-            textcoords="offset points",
-            va="top",
+        axes.axvline(
+            first,
             color=_MARKER_COLOR,
-            fontsize=8,
+            linestyle=(0, (4, 2)),
+            linewidth=1.4,
+            gid=MARKER_ID,
+            label=f"first divergence, t={first}",
         )
-        top.set_title(
-            f"out of tolerance from t={item.first}", loc="right", fontsize=8, color=_MARKER_COLOR
-        )
-    top.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8, frameon=False)
-    bottom.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8, frameon=False)
+    top.annotate(
+        f"t={first}",
+        xy=(first, 1.0),
+        xycoords=("data", "axes fraction"),
+        xytext=(3, -3),
+        textcoords="offset points",
+        va="top",
+        color=_MARKER_COLOR,
+        fontsize=8,
+    )
+    top.set_title(f"out of tolerance from t={first}", loc="right", fontsize=8, color=_MARKER_COLOR)
 
 
 def _stepwise(item: Series | FieldComparison) -> bool:
