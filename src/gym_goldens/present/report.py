@@ -25,6 +25,7 @@ from gym_goldens.errors import GoldenFormatError
 from gym_goldens.format.codec import ArraySummary
 from gym_goldens.format.dtypes import describe_change
 from gym_goldens.format.fields import format_path
+from gym_goldens.format.header import versions_change
 from gym_goldens.present.summary import format_space
 from gym_goldens.present.text import escape, python_string, short_repr
 
@@ -584,12 +585,11 @@ def _describe_versions(episode: EpisodeComparison) -> list[str]:
     actual = (episode.actual_header or {}).get("versions") or {}
     golden_platform = (episode.golden_header or {}).get("platform") or {}
     actual_platform = (episode.actual_header or {}).get("platform") or {}
-    # A name the golden does not have is not a change: older goldens recorded
-    # fewer versions (the env's own distribution came later).
+    change = versions_change(
+        golden if isinstance(golden, dict) else {}, actual if isinstance(actual, dict) else {}
+    )
     changed = [
-        f"{escape(name)} {_plain(golden[name])} -> {_plain(actual.get(name, '-'))}"
-        for name in sorted(golden)
-        if golden[name] != actual.get(name)
+        f"{escape(name)} {_plain(old)} -> {_plain(new)}" for name, old, new in change.changed
     ]
     changed += [
         f"{escape(name)} {_plain(golden_platform.get(name, '-'))} -> "
@@ -597,9 +597,14 @@ def _describe_versions(episode: EpisodeComparison) -> list[str]:
         for name in sorted(set(golden_platform) | set(actual_platform))
         if golden_platform.get(name) != actual_platform.get(name)
     ]
+    # Software only one side names was added or removed (pygame for pygame-ce).
+    parts = [", ".join(changed)] if changed else []
+    for label, named in [("added", change.added), ("removed", change.removed)]:
+        if named:
+            parts.append(f"{label}: " + ", ".join(f"{escape(n)} {_plain(v)}" for n, v in named))
     lines = []
-    if changed and golden and actual:
-        lines.append(f"  recorded with other software (golden -> actual): {', '.join(changed)}")
+    if parts and golden and actual:
+        lines.append(f"  recorded with other software (golden -> actual): {'; '.join(parts)}")
     golden_mode = (episode.golden_header or {}).get("vectorization_mode")
     actual_mode = (episode.actual_header or {}).get("vectorization_mode")
     if golden_mode and actual_mode and golden_mode != actual_mode:
