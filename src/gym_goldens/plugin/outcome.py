@@ -27,6 +27,7 @@ from gym_goldens.plugin.session import (
     REPORT_ATTRIBUTE,
     USED_ATTRIBUTE,
     relative_golden_dir,
+    session_key,
 )
 from gym_goldens.plugin.settings import settings_key
 from gym_goldens.present.html import Mismatch
@@ -62,6 +63,7 @@ class TestOutcome:
         """Put the outcome on the test report of the test's call."""
         if self.results:
             setattr(report, REPORT_ATTRIBUTE, self.results)
+        if self.used:
             setattr(report, USED_ATTRIBUTE, self.used)
         if self.protected:
             # Other machines' variants of a golden this test used are not stale.
@@ -81,15 +83,26 @@ def finish_test(item: pytest.Item, checks: TrajectoryChecks) -> TestOutcome | No
         return None
     # The last guard: whatever a message holds from a golden or an env is
     # printable, wherever it goes (the terminal, report.txt, the HTML page).
+    runs = repeats.runs_of(item, checks.flush)
+    checked = checks.check(runs, defer=repeats.verifies_fresh(item))
     results = [
         dataclasses.replace(result, message=printable(result.message)) if result.message else result
-        for result in checks.check(repeats.runs_of(item, checks.flush))
+        for result in checked
     ]
+    # Goldens about to be written wait for the fresh process; they are
+    # counted when written, at the end of the session.
+    waiting = [result.pending for result in results if result.pending is not None]
+    if waiting:
+        item.config.stash[session_key].defer(waiting)
     settings = item.config.stash[settings_key]
     _, notes = save_artifacts(results, settings, item.nodeid)
     failures = [result.message for result in results if result.message] + notes
     return TestOutcome(
-        results=[[result.status, settings.display(result.golden_dir)] for result in results],
+        results=[
+            [result.status, settings.display(result.golden_dir)]
+            for result in results
+            if result.pending is None
+        ],
         used=[relative_golden_dir(settings, result.golden_dir) for result in results],
         protected=[relative_golden_dir(settings, folder) for folder in checks.variant_families()],
         mismatches=(

@@ -14,12 +14,14 @@ within a field, in record order. The first is the headline.
 
 from __future__ import annotations
 
+import datetime
 import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final
 
 from gym_goldens.comparison.arrays import ArrayDelta, summarise_like
+from gym_goldens.comparison.evidence import Evidence
 from gym_goldens.comparison.result import Comparison, Difference, Divergence, EpisodeComparison
 from gym_goldens.errors import GoldenFormatError
 from gym_goldens.format.codec import ArraySummary
@@ -34,6 +36,7 @@ __all__ = [
     "NONDETERMINISM_FIX",
     "field_rank",
     "format_comparison",
+    "format_evidence",
     "format_missing",
     "format_nondeterminism",
     "format_unreadable",
@@ -727,3 +730,39 @@ def _hints(comparison: Comparison) -> list[str]:
             f"recording, or leave it out of the comparison with ignore=[{python_string(clocks[0])}]"
         )
     return hints
+
+
+def format_evidence(
+    evidence: Sequence[Evidence], *, golden: str = "the golden", named_clocks: bool = True
+) -> list[str]:
+    """Hint lines for the signs of nondeterminism at a divergence (see ``comparison.evidence``).
+
+    Args:
+        evidence: The signs found.
+        golden: The side the values are compared against: ``the golden``, ``run 1``.
+        named_clocks: Also hint at a clock whose field is named like one, which
+            the hints of :func:`format_nondeterminism` name already (False there).
+    """
+    lines = []
+    for sign in evidence:
+        field = escape(sign.field)
+        if sign.kind == "order":
+            lines.append(
+                f"hint: {field} holds {golden}'s values in another order: an iteration order? "
+                "Iterating over a set of strings follows PYTHONHASHSEED, which differs between "
+                "processes: iterate over sorted(...) instead"
+            )
+        elif named_clocks or not any(word in sign.field.lower() for word in _CLOCK_WORDS):
+            when = _date(sign.value)
+            lines.append(
+                f"hint: {field} holds values like a Unix time ({when}): a clock? leave it out "
+                f"of the comparison with @pytest.mark.goldens(ignore=[{python_string(sign.field)}])"
+            )
+    return lines
+
+
+def _date(seconds: float | None) -> str:
+    if seconds is None:
+        return "seconds since 1970"
+    moment = datetime.datetime.fromtimestamp(seconds, tz=datetime.timezone.utc)
+    return f"{seconds:.10g} s, {moment:%Y-%m-%d %H:%M} UTC"
