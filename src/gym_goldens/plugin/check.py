@@ -28,6 +28,7 @@ from gym_goldens.format.files import checked_recording_files
 from gym_goldens.format.header import FORMAT_VERSION, LEGACY_VERSION, version_to_compare_with
 from gym_goldens.format.layout import DIVERGENCE_PLOT, golden_dir_for, safe_segment
 from gym_goldens.format.reader import has_episodes, read_header, recording_files, sub_env_dirs
+from gym_goldens.plugin.renamed import KnownTests, renamed_goldens
 from gym_goldens.plugin.repeats import PlotRuns, Run, find_nondeterminism
 from gym_goldens.plugin.settings import GoldensSettings
 from gym_goldens.plugin.store import (
@@ -45,6 +46,7 @@ from gym_goldens.plugin.variants import (
     variant_facts,
 )
 from gym_goldens.present.report import (
+    RenamedGolden,
     format_comparison,
     format_evidence,
     format_missing,
@@ -241,7 +243,9 @@ class TrajectoryChecks:
             recording.env.flush()
         return {recording.name: recording.env.output_dir for recording in self._recordings}
 
-    def check(self, runs: Sequence[Run] = (), *, defer: bool = False) -> list[CheckResult]:
+    def check(
+        self, runs: Sequence[Run] = (), *, defer: bool = False, known: KnownTests | None = None
+    ) -> list[CheckResult]:
         """Compare every recording with its golden, or update the golden.
 
         Args:
@@ -250,6 +254,8 @@ class TrajectoryChecks:
                 golden is compared or written (exactly, under an update).
             defer: Under an update, leave the goldens about to be written
                 ``pending``, for a fresh process to record the same first.
+            known: The tests of the session: a missing golden names the stale
+                goldens it may have been before a rename.
         """
         if runs:
             self.flush()
@@ -279,7 +285,10 @@ class TrajectoryChecks:
                 others = [r for r in self._recordings if r.name not in found]
                 return results + [self._check_one(recording) for recording in others]
         run = max((run.number for run in runs), default=1)
-        return [self._check_one(recording, defer=defer, run=run) for recording in self._recordings]
+        return [
+            self._check_one(recording, defer=defer, run=run, known=known)
+            for recording in self._recordings
+        ]
 
     def close(self) -> None:
         """Close every wrapped env (fixture teardown)."""
@@ -298,6 +307,7 @@ class TrajectoryChecks:
         *,
         defer: bool = False,
         run: int = 1,
+        known: KnownTests | None = None,
     ) -> CheckResult:
         recording.env.flush()
         actual_dir = recording.env.output_dir
@@ -325,7 +335,11 @@ class TrajectoryChecks:
             safe_files = checked_recording_files(self.settings.goldens_dir, golden_dir)
             if not safe_files and not has_episodes(golden_dir):
                 message = format_missing(
-                    golden_dir, actual_dir, nodeid=self.nodeid, display=display
+                    golden_dir,
+                    actual_dir,
+                    nodeid=self.nodeid,
+                    display=display,
+                    renamed=self._renamed(recording, golden_dir, known),
                 )
                 message = _with_notes(message, notes[1:])
                 return CheckResult(recording.name, golden_dir, "missing", message, actual_dir)
@@ -426,6 +440,23 @@ class TrajectoryChecks:
         if where == "kept":
             return None
         return plain if where == "plain" else choice.variant_path
+
+    def _renamed(
+        self, recording: _Recording, golden_dir: Path, known: KnownTests | None
+    ) -> list[RenamedGolden]:
+        """The stale goldens a missing golden may have been, before a rename."""
+        if known is None or self._variant_by:
+            return []
+        return renamed_goldens(
+            self.settings.goldens_dir,
+            self.nodeid,
+            golden_dir,
+            recording.env.output_dir,
+            recording.tolerance,
+            recorded=[other.name for other in self._recordings],
+            known=known,
+            max_decompressed_size=self.settings.max_decompressed_size,
+        )
 
     def _version_of_golden(self, name: str) -> str:
         """The format version to record ``name`` in: its golden's (see version_to_compare_with)."""

@@ -22,10 +22,12 @@ from gym_goldens.plugin import repeats
 from gym_goldens.plugin.artifacts import save_artifacts
 from gym_goldens.plugin.check import CheckResult, TrajectoryChecks
 from gym_goldens.plugin.htmlreport import MISMATCH_ATTRIBUTE
+from gym_goldens.plugin.renamed import KnownTests
 from gym_goldens.plugin.session import (
     PROTECTED_ATTRIBUTE,
     REPORT_ATTRIBUTE,
     USED_ATTRIBUTE,
+    golden_nodeid,
     relative_golden_dir,
     session_key,
 )
@@ -84,7 +86,7 @@ def finish_test(item: pytest.Item, checks: TrajectoryChecks) -> TestOutcome | No
     # The last guard: whatever a message holds from a golden or an env is
     # printable, wherever it goes (the terminal, report.txt, the HTML page).
     runs = repeats.runs_of(item, checks.flush)
-    checked = checks.check(runs, defer=repeats.verifies_fresh(item))
+    checked = checks.check(runs, defer=repeats.verifies_fresh(item), known=_known_tests(item))
     results = [
         dataclasses.replace(result, message=printable(result.message)) if result.message else result
         for result in checked
@@ -112,6 +114,24 @@ def finish_test(item: pytest.Item, checks: TrajectoryChecks) -> TestOutcome | No
         ),
         failure=printable("\n\n".join(failures)) if failures else None,
     )
+
+
+def _known_tests(item: pytest.Item) -> KnownTests:
+    """The tests of the session in the file of ``item``, for a missing golden."""
+    settings = item.config.stash[settings_key]
+    file_part = item.nodeid.partition("::")[0]
+
+    def collected() -> list[str]:
+        items = item.session.items
+        return [
+            golden_nodeid(other, settings)
+            for other in items
+            if other.nodeid.partition("::")[0] == file_part
+        ]
+
+    tracker = item.config.stash[session_key].tracker
+    complete = settings.subset is None and tracker.deselected == 0
+    return KnownTests(collected, complete, getattr(item, "module", None))
 
 
 def mismatches_of(

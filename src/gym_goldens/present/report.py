@@ -14,8 +14,10 @@ within a field, in record order. The first is the headline.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import math
+import shlex
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final
@@ -34,6 +36,7 @@ from gym_goldens.present.text import escape, python_string, short_repr
 __all__ = [
     "FIELD_ORDER",
     "NONDETERMINISM_FIX",
+    "RenamedGolden",
     "field_rank",
     "format_comparison",
     "format_evidence",
@@ -123,18 +126,76 @@ def format_comparison(
     return "\n".join(lines)
 
 
+@dataclasses.dataclass(frozen=True)
+class RenamedGolden:
+    """A stale golden that a missing golden may have been, before a rename.
+
+    Attributes:
+        path: The stale golden's folder.
+        missing: The missing golden's folder.
+        kind: What they share: ``trajectory`` (the recording matches it),
+            ``env`` (the same env id) or ``version`` (another version of the env).
+        env: The env id the stale golden records.
+        new_env: The env id of the recording.
+        make_parent: The missing golden's parent folder must be made first.
+        remove_empty: The missing golden's folder is there, empty, and must go first.
+    """
+
+    path: Path
+    missing: Path
+    kind: str
+    env: str | None = None
+    new_env: str | None = None
+    make_parent: bool = False
+    remove_empty: bool = False
+
+
 def format_missing(
-    golden_dir: Any, actual_dir: Any, *, nodeid: str | None, display: Any = str
+    golden_dir: Any,
+    actual_dir: Any,
+    *,
+    nodeid: str | None,
+    display: Any = str,
+    renamed: Sequence[RenamedGolden] = (),
 ) -> str:
-    """The message for a test whose golden does not exist yet."""
+    """The message for a test whose golden does not exist yet.
+
+    ``renamed`` are the stale goldens it may have been (a test or env id
+    renamed), each named with the ``git mv`` that keeps it.
+    """
+    lines = [
+        f"golden missing: {display(golden_dir)}",
+        "  no golden has been recorded for this trajectory yet",
+    ]
+    for stale in renamed:
+        lines += _describe_renamed(stale, display)
     return "\n".join(
         [
-            f"golden missing: {display(golden_dir)}",
-            "  no golden has been recorded for this trajectory yet",
+            *lines,
             f"  actual recording: {display(actual_dir)}",
             f"  create it with: {update_command(nodeid)}",
         ]
     )
+
+
+def _describe_renamed(stale: RenamedGolden, display: Any) -> list[str]:
+    old, new = display(stale.path), display(stale.missing)
+    shares = {
+        "trajectory": "holds the same trajectory",
+        "env": f"records the same env, {escape(stale.env or '')}",
+        "version": (
+            f"records {escape(stale.env or '')}, another version of {escape(stale.new_env or '')}"
+        ),
+    }[stale.kind]
+    move = f"git mv {shlex.quote(old)} {shlex.quote(new)}"
+    if stale.remove_empty:
+        move = f"rmdir {shlex.quote(new)} && {move}"
+    elif stale.make_parent:
+        move = f"mkdir -p {shlex.quote(display(stale.missing.parent))} && {move}"
+    return [
+        f"  renamed? a golden that no test of this run uses {shares}: {escape(old)}",
+        f"    keep it, and its history, with: {escape(move)}",
+    ]
 
 
 def format_unreadable(
