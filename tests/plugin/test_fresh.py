@@ -172,3 +172,47 @@ def test_the_fresh_process_runs_once_per_xdist_worker(pytester: pytest.Pytester)
         "SeededEnv",
         "SetOrderEnv",
     ]
+
+
+ONLY_HERE = """
+import sys
+
+import gymnasium as gym
+import pytest
+from gym_goldens import rollout
+
+
+def test_here(record_trajectory):
+    if any(arg.startswith("--goldens-record-into") for arg in sys.argv):
+        {outcome}
+    rollout(record_trajectory(gym.make("CartPole-v1")), seed=0, steps=10)
+"""
+
+
+@pytest.mark.parametrize(
+    ("outcome", "why"),
+    [
+        ('assert False, "fails in the fresh process"', "exited with code 1:"),
+        ('pytest.skip("not in the fresh process")', "did not run the test through (exit code 0):"),
+    ],
+    ids=["failed", "skipped"],
+)
+def test_a_test_the_fresh_process_does_not_record_writes_no_golden(
+    pytester: pytest.Pytester, outcome: str, why: str
+) -> None:
+    pytester.makepyfile(test_here=ONLY_HERE.format(outcome=outcome))
+    result = pytester.runpytest("--update-goldens")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "test_here.py::test_here: checked after the tests, its golden not written",
+            "nondeterministic: run 3 failed, run 2 passed",
+            f"  run 3: in a fresh process, PYTHONHASHSEED=*, which re-recorded every golden this "
+            f"update was about to write; python -m pytest {why}",
+            "goldens: 1 nondeterministic",
+            "--update-goldens: 1 test whose goldens were not written after the tests fail the "
+            "session",
+        ]
+    )
+    assert not (pytester.path / "goldens").exists()

@@ -70,6 +70,9 @@ class FreshRun:
     def failure(self) -> str:
         """Why a test left no recordings: the exit code and the end of the output."""
         lines = "\n".join(f"    {line}" for line in self.output)
+        if self.returncode == 0:
+            # The run passed, without this test's body: skipped or not collected there.
+            return f"python -m pytest did not run the test through (exit code 0):\n{lines}"
         return f"python -m pytest exited with code {self.returncode}:\n{lines}"
 
 

@@ -164,7 +164,7 @@ def verifies_fresh(item: pytest.Item) -> bool:
         settings.update
         and settings.update_fresh
         and extra is not None
-        and not (extra.mode == "subprocess" and not extra.on_update)
+        and extra.mode != "subprocess"
     )
 
 

@@ -366,7 +366,7 @@ class GoldensSession:
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         if self.settings.record_into is not None:
             return  # a fresh process that records tests again: nothing else
-        late = self._finish_waiting()
+        late = self._finish_waiting(interrupted=exitstatus == pytest.ExitCode.INTERRUPTED)
         if self._is_worker:
             output = self.config.workeroutput  # type: ignore[attr-defined]
             output[WORKER_OUTPUT_KEY] = self.tracker.worker_output()
@@ -374,12 +374,21 @@ class GoldensSession:
             output[LATE_KEY] = [result.to_json() for result in late]
             return
         self._add_late(late)
-        if self.report.late_failures:
+        failed = len(self.report.late_failures)
+        if failed:
+            self.report.notes.append(
+                f"--update-goldens: {failed} test{'s' if failed > 1 else ''} whose goldens were "
+                "not written after the tests fail the session"
+            )
             session.exitstatus = exitstatus = pytest.ExitCode.TESTS_FAILED
-        settings = self.settings
-        if settings.update:
+        if self.settings.update:
             self._tidy_goldens_dir(at_start=False)
-        reason = self.tracker.incomplete_reason(int(exitstatus))
+        self._stale_verdict(session, int(exitstatus))
+
+    def _stale_verdict(self, session: pytest.Session, exitstatus: int) -> None:
+        """Find the stale goldens of a complete run; prune them, or fail a strict run."""
+        settings = self.settings
+        reason = self.tracker.incomplete_reason(exitstatus)
         if reason is not None:
             if settings.strict or settings.prune:
                 self.report.notes.append(f"stale goldens not checked: {reason}")
@@ -409,9 +418,18 @@ class GoldensSession:
             )
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
-    def _finish_waiting(self) -> list[LateResult]:
+    def _finish_waiting(self, *, interrupted: bool) -> list[LateResult]:
         """Write the goldens that waited, if the fresh process agrees."""
         if not self.waiting or self.fresh_base is None:
+            return []
+        if interrupted:
+            count = len(self.waiting)
+            self.waiting = []
+            self.report.notes.append(
+                f"{count} golden{'s' if count > 1 else ''} about to be written "
+                f"{'were' if count > 1 else 'was'} not: the session was interrupted before a "
+                "fresh process recorded them again"
+            )
             return []
         # Loaded only here: this module loads in every pytest run.
         from gym_goldens.plugin.pending import finish_pending
