@@ -359,6 +359,14 @@ class TrajectoryChecks:
             return CheckResult(recording.name, golden_dir, "failed", message, actual_dir)
         if comparison.equal:
             return CheckResult(recording.name, golden_dir, "passed")
+        return self._mismatch(recording, comparison, golden_dir, notes)
+
+    def _mismatch(
+        self, recording: _Recording, comparison: Comparison, golden_dir: Path, notes: list[str]
+    ) -> CheckResult:
+        """The failure of a recording that left its golden."""
+        display, limit = self.settings.display, self.settings.max_decompressed_size
+        actual_dir = recording.env.output_dir
         message = format_comparison(
             comparison,
             title="golden mismatch in replay mode" if recording.replay else "golden mismatch",
@@ -366,7 +374,7 @@ class TrajectoryChecks:
             display=display,
         )
         evidence = nondeterminism_evidence(comparison, max_decompressed_size=limit)
-        notes += format_evidence(evidence)
+        notes = [*notes, *format_evidence(evidence)]
         if not recording.replay and _actions_differ(comparison):
             notes.append(
                 "the actions differ at the first divergence: either the policy changed, or "

@@ -6,7 +6,7 @@ import argparse
 import dataclasses
 import json
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 import pytest
 
@@ -134,8 +134,6 @@ class GoldensSettings:
         if determinism < 0:
             raise pytest.UsageError(f"--goldens-determinism must be 0 or more, got {determinism}")
         artifacts = config.getoption("goldens_artifacts")
-        record_into = config.getoption("goldens_record_into")
-        record_tests, record_as_update = _record_tests(config.getoption("goldens_record_tests"))
         return cls(
             goldens_dir=goldens_dir,
             update=update,
@@ -156,13 +154,11 @@ class GoldensSettings:
             artifacts_dir=(
                 _own_folder(invocation_dir, artifacts, "--goldens-artifacts") if artifacts else None
             ),
-            record_into=Path(record_into).resolve() if record_into else None,
             update_all=update_all,
             update_once=bool(config.getoption("update_goldens_once")),
             update_fresh=bool(config.getini("goldens_update_fresh_process")),
-            record_tests=record_tests,
-            record_as_update=record_as_update,
             max_decompressed_size=_ini_limit(config, "goldens_max_decompressed_size"),
+            **_fresh_process(config),
         )
 
 
@@ -362,16 +358,24 @@ def _ini_limit(config: pytest.Config, name: str) -> int:
         raise pytest.UsageError(f"ini {name}: {error}") from None
 
 
-def _record_tests(option: str | None) -> tuple[frozenset[str] | None, bool]:
-    """The tests a fresh process records, and whether as an update (its hidden option's file)."""
+def _fresh_process(config: pytest.Config) -> dict[str, Any]:
+    """The settings of a fresh process that records tests again, from its hidden options.
+
+    ``--goldens-record-tests`` names a JSON file: the tests to run, and
+    whether they are recorded as an update.
+    """
+    record_into = config.getoption("goldens_record_into")
+    option = config.getoption("goldens_record_tests")
+    settings: dict[str, Any] = {"record_into": Path(record_into).resolve() if record_into else None}
     if not option:
-        return None, False
+        return settings
     try:
         listed = json.loads(Path(option).read_text(encoding="utf-8"))
-        tests = frozenset(str(nodeid) for nodeid in listed["tests"])
-        return tests, bool(listed["as_update"])
+        settings["record_tests"] = frozenset(str(nodeid) for nodeid in listed["tests"])
+        settings["record_as_update"] = bool(listed["as_update"])
     except (OSError, ValueError, KeyError, TypeError) as error:
         raise pytest.UsageError(f"--goldens-record-tests={option}: unreadable ({error})") from None
+    return settings
 
 
 def _subset(config: pytest.Config) -> str | None:
