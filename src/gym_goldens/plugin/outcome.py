@@ -119,19 +119,19 @@ def finish_test(item: pytest.Item, checks: TrajectoryChecks) -> TestOutcome | No
 def _known_tests(item: pytest.Item) -> KnownTests:
     """The tests of the session in the file of ``item``, for a missing golden."""
     settings = item.config.stash[settings_key]
+    session = item.config.stash[session_key]
     file_part = item.nodeid.partition("::")[0]
 
     def collected() -> list[str]:
-        items = item.session.items
+        selected = [golden_nodeid(other, settings) for other in item.session.items]
         return [
-            golden_nodeid(other, settings)
-            for other in items
-            if other.nodeid.partition("::")[0] == file_part
+            nodeid
+            for nodeid in [*selected, *session.deselected]
+            if nodeid.partition("::")[0] == file_part
         ]
 
-    tracker = item.config.stash[session_key].tracker
-    complete = settings.subset is None and tracker.deselected == 0
-    return KnownTests(collected, complete, getattr(item, "module", None))
+    # Deselected tests were collected: only a run of picked node ids (or --lf) is partial.
+    return KnownTests(collected, settings.subset is None, getattr(item, "module", None))
 
 
 def mismatches_of(

@@ -264,6 +264,8 @@ class GoldensSession:
         """Goldens about to be written, waiting for the fresh process."""
         self.fresh_base: Path | None = None
         """The folder of the fresh process's recordings, made with the first waiting golden."""
+        self.deselected: list[str] = []
+        """The golden node ids of the tests collected but deselected (``-k``, ``-m``)."""
         self._is_worker = hasattr(config, "workerinput")
         self.tracker.partial_reason = settings.subset
         if settings.update and _running_in_ci():
@@ -326,6 +328,8 @@ class GoldensSession:
 
     def pytest_deselected(self, items: list[pytest.Item]) -> None:
         self.tracker.deselected += len(items)
+        # Tests that exist, though they do not run: a missing golden's renamed self is not theirs.
+        self.deselected += [golden_nodeid(item, self.settings) for item in items]
 
     def pytest_collection_modifyitems(
         self, config: pytest.Config, items: list[pytest.Item]
