@@ -6,7 +6,9 @@ and gathers what the session needs into one :class:`TestOutcome`: the
 statuses for the summary, the golden folders for the stale-goldens verdict,
 the mismatches for ``--goldens-report``, and the failure text. The outcome
 travels on the test report (:meth:`TestOutcome.attach`), so the session sees
-the same with and without pytest-xdist.
+the same with and without pytest-xdist. The goldens an update is about to
+write go to the session instead, to wait for the fresh process
+(:mod:`gym_goldens.plugin.pending`); they are counted when written.
 """
 
 from __future__ import annotations
@@ -83,10 +85,10 @@ def finish_test(item: pytest.Item, checks: TrajectoryChecks) -> TestOutcome | No
     """
     if repeats.intercept(item, checks.flush):
         return None
-    # The last guard: whatever a message holds from a golden or an env is
-    # printable, wherever it goes (the terminal, report.txt, the HTML page).
     runs = repeats.runs_of(item, checks.flush)
     checked = checks.check(runs, defer=repeats.verifies_fresh(item), known=_known_tests(item))
+    # The last guard: whatever a message holds from a golden or an env is
+    # printable, wherever it goes (the terminal, report.txt, the HTML page).
     results = [
         dataclasses.replace(result, message=printable(result.message)) if result.message else result
         for result in checked
