@@ -6,6 +6,7 @@ import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Final
 
 import pytest
 
@@ -45,6 +46,33 @@ def _outside_ci(monkeypatch: pytest.MonkeyPatch) -> None:
     output that the plugin tests read. Tests of CI behaviour set it themselves.
     """
     monkeypatch.delenv("CI", raising=False)
+
+
+FRESH_PROCESS_OFF: Final = "-o goldens_update_fresh_process=false"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "fresh_process: the test's pytester runs re-record an update's goldens in a fresh process",
+    )
+
+
+@pytest.fixture(autouse=True)
+def _updates_in_one_process(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Under ``--update-goldens``, pytester projects compare this process's two recordings only.
+
+    The fresh process that an update starts to re-record the goldens it is
+    about to write (one ``python -m pytest``, a second or more) would add
+    minutes to the many tests that create goldens to check something else.
+    The tests marked ``fresh_process`` (tests/plugin/test_fresh.py) check it.
+    """
+    if "pytester" not in request.fixturenames or request.node.get_closest_marker("fresh_process"):
+        return
+    request.getfixturevalue("pytester")  # which empties PYTEST_ADDOPTS when it starts
+    monkeypatch.setenv("PYTEST_ADDOPTS", FRESH_PROCESS_OFF)
 
 
 @pytest.fixture

@@ -31,6 +31,7 @@ it (data flows env -> record -> format -> file, file -> format -> comparison
     - ``rollouts``: :func:`rollout` and ``gym-goldens record``'s rollouts.
     - ``multiagent_rollouts``: :func:`rollout` of PettingZoo envs, agent by agent.
     - ``multiagent_replay``: a golden's actions replayed to a PettingZoo env.
+    - ``fresh``: recordings by a fresh Python process, with another PYTHONHASHSEED.
 - ``comparison/``: a recording against its golden.
     - ``floats``: the one float rule, for scalars and arrays.
     - ``tolerance``: :class:`Tolerance` and its tree of fields.
@@ -39,6 +40,7 @@ it (data flows env -> record -> format -> file, file -> format -> comparison
     - ``arrays``: statistics of differing arrays; summaries against arrays.
     - ``explain``: which fields differ and how (DeepDiff).
     - ``result``: :class:`Comparison`, :class:`Difference`, :class:`Divergence`.
+    - ``evidence``: signs of nondeterminism at a divergence: an iteration order, a clock.
     - ``engine``: :func:`compare`, streaming, episode by episode.
 - ``present/``: what a user reads and sees.
     - ``report``: failure messages as data, rendered once: mismatch, missing, nondeterministic.
@@ -61,9 +63,12 @@ it (data flows env -> record -> format -> file, file -> format -> comparison
     - ``check``: one test's recordings compared or written.
     - ``outcome``: a test's checks run, their outcome put on its report.
     - ``store``: goldens written under ``--update-goldens``.
+    - ``fresh``: tests recorded again by a fresh pytest process.
+    - ``pending``: the goldens an update writes once a fresh process agrees.
     - ``variants``: one golden per platform or library version.
     - ``repeats``: ``--goldens-determinism``: a test run again.
     - ``stale``: goldens no test used; pruned.
+    - ``renamed``: the stale golden a missing golden may have been, renamed.
     - ``artifacts``: failing recordings copied for CI.
     - ``htmlreport``: ``--goldens-report``.
 - ``pytest_plugin``: the entry point: hooks and the fixture, wiring only.

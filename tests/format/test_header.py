@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.metadata
+from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
@@ -15,6 +16,7 @@ from gym_goldens.format.header import (
     describe_vector_env,
     recorded_versions,
     software_versions,
+    versions_change,
 )
 
 
@@ -102,3 +104,58 @@ def test_the_distribution_that_provides_a_third_party_env_is_named() -> None:
     gym.register_envs(highway_env)
     versions = recorded_versions(gym.make("highway-fast-v0"))
     assert versions["highway-env"] == importlib.metadata.version("highway-env")
+
+
+def test_a_classic_control_header_names_no_mujoco() -> None:
+    # Installed or not, MuJoCo shapes no Pendulum: its version is no part of the header.
+    assert "mujoco" not in recorded_versions(gym.make("Pendulum-v1"))
+
+
+def test_a_mujoco_env_names_mujoco() -> None:
+    pytest.importorskip("mujoco", reason="mujoco is not installed: pip install -e '.[envs]'")
+    versions = recorded_versions(gym.make("Hopper-v5"))
+    assert versions["mujoco"] == importlib.metadata.version("mujoco")
+
+
+_RENDERED_ENV = """
+import os
+
+os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
+import gymnasium as gym
+import numpy as np
+import pygame
+from gymnasium import spaces
+
+
+class RenderedEnv(gym.Env):
+    observation_space = spaces.Box(-1.0, 1.0, (1,), dtype=np.float32)
+    action_space = spaces.Discrete(2)
+"""
+
+
+def test_the_distributions_an_env_module_imports_are_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The module of an env (here of a test suite, of no distribution) imports
+    # pygame: whichever distribution installed pygame's files (pygame or
+    # pygame-ce, which CarRacing switched to) is named, with its version.
+    pytest.importorskip("pygame", reason="pygame is not installed")
+    (tmp_path / "rendered_env.py").write_text(_RENDERED_ENV)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import rendered_env  # type: ignore[import-not-found]
+
+    versions = recorded_versions(rendered_env.RenderedEnv())
+    named = {"pygame", "pygame-ce"} & set(versions)
+    assert named
+    assert all(versions[name] == importlib.metadata.version(name) for name in named)
+    assert set(versions) - named == set(software_versions())
+
+
+def test_versions_named_on_one_side_only_are_added_or_removed() -> None:
+    golden = {"python": "3.11.7", "gymnasium": "1.1.1", "pygame": "2.6.1", "numpy": "2.3.0"}
+    actual = {"python": "3.11.7", "gymnasium": "1.4.0", "pygame-ce": "2.5.8", "numpy": "2.3.0"}
+    change = versions_change(golden, actual)
+    assert change.changed == (("gymnasium", "1.1.1", "1.4.0"),)
+    assert change.added == (("pygame-ce", "2.5.8"),)
+    assert change.removed == (("pygame", "2.6.1"),)
+    assert not versions_change(golden, dict(golden))

@@ -156,6 +156,7 @@ def test_a_suggested_ignore_pasted_as_it_is_makes_the_test_pass(
     assert pytester.runpytest("--goldens-determinism=1").ret == 0
 
 
+@pytest.mark.fresh_process  # the message of an update as it is by default
 def test_an_update_writes_no_golden_the_env_cannot_reproduce(pytester: pytest.Pytester) -> None:
     # Recorded once, such a golden would fail the very next run, blaming nothing.
     _project(pytester, "UnseededNumpyEnv", "WallClockEnv", "SeededEnv")
@@ -164,9 +165,10 @@ def test_an_update_writes_no_golden_the_env_cannot_reproduce(pytester: pytest.Py
     result.stdout.fnmatch_lines(
         [
             "nondeterministic: run 1 vs run 2: *",
-            "*--update-goldens records each golden test twice and writes a golden only if both "
-            "recordings agree: the golden was left as it is (record once, at your own risk, with "
-            "--update-goldens-once or @pytest.mark.goldens(update_once=True))",
+            "*--update-goldens records each golden test twice in this process and the goldens it "
+            "is about to write once more in a fresh process; it writes a golden only if its "
+            "recordings agree exactly: the golden was left as it is (record once, at your own "
+            "risk, with --update-goldens-once or @pytest.mark.goldens(update_once=True))",
         ]
     )
     goldens = sorted(p.parent.name for p in (pytester.path / "goldens").rglob("trajectory.jsonl"))
@@ -364,7 +366,7 @@ def test_set_order_is_caught_across_processes(
             "*nondeterministic: run 1 (this process) vs run 2 (subprocess): *",
             "*run 1 (this process) is shown as golden, run 2 (subprocess) as actual",
             "*run 1: in this process, checked against the golden",
-            "*run 2: in a fresh subprocess, PYTHONHASHSEED=1",
+            "*run 2: in a fresh process, PYTHONHASHSEED=1",
             "*a difference that only a fresh process shows often comes from iterating over a set*",
             "*first divergence: episode 0, step t=1, info.index",
             "*also differ there: info.visiting",
@@ -403,7 +405,7 @@ def test_a_failing_subprocess_run_is_reported(
     result.stdout.fnmatch_lines(
         [
             "*nondeterministic: run 2 (subprocess) failed, run 1 (this process) passed",
-            "*run 2: in a fresh subprocess, PYTHONHASHSEED=8; python -m pytest exited with code 1:",
+            "*run 2: in a fresh process, PYTHONHASHSEED=8; python -m pytest exited with code 1:",
             "*hash seed changed*",
         ]
     )

@@ -245,15 +245,16 @@ def test_summary_counts_and_lists_written_goldens() -> None:
     assert checked.lines[-1] == "  record the missing goldens with: pytest --update-goldens"
 
 
-def test_a_version_the_golden_does_not_name_is_no_change(tmp_path: Path) -> None:
-    # Older goldens did not record the env's own distribution: its arrival is
-    # no "other software"; a version both name, and that moved, is.
+def test_a_version_the_golden_does_not_name_is_added(tmp_path: Path) -> None:
+    # Software only one side names is added (or removed), never "-"; a version
+    # both name, and that moved, is a change.
     golden = _record(tmp_path / "golden", steps=3)
     actual = _record(tmp_path / "actual", steps=3)
     episode = actual / "trajectory.jsonl"
     _rewrite_record(episode, 2, lambda r: r.update(reward=2.0))
     _rewrite_record(episode, 0, lambda r: r["versions"].update({"highway-env": "1.12.1"}))
-    assert "recorded with other software" not in format_comparison(compare(golden, actual))
+    text = format_comparison(compare(golden, actual))
+    assert "recorded with other software (golden -> actual): added: highway-env 1.12.1" in text
     _rewrite_record(
         golden / "trajectory.jsonl", 0, lambda r: r["versions"].update({"highway-env": "1.9"})
     )

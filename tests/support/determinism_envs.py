@@ -95,6 +95,13 @@ class WallClockEnv(SeededEnv):
         return {"t": self._t, "time": time.perf_counter() - self._started}
 
 
+class TimestampEnv(SeededEnv):
+    """Puts the Unix time in ``info``: about 1.8e9, so within ``rtol=1e-6`` for half an hour."""
+
+    def _info(self) -> dict[str, Any]:
+        return {"t": self._t, "stamp": time.time()}
+
+
 class UnseededResetInfoEnv(SeededEnv):
     """Seeds its state, but puts a sample of a space built in reset() in reset's info.
 

@@ -33,9 +33,7 @@ import dataclasses
 import importlib
 import json
 import multiprocessing
-import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -64,6 +62,7 @@ from gym_goldens.present.table import (
     RunDifference,
 )
 from gym_goldens.present.text import uncoloured
+from gym_goldens.record.fresh import FreshProcess, other_hash_seed
 from gym_goldens.record.rollouts import rollout
 from gym_goldens.record.single import RecordTrajectory
 
@@ -85,7 +84,6 @@ _DIED: Final = (
     "its worker process died while auditing it: the env ended the interpreter "
     "(a crash in native code, or os._exit)"
 )
-_HASH_SEED_RANGE: Final = 2**32
 _MAX_ERROR_LINES: Final = 12
 # The fresh process: imports gym_goldens as installed, then takes this
 # process's sys.path before importing the modules that register the envs.
@@ -303,10 +301,7 @@ def fresh_hash_seed() -> int:
     This process's plus one when it is set to a number; else 1 (this process
     then hashes with a random seed, or as the variable says).
     """
-    parent = os.environ.get("PYTHONHASHSEED", "")
-    if parent.isdigit():
-        return (int(parent) + 1) % _HASH_SEED_RANGE
-    return 1
+    return other_hash_seed()
 
 
 def run_fresh(spec_json: str) -> int:
@@ -380,7 +375,6 @@ class _FreshProcess:
     """
 
     def __init__(self, env_id: str, settings: AuditSettings, root: Path) -> None:
-        self.hash_seed = fresh_hash_seed()
         spec = {
             "env_id": env_id,
             "seeds": list(settings.seeds),
@@ -389,15 +383,11 @@ class _FreshProcess:
             "import_modules": list(settings.import_modules),
             "sys_path": list(sys.path),
         }
-        environment = {**os.environ, "PYTHONHASHSEED": str(self.hash_seed)}
         # Warnings were seen in this process's runs; the fresh process only records.
-        self.process = subprocess.Popen(
-            [sys.executable, "-W", "ignore", "-c", _FRESH_CODE, json.dumps(spec)],
-            env=environment,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
+        self.process = FreshProcess(
+            ["-W", "ignore", "-c", _FRESH_CODE, json.dumps(spec)], stdout=False
         )
+        self.hash_seed = self.process.hash_seed
 
     def wait(self) -> None:
         """Wait for it to finish.
@@ -405,20 +395,17 @@ class _FreshProcess:
         Raises:
             _RunError: It failed; the message ends with the end of its stderr.
         """
-        _, stderr = self.process.communicate()
-        code = self.process.returncode
-        if code != 0:
-            tail = "\n".join(stderr.strip().splitlines()[-_MAX_ERROR_LINES:])
+        finished = self.process.wait()
+        if finished.returncode != 0:
+            tail = "\n".join(finished.tail(_MAX_ERROR_LINES))
             raise _RunError(
                 f"run 3, in a fresh process (PYTHONHASHSEED={self.hash_seed}), failed "
-                f"(exit code {code}):\n{tail or '(no output)'}"
+                f"(exit code {finished.returncode}):\n{tail or '(no output)'}"
             )
 
     def stop(self) -> None:
         """End it, unless it was waited for (this process's runs failed)."""
-        if self.process.returncode is None:
-            self.process.kill()
-            self.process.communicate()
+        self.process.stop()
 
 
 def _first_difference(root: Path, settings: AuditSettings, hash_seed: int) -> RunDifference | None:

@@ -11,11 +11,16 @@ informational).
 
 from __future__ import annotations
 
+import base64
+import dataclasses
 import functools
+import hashlib
 import importlib.metadata
 import platform
 import sys
-from collections.abc import Iterable, Mapping
+import types
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
 from typing import Any, Final
 
 import gymnasium as gym
@@ -28,13 +33,16 @@ __all__ = [
     "INFORMATIONAL_FIELDS",
     "LEGACY_VERSION",
     "WRITABLE_VERSIONS",
+    "VersionsChange",
     "describe_env",
     "describe_space",
     "describe_vector_env",
     "platform_facts",
     "recorded_versions",
     "software_versions",
+    "used_distributions",
     "version_to_compare_with",
+    "versions_change",
 ]
 
 FORMAT_NAME: Final = "gym-goldens"
@@ -75,7 +83,11 @@ INFORMATIONAL_FIELDS: Final = frozenset(
 """Header fields that are shown beside a mismatch but never compared."""
 
 _UNIFORM_BOUND_SIZE: Final = 16
-_VERSIONED_PACKAGES: Final = ("gymnasium", "numpy", "pytest-gym-goldens", "mujoco")
+_VERSIONED_PACKAGES: Final = ("gymnasium", "numpy", "pytest-gym-goldens")
+# Modules an env's modules import that shape no trajectory: the test runner
+# (which loads an env defined in a test file) and the standard library's
+# typing backport (which gymnasium.core imports).
+_NOT_SHAPING: Final = frozenset({"pytest", "_pytest", "pluggy", "py", "typing_extensions"})
 
 
 def describe_space(space: gym.Space[Any]) -> dict[str, Any]:
@@ -153,45 +165,139 @@ def describe_env(env: gym.Env[Any, Any], *, versions_of: Iterable[str] = ()) -> 
 def recorded_versions(env: Any, versions_of: Iterable[str] = ()) -> dict[str, str]:
     """The ``versions`` header field: what software shaped the recording of ``env``.
 
-    Python's version, gymnasium's, numpy's, mujoco's and this package's; the
-    version of the distribution that provides the env (the usual cause of a
-    changed golden of a third-party env: an upgrade of highway-env, minigrid,
-    box2d...), found from the module of the spec's entry point, or of the
-    unwrapped env's class; and those named in ``versions_of`` that are
-    installed. An env defined in a test suite or a script belongs to no
-    distribution and adds nothing.
+    Python's version, gymnasium's, numpy's and this package's; the versions
+    of the distributions whose modules the env uses (:func:`used_distributions`:
+    the env's own, such as highway-env or minigrid, and those its modules
+    import, such as mujoco or pygame-ce); and those named in ``versions_of``
+    that are installed.
     """
     versions = dict(software_versions())
-    for name in [*_env_distributions(env), *versions_of]:
+    for name in [*used_distributions(env), *versions_of]:
         version = _distribution_version(name)
         if version is not None:
             versions[name] = version
     return versions
 
 
-def _env_distributions(env: Any) -> list[str]:
-    spec = getattr(env, "spec", None)
-    entry_point = getattr(spec, "entry_point", None)
-    if isinstance(entry_point, str):
-        module = entry_point.partition(":")[0]
-    elif callable(entry_point):
-        module = getattr(entry_point, "__module__", "") or ""
-    else:
-        module = type(getattr(env, "unwrapped", env)).__module__
-    return _distributions_of(module.split(".")[0])
+def used_distributions(env: Any) -> list[str]:
+    """The installed distributions whose modules ``env`` uses, sorted.
+
+    The modules are those of the classes of the env, of its wrappers and of
+    their bases (and of the first sub-env of a vector env, and of the spec's
+    entry point), and the modules these import at their top: the modules,
+    classes and functions among their globals. Each is mapped to the
+    distribution that installed its file (``packages_distributions``, and the
+    files of the candidates: pygame and pygame-ce both provide ``pygame``).
+    The standard library, pytest, typing_extensions and a module of no
+    distribution (a test suite's, a script's) add nothing.
+
+    Imports made inside functions (gymnasium's classic control imports
+    pygame when it renders) are not seen: the modules an env's code names at
+    its top are the same whatever ran before, so a golden's header does not
+    depend on the order tests ran in, as the modules new in ``sys.modules``
+    would; and it costs a walk of a few module dictionaries, once per recorder.
+    """
+    found: set[str] = set()
+    for module in sorted(_env_modules(env)):
+        for used in _referenced_modules(module):
+            found.update(_module_distributions(used))
+    return sorted(found)
+
+
+def _env_modules(env: Any) -> set[str]:
+    """The modules of the classes of ``env``, its wrappers, its first sub-env and their bases."""
+    modules: set[str] = set()
+    pending, seen = [env], set()
+    while pending:
+        current = pending.pop()
+        if current is None or id(current) in seen:
+            continue
+        seen.add(id(current))
+        modules.update(cls.__module__ for cls in type(current).__mro__)
+        if isinstance(current, (gym.Wrapper, gym.vector.VectorWrapper)):
+            pending.append(current.env)
+        pending += list(getattr(current, "envs", None) or ())[:1]  # a sub-env of a vector env
+        entry_point = getattr(getattr(current, "spec", None), "entry_point", None)
+        if isinstance(entry_point, str):
+            modules.add(entry_point.partition(":")[0])
+        elif callable(entry_point):
+            modules.add(getattr(entry_point, "__module__", "") or "")
+    modules.discard("")
+    return modules
 
 
 @functools.cache
-def _distributions_of(top_level: str) -> list[str]:
-    # packages_distributions() reads every installed distribution's metadata
-    # (some 70 ms): once per process. It maps a top-level module to its
-    # distributions, with duplicates; a module of no distribution (a test
-    # suite's, __main__) is not in it.
-    return sorted(set(_packages_distributions().get(top_level, ())))
+def _referenced_modules(name: str) -> frozenset[str]:
+    """``name`` and the modules of the modules, classes and functions among its globals."""
+    module = sys.modules.get(name)
+    if module is None:
+        return frozenset({name})
+    found = {name}
+    for value in list(vars(module).values()):
+        if isinstance(value, types.ModuleType):
+            found.add(value.__name__)
+        elif isinstance(value, (type, types.FunctionType, types.BuiltinFunctionType)):
+            owner = getattr(value, "__module__", None)
+            if isinstance(owner, str):
+                found.add(owner)
+    return frozenset(found)
+
+
+@functools.cache
+def _module_distributions(name: str) -> tuple[str, ...]:
+    """The distributions that installed the file of the module ``name``; empty for none."""
+    top = name.partition(".")[0]
+    if top in sys.stdlib_module_names or top in _NOT_SHAPING or top == "__main__":
+        return ()
+    candidates = sorted(set(_packages_distributions().get(top, ())))
+    file = getattr(sys.modules.get(name), "__file__", None)
+    if not candidates or not isinstance(file, str):
+        return ()
+    return _installed_by(candidates, Path(file).resolve())
+
+
+def _installed_by(candidates: Iterable[str], file: Path) -> tuple[str, ...]:
+    """Those of ``candidates`` whose recorded files hold ``file``; by hash when several do."""
+    listed: list[tuple[str, str | None]] = []
+    for name in candidates:
+        for entry in _entries_for(name, file):
+            listed.append((name, entry))
+    if len({name for name, _ in listed}) > 1:
+        digest = _file_digest(file)
+        same = [name for name, recorded in listed if recorded == digest]
+        if same:
+            return tuple(sorted(set(same)))
+    return tuple(sorted({name for name, _ in listed}))
+
+
+def _entries_for(name: str, file: Path) -> Iterator[str | None]:
+    """The recorded hash (or None) of each entry of the distribution ``name`` that is ``file``."""
+    try:
+        distribution = importlib.metadata.distribution(name)
+        base = Path(str(distribution.locate_file(""))).resolve()
+        relative = file.relative_to(base).as_posix()
+    except (importlib.metadata.PackageNotFoundError, ValueError, OSError):
+        return
+    for entry in distribution.files or ():
+        if entry.as_posix() == relative:
+            recorded = entry.hash
+            yield recorded.value if recorded is not None and recorded.mode == "sha256" else None
+
+
+def _file_digest(file: Path) -> str | None:
+    """The urlsafe base64 SHA-256 of ``file``, as a wheel's RECORD writes it."""
+    try:
+        digest = hashlib.sha256(file.read_bytes()).digest()
+    except OSError:
+        return None
+    return base64.urlsafe_b64encode(digest).rstrip(b"=").decode("ascii")
 
 
 @functools.cache
 def _packages_distributions() -> Mapping[str, list[str]]:
+    # packages_distributions() reads every installed distribution's metadata
+    # (some 70 ms): once per process. It maps a top-level module to its
+    # distributions, with duplicates.
     return importlib.metadata.packages_distributions()
 
 
@@ -201,6 +307,43 @@ def _distribution_version(name: str) -> str | None:
         return importlib.metadata.version(name)
     except importlib.metadata.PackageNotFoundError:
         return None
+
+
+@dataclasses.dataclass(frozen=True)
+class VersionsChange:
+    """How the ``versions`` of two headers differ.
+
+    Attributes:
+        changed: ``(name, golden's version, actual version)`` of the software both name.
+        added: ``(name, version)`` of the software only the actual recording names.
+        removed: ``(name, version)`` of the software only the golden names.
+    """
+
+    changed: tuple[tuple[str, Any, Any], ...] = ()
+    added: tuple[tuple[str, Any], ...] = ()
+    removed: tuple[tuple[str, Any], ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.changed or self.added or self.removed)
+
+
+def versions_change(golden: Mapping[str, Any], actual: Mapping[str, Any]) -> VersionsChange:
+    """The software a recording was made with that a golden was not, and back.
+
+    Example:
+        >>> change = versions_change({"numpy": "2.3.0", "pygame": "2.6.1"}, {"numpy": "2.4.1"})
+        >>> change.changed, change.added, change.removed
+        ((('numpy', '2.3.0', '2.4.1'),), (), (('pygame', '2.6.1'),))
+    """
+    return VersionsChange(
+        changed=tuple(
+            (name, golden[name], actual[name])
+            for name in sorted(golden.keys() & actual.keys())
+            if golden[name] != actual[name]
+        ),
+        added=tuple((name, actual[name]) for name in sorted(actual.keys() - golden.keys())),
+        removed=tuple((name, golden[name]) for name in sorted(golden.keys() - actual.keys())),
+    )
 
 
 def describe_vector_env(env: Any, *, versions_of: Iterable[str] = ()) -> dict[str, Any]:

@@ -18,7 +18,8 @@ in a folder named after the variant inside the plain golden folder.
 Beside an actual recording the plugin writes ``divergence.png``; an artifact
 folder holds ``report.txt``; the recordings of the extra runs of a
 determinism check are ``run-<n>/`` (in ``gym-goldens audit``, inside a
-``seed-<s>/`` folder per seed); an atomic write goes through a temporary
+``seed-<s>/`` folder per seed), and a fresh process that records tests leaves
+``.recorded`` in the folder of each test it recorded whole; an atomic write goes through a temporary
 file ``.<file name>.<host>-<pid>.<random>.tmp``, named after the process
 that writes it, which an interrupted write may leave behind; an update of a
 golden holds the lock file ``.trajectory.lock.tmp`` in its folder; the
@@ -43,6 +44,7 @@ from typing import Final
 __all__ = [
     "ARTIFACT_REPORT",
     "DIVERGENCE_PLOT",
+    "FRESH_RECORDED",
     "GITIGNORE",
     "GOLDENS_GITIGNORE",
     "HTML_REPORT",
@@ -78,6 +80,10 @@ DIVERGENCE_PLOT: Final = "divergence.png"
 
 ARTIFACT_REPORT: Final = "report.txt"
 """The failure text beside a recording copied by ``--goldens-artifacts``."""
+
+FRESH_RECORDED: Final = ".recorded"
+"""The file a fresh process leaves in the folder of a test whose body passed, all
+recorded; no recording's folder is named so (:func:`safe_segment` escapes a leading dot)."""
 
 HTML_REPORT: Final = "index.html"
 """The page ``--goldens-report=DIR`` writes in DIR."""

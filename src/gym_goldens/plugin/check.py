@@ -19,6 +19,7 @@ from typing import Any, Final, Literal
 import gymnasium as gym
 
 from gym_goldens.comparison.engine import compare
+from gym_goldens.comparison.evidence import nondeterminism_evidence
 from gym_goldens.comparison.result import Comparison
 from gym_goldens.comparison.tolerance import Tolerance, ToleranceSpec
 from gym_goldens.errors import GoldenFormatError, GoldenWriteError, UnsafeGoldenPathError
@@ -27,9 +28,16 @@ from gym_goldens.format.files import checked_recording_files
 from gym_goldens.format.header import FORMAT_VERSION, LEGACY_VERSION, version_to_compare_with
 from gym_goldens.format.layout import DIVERGENCE_PLOT, golden_dir_for, safe_segment
 from gym_goldens.format.reader import has_episodes, read_header, recording_files, sub_env_dirs
-from gym_goldens.plugin.repeats import Run, find_nondeterminism
+from gym_goldens.plugin.renamed import KnownTests, renamed_goldens
+from gym_goldens.plugin.repeats import PlotRuns, Run, find_nondeterminism
 from gym_goldens.plugin.settings import GoldensSettings
-from gym_goldens.plugin.store import golden_header, still_matches, update_golden
+from gym_goldens.plugin.store import (
+    PendingGolden,
+    golden_header,
+    holds,
+    still_matches,
+    update_golden,
+)
 from gym_goldens.plugin.variants import (
     GoldenChoice,
     check_variant_by,
@@ -38,7 +46,9 @@ from gym_goldens.plugin.variants import (
     variant_facts,
 )
 from gym_goldens.present.report import (
+    RenamedGolden,
     format_comparison,
+    format_evidence,
     format_missing,
     format_unreadable,
     update_command,
@@ -49,10 +59,17 @@ from gym_goldens.record.replay import ReplayActions
 from gym_goldens.record.single import RecordTrajectory
 from gym_goldens.record.vector import RecordVectorTrajectory
 
-__all__ = ["CheckResult", "TrajectoryChecks"]
+__all__ = ["CheckResult", "TrajectoryChecks", "plot_runs", "write_golden"]
 
 Status = Literal[
-    "passed", "failed", "missing", "created", "updated", "unchanged", "nondeterministic"
+    "passed",
+    "failed",
+    "missing",
+    "created",
+    "updated",
+    "unchanged",
+    "nondeterministic",
+    "pending",
 ]
 _MARKER_KEYS: Final = frozenset({"rtol", "atol", "ignore", "variant_by", "update_once"})
 _RECORDED_MODE: Final = "mode: recorded (the test's own actions)"
@@ -75,6 +92,8 @@ class CheckResult:
         plot: The plot of the diverging fields, when one was written.
         other_runs: Recordings of other runs that differ from it, as
             ``(folder name, path)``, for a nondeterministic result.
+        pending: The golden to write once a fresh process agrees, for a
+            ``pending`` result (see :mod:`gym_goldens.plugin.pending`).
     """
 
     name: str
@@ -84,6 +103,7 @@ class CheckResult:
     actual_dir: Path | None = None
     plot: Path | None = None
     other_runs: tuple[tuple[str, Path], ...] = ()
+    pending: PendingGolden | None = None
 
 
 _UNSET: Final[Any] = object()
@@ -183,7 +203,7 @@ class TrajectoryChecks:
             "compress": self.settings.compress if compress is None else compress,
             "full_every": full_every,
             "format_version": (
-                FORMAT_VERSION if self.settings.update else self._version_of_golden(unique)
+                FORMAT_VERSION if self._records_update else self._version_of_golden(unique)
             ),
         }
         output = self.output_dir / _dir_name(unique)
@@ -201,6 +221,11 @@ class TrajectoryChecks:
             assert not isinstance(wrapped, RecordVectorTrajectory)
             return self._replay(wrapped, unique)
         return wrapped
+
+    @property
+    def _records_update(self) -> bool:
+        """Whether this run records as an update does (or a fresh process re-recording one)."""
+        return self.settings.update or self.settings.record_as_update
 
     def variant_families(self) -> list[Path]:
         """The plain golden folders of the recordings kept per variant.
@@ -221,28 +246,28 @@ class TrajectoryChecks:
             recording.env.flush()
         return {recording.name: recording.env.output_dir for recording in self._recordings}
 
-    def check(self, runs: Sequence[Run] = ()) -> list[CheckResult]:
+    def check(
+        self, runs: Sequence[Run] = (), *, defer: bool = False, known: KnownTests | None = None
+    ) -> list[CheckResult]:
         """Compare every recording with its golden, or update the golden.
 
         Args:
             runs: Every run of a determinism check, this one included (with
                 ``dirs=None``); their recordings must match before any
-                golden is compared or written.
+                golden is compared or written (exactly, under an update).
+            defer: Under an update, leave the goldens about to be written
+                ``pending``, for a fresh process to record the same first.
+            known: The tests of the session: a missing golden names the stale
+                goldens it may have been before a rename.
         """
         if runs:
             self.flush()
-            display = self.settings.display
-
-            limit = self.settings.max_decompressed_size
-
-            def plot(comparison: Comparison, folder: Path, sides: tuple[str, str]) -> str | None:
-                return _divergence_plot(comparison, folder, display, limit, sides)[1]
-
             found = find_nondeterminism(
                 [(r.name, r.env.output_dir, r.tolerance) for r in self._recordings],
                 runs,
-                display=display,
-                plot=plot,
+                exact=self.settings.update,
+                display=self.settings.display,
+                plot=plot_runs(self.settings),
                 max_decompressed_size=self.settings.max_decompressed_size,
             )
             if found:
@@ -251,9 +276,9 @@ class TrajectoryChecks:
                         recording.name,
                         self._golden(recording.name).path,
                         "nondeterministic",
-                        found[recording.name][0],
+                        found[recording.name].message,
                         recording.env.output_dir,
-                        other_runs=found[recording.name][1],
+                        other_runs=found[recording.name].other_runs,
                     )
                     for recording in self._recordings
                     if recording.name in found
@@ -262,7 +287,11 @@ class TrajectoryChecks:
                     return results  # a nondeterministic test never writes a golden
                 others = [r for r in self._recordings if r.name not in found]
                 return results + [self._check_one(recording) for recording in others]
-        return [self._check_one(recording) for recording in self._recordings]
+        run = max((run.number for run in runs), default=1)
+        return [
+            self._check_one(recording, defer=defer, run=run, known=known)
+            for recording in self._recordings
+        ]
 
     def close(self) -> None:
         """Close every wrapped env (fixture teardown)."""
@@ -275,7 +304,14 @@ class TrajectoryChecks:
         if errors:
             raise errors[0]
 
-    def _check_one(self, recording: _Recording) -> CheckResult:
+    def _check_one(
+        self,
+        recording: _Recording,
+        *,
+        defer: bool = False,
+        run: int = 1,
+        known: KnownTests | None = None,
+    ) -> CheckResult:
         recording.env.flush()
         actual_dir = recording.env.output_dir
         choice = self._golden(recording.name)
@@ -294,7 +330,7 @@ class TrajectoryChecks:
                 "call env.reset(seed=...) before stepping it",
             )
         if self.settings.update:
-            return self._update(recording, choice)
+            return self._update(recording, choice, defer=defer, run=run)
         try:
             # Checked before reading: no symlink out of the goldens dir, no
             # folder or empty file where the recording file should be.
@@ -302,7 +338,11 @@ class TrajectoryChecks:
             safe_files = checked_recording_files(self.settings.goldens_dir, golden_dir)
             if not safe_files and not has_episodes(golden_dir):
                 message = format_missing(
-                    golden_dir, actual_dir, nodeid=self.nodeid, display=display
+                    golden_dir,
+                    actual_dir,
+                    nodeid=self.nodeid,
+                    display=display,
+                    renamed=self._renamed(recording, golden_dir, known),
                 )
                 message = _with_notes(message, notes[1:])
                 return CheckResult(recording.name, golden_dir, "missing", message, actual_dir)
@@ -322,12 +362,22 @@ class TrajectoryChecks:
             return CheckResult(recording.name, golden_dir, "failed", message, actual_dir)
         if comparison.equal:
             return CheckResult(recording.name, golden_dir, "passed")
+        return self._mismatch(recording, comparison, golden_dir, notes)
+
+    def _mismatch(
+        self, recording: _Recording, comparison: Comparison, golden_dir: Path, notes: list[str]
+    ) -> CheckResult:
+        """The failure of a recording that left its golden."""
+        display, limit = self.settings.display, self.settings.max_decompressed_size
+        actual_dir = recording.env.output_dir
         message = format_comparison(
             comparison,
             title="golden mismatch in replay mode" if recording.replay else "golden mismatch",
             nodeid=self.nodeid,
             display=display,
         )
+        evidence = nondeterminism_evidence(comparison, max_decompressed_size=limit)
+        notes = [*notes, *format_evidence(evidence)]
         if not recording.replay and _actions_differ(comparison):
             notes.append(
                 "the actions differ at the first divergence: either the policy changed, or "
@@ -343,56 +393,81 @@ class TrajectoryChecks:
             message = f"{head}\n  {plot_line}\n{fix}"
         return CheckResult(recording.name, golden_dir, "failed", message, actual_dir, plot)
 
-    def _update(self, recording: _Recording, choice: GoldenChoice) -> CheckResult:
-        """Write the recording as its golden, unless the golden still holds it."""
-        settings, display = self.settings, self.settings.display
+    def _update(
+        self, recording: _Recording, choice: GoldenChoice, *, defer: bool, run: int
+    ) -> CheckResult:
+        """Write the recording as its golden, unless the golden still holds it.
+
+        With ``defer``, a golden about to be written is left ``pending``.
+        """
+        settings = self.settings
+        golden = PendingGolden(
+            self.nodeid, recording.name, recording.env.output_dir, choice.path, recording.tolerance
+        )
+        try:
+            if self._variant_by and choice.fallback:
+                target = self._variant_target(recording, choice)
+                if target is None:
+                    return CheckResult(recording.name, choice.plain_path, "unchanged")
+                golden = dataclasses.replace(golden, target=target)
+            if defer:
+                checked_recording_files(settings.goldens_dir, golden.target)
+                if holds(
+                    golden.actual_dir,
+                    golden.target,
+                    tolerance=golden.tolerance,
+                    rewrite=settings.update_all,
+                    max_decompressed_size=settings.max_decompressed_size,
+                ):
+                    return CheckResult(golden.name, golden.target, "unchanged")
+                pending = dataclasses.replace(golden, run=run)
+                return CheckResult(
+                    golden.name,
+                    golden.target,
+                    "pending",
+                    actual_dir=golden.actual_dir,
+                    pending=pending,
+                )
+        except (GoldenFormatError, UnsafeGoldenPathError) as error:
+            return _not_written(error, settings, golden)
+        return write_golden(settings, golden)
+
+    def _variant_target(self, recording: _Recording, choice: GoldenChoice) -> Path | None:
+        """Where a test kept per variant writes, whose variant has no golden; None: keep it."""
+        settings = self.settings
         limit = settings.max_decompressed_size
-        actual_dir = recording.env.output_dir
         # Under --update-goldens-all the plain golden serves another machine
         # only if the values are the same; else within the test's tolerance.
         tolerance = Tolerance(rtol=0.0, atol=0.0) if settings.update_all else recording.tolerance
-        target = choice.path
-        try:
-            if self._variant_by and choice.fallback:
-                plain = choice.plain_path
-                checked_recording_files(settings.goldens_dir, plain)
-                plain_header = (
-                    golden_header(plain, max_decompressed_size=limit)
-                    if has_episodes(plain)
-                    else None
-                )
-                serves = plain_header is not None and still_matches(
-                    plain, actual_dir, tolerance, limit
-                )
-                where = update_target(choice, self._variant_by, plain_header, serves=serves)
-                if where == "kept":
-                    return CheckResult(recording.name, plain, "unchanged")
-                target = plain if where == "plain" else choice.variant_path
-            update = update_golden(
-                actual_dir,
-                target,
-                goldens_dir=settings.goldens_dir,
-                tolerance=recording.tolerance,
-                rewrite=settings.update_all,
-                max_decompressed_size=limit,
-            )
-        except UnsafeGoldenPathError as error:
-            message = _format_refused(
-                _displayed(error, display), actual_dir=display(actual_dir), nodeid=self.nodeid
-            )
-            return CheckResult(recording.name, target, "failed", message, actual_dir)
-        except GoldenFormatError as error:
-            message = _format_not_updated(
-                _displayed(error, display), actual_dir=display(actual_dir)
-            )
-            return CheckResult(recording.name, target, "failed", message)
-        except GoldenWriteError as error:
-            # A read-only folder, a full disk: nothing of ours to fix, and the
-            # golden is as it was (written to a temporary file, never renamed).
-            refused = GoldenWriteError(display(Path(error.path)), error.reason)
-            message = _format_not_updated(refused, actual_dir=display(actual_dir), fix=_WRITE_FIX)
-            return CheckResult(recording.name, target, "failed", message)
-        return CheckResult(recording.name, target, update.status)
+        plain = choice.plain_path
+        checked_recording_files(settings.goldens_dir, plain)
+        plain_header = (
+            golden_header(plain, max_decompressed_size=limit) if has_episodes(plain) else None
+        )
+        serves = plain_header is not None and still_matches(
+            plain, recording.env.output_dir, tolerance, limit
+        )
+        where = update_target(choice, self._variant_by, plain_header, serves=serves)
+        if where == "kept":
+            return None
+        return plain if where == "plain" else choice.variant_path
+
+    def _renamed(
+        self, recording: _Recording, golden_dir: Path, known: KnownTests | None
+    ) -> list[RenamedGolden]:
+        """The stale goldens a missing golden may have been, before a rename."""
+        if known is None or self._variant_by:
+            return []
+        return renamed_goldens(
+            self.settings.goldens_dir,
+            self.nodeid,
+            golden_dir,
+            recording.env.output_dir,
+            recording.tolerance,
+            recorded=[other.name for other in self._recordings],
+            known=known,
+            max_decompressed_size=self.settings.max_decompressed_size,
+        )
 
     def _version_of_golden(self, name: str) -> str:
         """The format version to record ``name`` in: its golden's (see version_to_compare_with)."""
@@ -422,7 +497,7 @@ class TrajectoryChecks:
         golden_dir = self._golden(name).path
         checked_recording_files(self.settings.goldens_dir, golden_dir)  # refuses unsafe paths
         if not has_episodes(golden_dir):
-            if self.settings.update:
+            if self._records_update:
                 return recorder  # nothing to replay yet: record the test's own actions
             raise GoldenFormatError(
                 self.settings.display(golden_dir),
@@ -441,6 +516,55 @@ class TrajectoryChecks:
             candidate = f"{name}-{number}"
             number += 1
         return candidate
+
+
+def write_golden(settings: GoldensSettings, golden: PendingGolden) -> CheckResult:
+    """Write a recording as its golden, unless the golden holds it: what an update did."""
+    try:
+        update = update_golden(
+            golden.actual_dir,
+            golden.target,
+            goldens_dir=settings.goldens_dir,
+            tolerance=golden.tolerance,
+            rewrite=settings.update_all,
+            max_decompressed_size=settings.max_decompressed_size,
+        )
+    except (GoldenFormatError, UnsafeGoldenPathError, GoldenWriteError) as error:
+        return _not_written(error, settings, golden)
+    return CheckResult(golden.name, golden.target, update.status)
+
+
+def _not_written(
+    error: GoldenFormatError | UnsafeGoldenPathError | GoldenWriteError,
+    settings: GoldensSettings,
+    golden: PendingGolden,
+) -> CheckResult:
+    """The failure of an update that left the golden as it was."""
+    display = settings.display
+    name, target, actual_dir = golden.name, golden.target, golden.actual_dir
+    if isinstance(error, UnsafeGoldenPathError):
+        message = _format_refused(
+            _displayed(error, display), actual_dir=display(actual_dir), nodeid=golden.nodeid
+        )
+        return CheckResult(name, target, "failed", message, actual_dir)
+    if isinstance(error, GoldenWriteError):
+        # A read-only folder, a full disk: nothing of ours to fix, and the
+        # golden is as it was (written to a temporary file, never renamed).
+        refused = GoldenWriteError(display(Path(error.path)), error.reason)
+        message = _format_not_updated(refused, actual_dir=display(actual_dir), fix=_WRITE_FIX)
+        return CheckResult(name, target, "failed", message)
+    message = _format_not_updated(_displayed(error, display), actual_dir=display(actual_dir))
+    return CheckResult(name, target, "failed", message)
+
+
+def plot_runs(settings: GoldensSettings) -> PlotRuns:
+    """How a determinism check draws where two runs part."""
+
+    def plot(comparison: Comparison, folder: Path, sides: tuple[str, str]) -> str | None:
+        limit = settings.max_decompressed_size
+        return _divergence_plot(comparison, folder, settings.display, limit, sides)[1]
+
+    return plot
 
 
 def _with_notes(message: str, notes: Sequence[str]) -> str:

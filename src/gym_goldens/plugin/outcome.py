@@ -6,7 +6,9 @@ and gathers what the session needs into one :class:`TestOutcome`: the
 statuses for the summary, the golden folders for the stale-goldens verdict,
 the mismatches for ``--goldens-report``, and the failure text. The outcome
 travels on the test report (:meth:`TestOutcome.attach`), so the session sees
-the same with and without pytest-xdist.
+the same with and without pytest-xdist. The goldens an update is about to
+write go to the session instead, to wait for the fresh process
+(:mod:`gym_goldens.plugin.pending`); they are counted when written.
 """
 
 from __future__ import annotations
@@ -22,11 +24,14 @@ from gym_goldens.plugin import repeats
 from gym_goldens.plugin.artifacts import save_artifacts
 from gym_goldens.plugin.check import CheckResult, TrajectoryChecks
 from gym_goldens.plugin.htmlreport import MISMATCH_ATTRIBUTE
+from gym_goldens.plugin.renamed import KnownTests
 from gym_goldens.plugin.session import (
     PROTECTED_ATTRIBUTE,
     REPORT_ATTRIBUTE,
     USED_ATTRIBUTE,
+    golden_nodeid,
     relative_golden_dir,
+    session_key,
 )
 from gym_goldens.plugin.settings import settings_key
 from gym_goldens.present.html import Mismatch
@@ -62,6 +67,7 @@ class TestOutcome:
         """Put the outcome on the test report of the test's call."""
         if self.results:
             setattr(report, REPORT_ATTRIBUTE, self.results)
+        if self.used:
             setattr(report, USED_ATTRIBUTE, self.used)
         if self.protected:
             # Other machines' variants of a golden this test used are not stale.
@@ -79,17 +85,28 @@ def finish_test(item: pytest.Item, checks: TrajectoryChecks) -> TestOutcome | No
     """
     if repeats.intercept(item, checks.flush):
         return None
+    runs = repeats.runs_of(item, checks.flush)
+    checked = checks.check(runs, defer=repeats.verifies_fresh(item), known=_known_tests(item))
     # The last guard: whatever a message holds from a golden or an env is
     # printable, wherever it goes (the terminal, report.txt, the HTML page).
     results = [
         dataclasses.replace(result, message=printable(result.message)) if result.message else result
-        for result in checks.check(repeats.runs_of(item, checks.flush))
+        for result in checked
     ]
+    # Goldens about to be written wait for the fresh process; they are
+    # counted when written, at the end of the session.
+    waiting = [result.pending for result in results if result.pending is not None]
+    if waiting:
+        item.config.stash[session_key].defer(waiting)
     settings = item.config.stash[settings_key]
     _, notes = save_artifacts(results, settings, item.nodeid)
     failures = [result.message for result in results if result.message] + notes
     return TestOutcome(
-        results=[[result.status, settings.display(result.golden_dir)] for result in results],
+        results=[
+            [result.status, settings.display(result.golden_dir)]
+            for result in results
+            if result.pending is None
+        ],
         used=[relative_golden_dir(settings, result.golden_dir) for result in results],
         protected=[relative_golden_dir(settings, folder) for folder in checks.variant_families()],
         mismatches=(
@@ -99,6 +116,24 @@ def finish_test(item: pytest.Item, checks: TrajectoryChecks) -> TestOutcome | No
         ),
         failure=printable("\n\n".join(failures)) if failures else None,
     )
+
+
+def _known_tests(item: pytest.Item) -> KnownTests:
+    """The tests of the session in the file of ``item``, for a missing golden."""
+    settings = item.config.stash[settings_key]
+    session = item.config.stash[session_key]
+    file_part = item.nodeid.partition("::")[0]
+
+    def collected() -> list[str]:
+        selected = [golden_nodeid(other, settings) for other in item.session.items]
+        return [
+            nodeid
+            for nodeid in [*selected, *session.deselected]
+            if nodeid.partition("::")[0] == file_part
+        ]
+
+    # Deselected tests were collected: only a run of picked node ids (or --lf) is partial.
+    return KnownTests(collected, settings.subset is None, getattr(item, "module", None))
 
 
 def mismatches_of(

@@ -4,8 +4,11 @@ Each test that uses ``record_trajectory`` runs N more times, and the
 recordings of all its runs must match within the test's tolerance before any
 golden is compared or written. Under ``--update-goldens`` every such test runs
 once more in this process (unless ``--update-goldens-once`` or the marker's
-``update_once=True``), so that a golden the env cannot reproduce is never
-written.
+``update_once=True``), and its recordings must agree exactly (the test's
+``ignore`` patterns apart: two recordings on one machine differ only where the
+env is nondeterministic), so that a golden the env cannot reproduce is never
+written; the goldens about to be written are then recorded once more in a
+fresh process (:mod:`gym_goldens.plugin.pending`).
 
 In-process (the default), the extra runs come first: the whole test protocol
 (setup, call, teardown) runs N times without being reported, through
@@ -16,19 +19,15 @@ as they are by the tests. Then the test runs once more as usual, and that run,
 the last, is compared with the first.
 
 Cross-process (``--goldens-determinism-mode=subprocess``), the test first runs
-as usual, then N times in a fresh ``python -m pytest <nodeid>``, each with
-another ``PYTHONHASHSEED``, recording into a folder given by the hidden option
-``--goldens-record-into``. This catches what one process hides: the order of a
-set of strings, and state left in modules by an earlier run.
+as usual, then N times in a fresh ``python -m pytest`` (:mod:`.fresh`), each
+with another ``PYTHONHASHSEED``. This catches what one process hides: the
+order of a set of strings, and state left in modules by an earlier run.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import os
-import shutil
-import subprocess
-import sys
+import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Final
@@ -37,31 +36,52 @@ import pytest
 from _pytest.runner import runtestprotocol
 
 from gym_goldens.comparison.engine import compare
+from gym_goldens.comparison.evidence import nondeterminism_evidence
 from gym_goldens.comparison.result import Comparison
 from gym_goldens.comparison.tolerance import Tolerance
 from gym_goldens.errors import GoldenFormatError
-from gym_goldens.format.layout import run_dirname, safe_segment
+from gym_goldens.format.layout import run_dirname
 from gym_goldens.format.limits import DEFAULT_MAX_DECOMPRESSED_SIZE
+from gym_goldens.plugin.fresh import mark_recorded, record_in_fresh_pytest, recorded_folder
+from gym_goldens.plugin.session import golden_nodeid, session_key
 from gym_goldens.plugin.settings import GoldensSettings, settings_key
-from gym_goldens.present.report import format_nondeterminism
+from gym_goldens.present.report import format_evidence, format_nondeterminism
+from gym_goldens.present.text import escape, python_string
 
 Flush = Callable[[], Mapping[str, Path]]
 """Writes what a test's recorders buffer; gives each recording's folder by name."""
 
-__all__ = ["Plan", "Run", "find_nondeterminism", "plan", "run_in_process"]
+PlotRuns = Callable[[Comparison, Path, tuple[str, str]], str | None]
+"""Draws where two runs part into a folder, given the runs' names; the line naming the plot."""
+
+__all__ = [
+    "FRESH_HINT",
+    "Nondeterminism",
+    "Plan",
+    "Run",
+    "exactly",
+    "find_nondeterminism",
+    "plan",
+    "run_in_process",
+    "update_context",
+    "verifies_fresh",
+]
 
 _FIXTURE: Final = "record_trajectory"
 _MAX_FAILURE_LINES: Final = 40
-_HASH_SEED_RANGE: Final = 2**32
-# Variables that would make the subprocess think it is an xdist worker or mid-test.
-_CHILD_ENV_DROP: Final = ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_CURRENT_TEST")
+_MAX_FIELDS_NAMED: Final = 3
 _IN_PROCESS_NOTE: Final = "in this process, with fresh function-scoped fixtures"
 _PLUGIN_MODULES: Final = ("_pytest", "pytest", "xdist", "hypothesis", "gym_goldens")
-_SUBPROCESS_NOTE: Final = "in a fresh subprocess"
 _SUBPROCESS_WHERE: Final = "subprocess"
-_SUBPROCESS_HINT: Final = (
+_FRESH_NOTE: Final = "in a fresh process"
+FRESH_HINT: Final = (
     "a difference that only a fresh process shows often comes from iterating over a set "
     "(or set-ordered dict) of strings, or from module state left by earlier tests"
+)
+"""The note of a report of runs that part only in a fresh process."""
+_ONCE: Final = (
+    "the golden was left as it is (record once, at your own risk, with --update-goldens-once "
+    "or @pytest.mark.goldens(update_once=True))"
 )
 
 
@@ -140,9 +160,45 @@ def plan(item: pytest.Item) -> Plan | None:
     return None
 
 
+def verifies_fresh(item: pytest.Item) -> bool:
+    """Whether the goldens ``item`` is about to write wait for a fresh process to agree.
+
+    Under ``--update-goldens``, unless recorded once, or the ini
+    ``goldens_update_fresh_process`` is false, or its runs ran in fresh
+    processes already (``--goldens-determinism-mode=subprocess``).
+    """
+    settings = item.config.stash[settings_key]
+    extra = plan(item)
+    return (
+        settings.update
+        and settings.update_fresh
+        and extra is not None
+        and extra.mode != "subprocess"
+    )
+
+
 def _updated_once(item: pytest.Item) -> bool:
     marker = item.get_closest_marker("goldens")
     return bool(marker is not None and marker.kwargs.get("update_once") is True)
+
+
+def exactly(tolerance: Tolerance) -> Tolerance:
+    """No tolerance, the same ignored fields: how two recordings on one machine must agree."""
+    return Tolerance(rtol=0.0, atol=0.0, ignore=tolerance.ignore)
+
+
+def update_context(settings: GoldensSettings) -> str:
+    """The line a report of an update's runs that differ adds: what the update does."""
+    if settings.update_fresh:
+        return (
+            "--update-goldens records each golden test twice in this process and the goldens it "
+            "is about to write once more in a fresh process; it writes a golden only if its "
+            f"recordings agree exactly: {_ONCE}"
+        )
+    return (
+        "--update-goldens records each golden test twice and writes a golden only if both "
+        f"recordings agree exactly: {_ONCE}"
+    )
 
 
 def run_in_process(item: pytest.Item, extra: Plan) -> None:
@@ -175,15 +231,25 @@ def run_in_process(item: pytest.Item, extra: Plan) -> None:
 def output_dir(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
     """Where the ``record_trajectory`` fixture records in this run."""
     settings = request.config.stash[settings_key]
+    node = request.node
     if settings.record_into is not None:
-        return settings.record_into
-    state = request.node.stash.get(_state_key, None)
+        return recorded_folder(settings.record_into, golden_nodeid(node, settings))
+    state = node.stash.get(_state_key, None)
     if state is not None and state.collecting:
         return _base(state, request) / run_dirname(state.collecting)
-    extra = plan(request.node)
+    extra = plan(node)
     if extra is not None and extra.mode == "subprocess":
-        request.node.stash[_state_key] = state = _State()
+        node.stash[_state_key] = state = _State()
         _base(state, request)
+    if verifies_fresh(node):
+        # Not tmp_path: its golden is written after the test, when the fresh
+        # process agreed, and tmp_path_retention_policy = "failed" removes
+        # the tmp_path of a test that passed when it ends.
+        factory: pytest.TempPathFactory = request.getfixturevalue("tmp_path_factory")
+        session = request.config.stash[session_key]
+        if session.fresh_base is None:
+            session.fresh_base = factory.mktemp("fresh")
+        return factory.mktemp(re.sub(r"\W", "_", node.name)[:30], numbered=True)
     return tmp_path
 
 
@@ -192,6 +258,7 @@ def intercept(item: pytest.Item, flush: Flush) -> bool:
     settings = item.config.stash[settings_key]
     if settings.record_into is not None:
         flush()
+        mark_recorded(settings.record_into, golden_nodeid(item, settings))
         return True
     state = item.stash.get(_state_key, None)
     if state is None or not state.collecting:
@@ -216,9 +283,9 @@ def runs_of(item: pytest.Item, flush: Flush) -> list[Run]:
         return [this, *_run_subprocesses(item, settings, extra, state.base, names)]
     if not state.runs:
         return []
-    checked = "in this process, its recording written as the golden if both agree"
-    if not extra.on_update:
-        checked = "in this process, checked against the golden"
+    checked = "in this process, checked against the golden"
+    if settings.update:
+        checked = "in this process, its recording written as the golden if every run agrees"
     this = Run(extra.runs + 1, checked, context=_context(item, extra))
     return [*state.runs, this]
 
@@ -227,11 +294,7 @@ def _context(item: pytest.Item, extra: Plan) -> tuple[str, ...]:
     """What a report of in-process runs that differ should say about them."""
     lines = []
     if extra.on_update:
-        lines.append(
-            "--update-goldens records each golden test twice and writes a golden only if both "
-            "recordings agree: the golden was left as it is (record once, at your own risk, "
-            "with --update-goldens-once or @pytest.mark.goldens(update_once=True))"
-        )
+        lines.append(update_context(item.config.stash[settings_key]))
     shared = _wider_fixtures(item)
     if shared:
         lines.append(
@@ -269,30 +332,43 @@ def _wider_fixtures(item: pytest.Item) -> list[str]:
     return sorted(found)
 
 
+@dataclasses.dataclass(frozen=True)
+class Nondeterminism:
+    """A recording that is not the same in every run.
+
+    Attributes:
+        message: The failure text; None when another recording's text says it all.
+        other_runs: The other runs' folders that differ, as ``(folder name, path)``.
+    """
+
+    message: str | None
+    other_runs: tuple[tuple[str, Path], ...] = ()
+
+
 def find_nondeterminism(
     recordings: Sequence[tuple[str, Path, Tolerance]],
     runs: Sequence[Run],
     *,
+    exact: bool = False,
     display: Callable[[Path], str] = str,
-    plot: Callable[[Comparison, Path, tuple[str, str]], str | None] | None = None,
+    plot: PlotRuns | None = None,
     max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
-) -> dict[str, tuple[str | None, tuple[tuple[str, Path], ...]]]:
+) -> dict[str, Nondeterminism]:
     """Compare each recording across runs.
 
     Args:
         recordings: ``(name, folder in the checked run, tolerance)``.
         runs: Every run, the checked one with ``dirs=None``.
+        exact: The runs must agree exactly, the tolerance's ignored fields
+            apart (as under ``--update-goldens``); the report says when they
+            differ within the tolerance.
         display: Turns a path into the text shown.
-        plot: Draws where two runs part, into the checked run's folder,
-            given the runs' names; gives the line that names the plot, if it
-            drew one.
+        plot: Draws where two runs part, into the checked run's folder.
         max_decompressed_size: What a compressed recording may expand to
             when read, in bytes.
 
     Returns:
-        For each recording that is not the same in every run: the failure
-        text (None when another recording's text says it all) and the other
-        runs' folders that differ, as ``(folder name, path)``.
+        Each recording that is not the same in every run.
     """
     ordered = sorted(runs, key=lambda run: run.number)
     failed = next((run for run in ordered if run.failure), None)
@@ -303,22 +379,35 @@ def find_nondeterminism(
             f"  {failed.name}: {failed.note}; {failed.failure}"
         )
         return {
-            name: (message if index == 0 else None, ())
+            name: Nondeterminism(message if index == 0 else None)
             for index, (name, _, _) in enumerate(recordings)
         }
-    found: dict[str, tuple[str | None, tuple[tuple[str, Path], ...]]] = {}
-    first = ordered[0]
+    check = _RunCheck(ordered, exact, display, plot, max_decompressed_size)
+    found = {}
     for name, this_dir, tolerance in recordings:
+        differs = check.first_difference(name, this_dir, tolerance)
+        if differs is not None:
+            found[name] = differs
+    return found
 
-        def folder(run: Run, name: str = name, this_dir: Path = this_dir) -> Path | None:
-            if run.dirs is None:
-                return this_dir
-            path = run.dirs.get(name)
-            return path if path is not None and path.is_dir() else None
 
-        reference = folder(first)
-        for other in ordered[1:]:
-            other_dir = folder(other)
+@dataclasses.dataclass(frozen=True)
+class _RunCheck:
+    """One recording's runs compared with the first, for :func:`find_nondeterminism`."""
+
+    runs: Sequence[Run]
+    exact: bool
+    display: Callable[[Path], str]
+    plot: PlotRuns | None
+    limit: int
+
+    def first_difference(
+        self, name: str, this_dir: Path, tolerance: Tolerance
+    ) -> Nondeterminism | None:
+        first = self.runs[0]
+        reference = _folder(first, name, this_dir)
+        for other in self.runs[1:]:
+            other_dir = _folder(other, name, this_dir)
             kept = tuple(
                 (run_dirname(run.number), path)
                 for run, path in [(first, reference), (other, other_dir)]
@@ -326,37 +415,76 @@ def find_nondeterminism(
             )
             if reference is None or other_dir is None:
                 missing, present = (first, other) if reference is None else (other, first)
-                found[name] = (
+                return Nondeterminism(
                     f"nondeterministic: {missing.label} did not record {name!r}, "
                     f"{present.label} did\n"
                     f"  {first.name}: {first.note}\n  {other.name}: {other.note}",
                     kept,
                 )
-                break
+            used = exactly(tolerance) if self.exact else tolerance
             try:
-                comparison = compare(
-                    reference, other_dir, tolerance, max_decompressed_size=max_decompressed_size
-                )
+                comparison = compare(reference, other_dir, used, max_decompressed_size=self.limit)
             except GoldenFormatError as error:
-                found[name] = (f"nondeterministic: a run's recording is unreadable: {error}", kept)
-                break
-            if not comparison.equal:
-                notes = [f"{first.name}: {first.note}", f"{other.name}: {other.note}"]
-                if _SUBPROCESS_NOTE in other.note:
-                    notes.append(_SUBPROCESS_HINT)
-                notes += [line for run in ordered for line in run.context]
-                text = format_nondeterminism(
-                    comparison, first=first.label, second=other.label, notes=notes, display=display
+                return Nondeterminism(
+                    f"nondeterministic: a run's recording is unreadable: {error}", kept
                 )
-                names = (first.label, other.label)
-                plot_line = plot(comparison, this_dir, names) if plot is not None else None
-                if plot_line:
-                    # Before the last line, the fix, as in a golden mismatch.
-                    head, _, fix = text.rpartition("\n")
-                    text = f"{head}\n  {plot_line}\n{fix}"
-                found[name] = (text, kept)
-                break
-    return found
+            if not comparison.equal:
+                within = (
+                    self.exact
+                    and compare(
+                        reference, other_dir, tolerance, max_decompressed_size=self.limit
+                    ).equal
+                )
+                return Nondeterminism(self._report(comparison, other, this_dir, within), kept)
+        return None
+
+    def _report(self, comparison: Comparison, other: Run, this_dir: Path, within: bool) -> str:
+        first = self.runs[0]
+        notes = [f"{first.name}: {first.note}", f"{other.name}: {other.note}"]
+        if _FRESH_NOTE in other.note:
+            notes.append(FRESH_HINT)
+        notes += [line for run in self.runs for line in run.context]
+        evidence = nondeterminism_evidence(comparison, max_decompressed_size=self.limit)
+        hints = format_evidence(evidence, golden=first.label, named_clocks=False)
+        if within:
+            notes += _within_tolerance(comparison, suggest=not evidence)
+        notes += hints
+        text = format_nondeterminism(
+            comparison, first=first.label, second=other.label, notes=notes, display=self.display
+        )
+        names = (first.label, other.label)
+        plot_line = self.plot(comparison, this_dir, names) if self.plot is not None else None
+        if plot_line:
+            # Before the last line, the fix, as in a golden mismatch.
+            head, _, fix = text.rpartition("\n")
+            text = f"{head}\n  {plot_line}\n{fix}"
+        return text
+
+
+def _folder(run: Run, name: str, this_dir: Path) -> Path | None:
+    if run.dirs is None:
+        return this_dir
+    path = run.dirs.get(name)
+    return path if path is not None and path.is_dir() else None
+
+
+def _within_tolerance(comparison: Comparison, *, suggest: bool) -> list[str]:
+    """Lines for runs that differ only within the test's tolerance: which fields, and the fix."""
+    first = next((e.first for e in comparison.differing if e.first is not None), None)
+    fields = list(dict.fromkeys(d.field for d in first.differences)) if first else []
+    named = ", ".join(escape(field) for field in fields[:_MAX_FIELDS_NAMED])
+    more = f" and {len(fields) - _MAX_FIELDS_NAMED} more" if len(fields) > _MAX_FIELDS_NAMED else ""
+    verb = "differs" if len(fields) == 1 else "differ"
+    lines = [
+        "the runs differ within the test's tolerance, but two recordings on one machine must "
+        f"agree exactly: {named}{more} {verb}"
+    ]
+    if suggest and fields:
+        lines.append(
+            f"if {escape(fields[0])} is no part of the dynamics, leave it out of the comparison "
+            f"with @pytest.mark.goldens(ignore=[{python_string(fields[0])}])"
+        )
+    return lines
 
 
 def _base(state: _State, request: pytest.FixtureRequest) -> Path:
@@ -370,79 +498,21 @@ def _run_subprocesses(
     item: pytest.Item, settings: GoldensSettings, extra: Plan, base: Path, names: Sequence[str]
 ) -> list[Run]:
     runs: list[Run] = []
-    parent_seed = os.environ.get("PYTHONHASHSEED", "")
+    nodeid = golden_nodeid(item, settings)
     for number in range(2, extra.runs + 2):
-        hash_seed = _hash_seed(parent_seed, number)
-        into = base / run_dirname(number)
-        basetemp = into.with_name(f"{into.name}-tmp")
-        shutil.rmtree(into, ignore_errors=True)
-        env = {key: value for key, value in os.environ.items() if key not in _CHILD_ENV_DROP}
-        env["PYTHONHASHSEED"] = str(hash_seed)
-        completed = subprocess.run(
-            _command(item, into, basetemp),
-            cwd=settings.rootdir,
-            env=env,
-            capture_output=True,
-            text=True,
-            check=False,
+        fresh = record_in_fresh_pytest(
+            item.config,
+            [nodeid],
+            base / run_dirname(number),
+            offset=number - 1,
+            as_update=settings.update,
         )
-        note = f"{_SUBPROCESS_NOTE}, PYTHONHASHSEED={hash_seed}"
-        if completed.returncode != 0:
-            output = _tail(completed.stdout + completed.stderr)
-            failure = f"python -m pytest exited with code {completed.returncode}:\n{output}"
-            runs.append(Run(number, note, {}, failure, where=_SUBPROCESS_WHERE))
+        dirs = fresh.recordings(nodeid, names)
+        if dirs is None:
+            runs.append(Run(number, fresh.note, {}, fresh.failure, where=_SUBPROCESS_WHERE))
             break
-        folders = {name: into / safe_segment(name) for name in names}
-        runs.append(Run(number, note, folders, where=_SUBPROCESS_WHERE))
+        runs.append(Run(number, fresh.note, dirs, where=_SUBPROCESS_WHERE))
     return runs
-
-
-def _command(item: pytest.Item, into: Path, basetemp: Path) -> list[str]:
-    config = item.config
-    command = [
-        sys.executable,
-        "-m",
-        "pytest",
-        item.nodeid,
-        f"--goldens-record-into={into}",
-        "--goldens-determinism=0",
-        f"--basetemp={basetemp}",
-        "-p",
-        "no:cacheprovider",
-        "-q",
-        f"--rootdir={config.rootpath}",
-    ]
-    if config.inipath is not None:
-        command += ["-c", str(config.inipath)]
-    if config.pluginmanager.hasplugin("xdist"):
-        command += ["-n", "0"]  # one test: no workers, whatever addopts say
-    command += _passed_through(config.invocation_params.args)
-    return command
-
-
-def _passed_through(args: Sequence[str]) -> list[str]:
-    """The options of the parent that load plugins or set ini values."""
-    kept: list[str] = []
-    taking = False
-    for arg in args:
-        if taking:
-            kept.append(arg)
-            taking = False
-        elif arg in ("-p", "-o", "--override-ini"):
-            kept.append(arg)
-            taking = True
-        elif arg.startswith(("-p", "--override-ini=", "--import-mode=")) or (
-            arg.startswith("-o") and len(arg) > 2
-        ):
-            kept.append(arg)
-    return kept
-
-
-def _hash_seed(parent: str, number: int) -> int:
-    """A PYTHONHASHSEED other than this process's for run ``number``."""
-    if parent.isdigit():
-        return (int(parent) + number - 1) % _HASH_SEED_RANGE
-    return number - 1  # this process hashes with a random seed
 
 
 def _tail(text: str) -> str:

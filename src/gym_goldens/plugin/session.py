@@ -5,6 +5,12 @@ same whether tests ran in this process or on pytest-xdist workers. The golden
 folders tests used travel the same way (``report.gym_goldens_used``); what
 each worker collected comes back in its ``workeroutput``, and the stale
 goldens verdict is given once, in the main process.
+
+The goldens an update is about to write wait here until the end of the
+session (of each worker), for the fresh process of
+:mod:`gym_goldens.plugin.pending`; what became of them comes back in the
+worker's output too, and a golden the fresh process did not reproduce fails
+the session.
 """
 
 from __future__ import annotations
@@ -14,11 +20,15 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import pytest
 
 from gym_goldens.plugin.settings import GoldensSettings
+
+if TYPE_CHECKING:
+    from gym_goldens.plugin.pending import LateResult
+    from gym_goldens.plugin.store import PendingGolden
 
 __all__ = [
     "PROTECTED_ATTRIBUTE",
@@ -51,6 +61,9 @@ node id: its goldens were not reached, so they are not stale."""
 
 WORKER_OUTPUT_KEY: Final = "gym_goldens"
 """The key of what a pytest-xdist worker sends back in ``workeroutput``."""
+
+LATE_KEY: Final = "gym_goldens_late"
+"""The key, in a pytest-xdist worker's ``workeroutput``, of what became of its waiting goldens."""
 
 LEFT_OUT_KEY: Final = "gym_goldens_left_out"
 """The key, in a pytest-xdist worker's ``workeroutput``, of the ids ``registered_envs`` left out."""
@@ -167,6 +180,8 @@ class SummaryReport:
     pruned: list[str] = dataclasses.field(default_factory=list)
     notes: list[str] = dataclasses.field(default_factory=list)
     keeps_artifacts: bool = False
+    late_failures: list[tuple[str, str]] = dataclasses.field(default_factory=list)
+    """``(node id, failure text)`` of the tests whose goldens were not written at the end."""
     left_out: dict[str, str] = dataclasses.field(default_factory=dict)
     """The ids ``registered_envs`` left out, with the reason; listed in verbose output."""
 
@@ -188,6 +203,9 @@ class SummaryReport:
         ]
         parts = [f"{count} {label}" for count, label in counts if count]
         lines: list[str] = []
+        for nodeid, message in sorted(self.late_failures):
+            header = f"{nodeid}: checked after the tests, its golden not written"
+            lines += [header, *message.splitlines(), ""]
         if parts:
             lines.append("goldens: " + ", ".join(parts))
         for label, paths in [
@@ -248,6 +266,12 @@ class GoldensSession:
         self.settings = settings
         self.report = SummaryReport(keeps_artifacts=settings.artifacts_dir is not None)
         self.tracker = StaleTracker()
+        self.waiting: list[PendingGolden] = []
+        """Goldens about to be written, waiting for the fresh process."""
+        self.fresh_base: Path | None = None
+        """The folder of the fresh process's recordings, made with the first waiting golden."""
+        self.deselected: list[str] = []
+        """The golden node ids of the tests collected but deselected (``-k``, ``-m``)."""
         self._is_worker = hasattr(config, "workerinput")
         self.tracker.partial_reason = settings.subset
         if settings.update and _running_in_ci():
@@ -291,6 +315,10 @@ class GoldensSession:
                     "left by interrupted updates"
                 )
 
+    def defer(self, goldens: Sequence[PendingGolden]) -> None:
+        """Keep goldens about to be written until the end of the session."""
+        self.waiting += goldens
+
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         for status, golden in getattr(report, REPORT_ATTRIBUTE, ()):
             self.report.add(status, golden)
@@ -306,6 +334,21 @@ class GoldensSession:
 
     def pytest_deselected(self, items: list[pytest.Item]) -> None:
         self.tracker.deselected += len(items)
+        # Tests that exist, though they do not run: a missing golden's renamed self is not theirs.
+        self.deselected += [golden_nodeid(item, self.settings) for item in items]
+
+    def pytest_collection_modifyitems(
+        self, config: pytest.Config, items: list[pytest.Item]
+    ) -> None:
+        tests = self.settings.record_tests
+        if tests is None:
+            return
+        # A fresh process that records tests again runs the tests it was given.
+        kept = [item for item in items if golden_nodeid(item, self.settings) in tests]
+        left = [item for item in items if golden_nodeid(item, self.settings) not in tests]
+        if left:
+            config.hook.pytest_deselected(items=left)
+            items[:] = kept
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         # Golden folders depend on the file part of a node id only; they are
@@ -327,16 +370,39 @@ class GoldensSession:
         if output:
             self.tracker.merge_worker_output(output)
         self.report.left_out.update(getattr(node, "workeroutput", {}).get(LEFT_OUT_KEY, {}))
+        late = getattr(node, "workeroutput", {}).get(LATE_KEY)
+        if late:
+            from gym_goldens.plugin.pending import LateResult
 
+            self._add_late([LateResult.from_json(result) for result in late])
+
+    @pytest.hookimpl(tryfirst=True)  # before pytest's own, which may remove tmp_path folders
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if self.settings.record_into is not None:
+            return  # a fresh process that records tests again: nothing else
+        late = self._finish_waiting(interrupted=exitstatus == pytest.ExitCode.INTERRUPTED)
         if self._is_worker:
-            self.config.workeroutput[WORKER_OUTPUT_KEY] = self.tracker.worker_output()  # type: ignore[attr-defined]
-            self.config.workeroutput[LEFT_OUT_KEY] = self.report.left_out  # type: ignore[attr-defined]
+            output = self.config.workeroutput  # type: ignore[attr-defined]
+            output[WORKER_OUTPUT_KEY] = self.tracker.worker_output()
+            output[LEFT_OUT_KEY] = self.report.left_out
+            output[LATE_KEY] = [result.to_json() for result in late]
             return
-        settings = self.settings
-        if settings.update:
+        self._add_late(late)
+        failed = len(self.report.late_failures)
+        if failed:
+            self.report.notes.append(
+                f"--update-goldens: {failed} test{'s' if failed > 1 else ''} whose goldens were "
+                "not written after the tests fail the session"
+            )
+            session.exitstatus = exitstatus = pytest.ExitCode.TESTS_FAILED
+        if self.settings.update:
             self._tidy_goldens_dir(at_start=False)
-        reason = self.tracker.incomplete_reason(int(exitstatus))
+        self._stale_verdict(session, int(exitstatus))
+
+    def _stale_verdict(self, session: pytest.Session, exitstatus: int) -> None:
+        """Find the stale goldens of a complete run; prune them, or fail a strict run."""
+        settings = self.settings
+        reason = self.tracker.incomplete_reason(exitstatus)
         if reason is not None:
             if settings.strict or settings.prune:
                 self.report.notes.append(f"stale goldens not checked: {reason}")
@@ -376,6 +442,31 @@ class GoldensSession:
                 "fail the run"
             )
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def _finish_waiting(self, *, interrupted: bool) -> list[LateResult]:
+        """Write the goldens that waited, if the fresh process agrees."""
+        if not self.waiting or self.fresh_base is None:
+            return []
+        if interrupted:
+            count = len(self.waiting)
+            self.waiting = []
+            self.report.notes.append(
+                f"{count} golden{'s' if count > 1 else ''} about to be written "
+                f"{'were' if count > 1 else 'was'} not: the session was interrupted before a "
+                "fresh process recorded them again"
+            )
+            return []
+        # Loaded only here: this module loads in every pytest run.
+        from gym_goldens.plugin.pending import finish_pending
+
+        waiting, self.waiting = self.waiting, []
+        return finish_pending(self.config, waiting, self.fresh_base)
+
+    def _add_late(self, late: Sequence[LateResult]) -> None:
+        for result in late:
+            self.report.add(result.status, result.golden)
+            if result.message is not None:
+                self.report.late_failures.append((result.nodeid, result.message))
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         if self._is_worker:

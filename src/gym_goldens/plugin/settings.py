@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 import pytest
 
@@ -56,6 +57,14 @@ class GoldensSettings:
             golden whose bytes are not the fresh recording's.
         update_once: Whether ``--update-goldens-once`` was given: record each
             test once when updating, instead of twice.
+        update_fresh: Whether an update re-records the goldens it is about to
+            write in a fresh process before writing them (ini
+            ``goldens_update_fresh_process``).
+        record_tests: Set in the fresh process: the golden node ids of the
+            tests it runs (hidden ``--goldens-record-tests``); None elsewhere.
+        record_as_update: Set in the fresh process of an update: record as an
+            update does (in the current format; a replay without a golden
+            records the test's own actions).
         max_decompressed_size: What a compressed golden (or recording) may
             expand to when read, in bytes (ini ``goldens_max_decompressed_size``).
     """
@@ -79,6 +88,9 @@ class GoldensSettings:
     record_into: Path | None = None
     update_all: bool = False
     update_once: bool = False
+    update_fresh: bool = True
+    record_tests: frozenset[str] | None = None
+    record_as_update: bool = False
     max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE
 
     def display(self, path: Path | str) -> str:
@@ -122,7 +134,6 @@ class GoldensSettings:
         if determinism < 0:
             raise pytest.UsageError(f"--goldens-determinism must be 0 or more, got {determinism}")
         artifacts = config.getoption("goldens_artifacts")
-        record_into = config.getoption("goldens_record_into")
         return cls(
             goldens_dir=goldens_dir,
             update=update,
@@ -143,10 +154,11 @@ class GoldensSettings:
             artifacts_dir=(
                 _own_folder(invocation_dir, artifacts, "--goldens-artifacts") if artifacts else None
             ),
-            record_into=Path(record_into).resolve() if record_into else None,
             update_all=update_all,
             update_once=bool(config.getoption("update_goldens_once")),
+            update_fresh=bool(config.getini("goldens_update_fresh_process")),
             max_decompressed_size=_ini_limit(config, "goldens_max_decompressed_size"),
+            **_fresh_process(config),
         )
 
 
@@ -163,7 +175,8 @@ def add_options(parser: pytest.Parser) -> None:
         default=False,
         help="write the recordings of the selected tests as their goldens: create the missing "
         "ones, rewrite those the recording no longer matches within the test's tolerance; each "
-        "test is recorded twice, and a golden is written only if both recordings agree.",
+        "test is recorded twice, the goldens about to be written once more in a fresh process, "
+        "and a golden is written only if its recordings agree exactly.",
     )
     group.addoption(
         "--update-goldens-all",
@@ -178,8 +191,8 @@ def add_options(parser: pytest.Parser) -> None:
         action="store_true",
         dest="update_goldens_once",
         default=False,
-        help="with --update-goldens: record each test once, not twice (for expensive tests; "
-        "a nondeterministic env may then get a golden that the next run fails).",
+        help="with --update-goldens: record each test once, in this process alone (for "
+        "expensive tests; a nondeterministic env may then get a golden that the next run fails).",
     )
     group.addoption(
         "--goldens-dir",
@@ -242,6 +255,12 @@ def add_options(parser: pytest.Parser) -> None:
         default=None,
         help=argparse.SUPPRESS,  # internal: the subprocess of a cross-process determinism run
     )
+    group.addoption(
+        "--goldens-record-tests",
+        dest="goldens_record_tests",
+        default=None,
+        help=argparse.SUPPRESS,  # internal: the tests that subprocess runs (a JSON file)
+    )
     parser.addini(
         "goldens_dir",
         help="folder of the golden recordings, relative to the rootdir.",
@@ -270,6 +289,14 @@ def add_options(parser: pytest.Parser) -> None:
         help="the most a compressed golden (.jsonl.gz) may expand to when read, such as 512 MiB "
         f"or 4 GiB ({format_size(DEFAULT_MAX_DECOMPRESSED_SIZE)}); a larger one fails its test.",
         default=format_size(DEFAULT_MAX_DECOMPRESSED_SIZE),
+    )
+    parser.addini(
+        "goldens_update_fresh_process",
+        type="bool",
+        help="--update-goldens re-records the goldens it is about to write in one fresh process "
+        "(another PYTHONHASHSEED) and writes those on which both processes agree (true); false "
+        "compares the two recordings of this process only.",
+        default=True,
     )
     parser.addini(
         "goldens_compress",
@@ -329,6 +356,26 @@ def _ini_limit(config: pytest.Config, name: str) -> int:
         return parse_size(str(config.getini(name)))
     except ValueError as error:
         raise pytest.UsageError(f"ini {name}: {error}") from None
+
+
+def _fresh_process(config: pytest.Config) -> dict[str, Any]:
+    """The settings of a fresh process that records tests again, from its hidden options.
+
+    ``--goldens-record-tests`` names a JSON file: the tests to run, and
+    whether they are recorded as an update.
+    """
+    record_into = config.getoption("goldens_record_into")
+    option = config.getoption("goldens_record_tests")
+    settings: dict[str, Any] = {"record_into": Path(record_into).resolve() if record_into else None}
+    if not option:
+        return settings
+    try:
+        listed = json.loads(Path(option).read_text(encoding="utf-8"))
+        settings["record_tests"] = frozenset(str(nodeid) for nodeid in listed["tests"])
+        settings["record_as_update"] = bool(listed["as_update"])
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise pytest.UsageError(f"--goldens-record-tests={option}: unreadable ({error})") from None
+    return settings
 
 
 def _subset(config: pytest.Config) -> str | None:

@@ -18,10 +18,16 @@ sub-env's file).
 Golden folders of format 1 (one file per episode, ``episode_00000.jsonl``,
 ...) still read; updating one writes ``trajectory.jsonl`` and then removes the
 episode files.
+
+A golden about to be created or rewritten (one that does not
+:func:`hold <holds>` the recording) waits, as a :class:`PendingGolden`, for a
+fresh process to record the test alike (:mod:`gym_goldens.plugin.pending`),
+unless the test is recorded once.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any, Final
 
@@ -33,12 +39,41 @@ from gym_goldens.format.header import FORMAT_VERSION
 from gym_goldens.format.limits import DEFAULT_MAX_DECOMPRESSED_SIZE
 from gym_goldens.format.reader import read_header, recording_files, sub_env_dirs
 
-__all__ = ["GoldenUpdate", "golden_header", "still_matches", "update_golden"]
+__all__ = [
+    "GoldenUpdate",
+    "PendingGolden",
+    "golden_header",
+    "holds",
+    "still_matches",
+    "update_golden",
+]
 
 GoldenUpdate = Installed
 """What :func:`update_golden` did to one golden folder."""
 
 _EXACT: Final = Tolerance(rtol=0.0, atol=0.0)
+
+
+@dataclasses.dataclass(frozen=True)
+class PendingGolden:
+    """A golden an update is about to write (once a fresh process records the same, if it waits).
+
+    Attributes:
+        nodeid: The golden node id of its test.
+        name: The recording's name in the test.
+        actual_dir: The recording to write.
+        target: The golden folder to write it in.
+        tolerance: The test's tolerance of the recording.
+        run: The number of this process's run in the test's determinism
+            check (the fresh process's run is the next).
+    """
+
+    nodeid: str
+    name: str
+    actual_dir: Path
+    target: Path
+    tolerance: Tolerance
+    run: int = 1
 
 
 def update_golden(
@@ -81,6 +116,30 @@ def update_golden(
         return still_matches(golden_file, actual, tolerance, max_decompressed_size)
 
     return install_recording(actual_dir, golden_dir, is_current=is_current, root=goldens_dir)
+
+
+def holds(
+    actual_dir: Path,
+    golden_dir: Path,
+    *,
+    tolerance: Tolerance,
+    rewrite: bool = False,
+    max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
+) -> bool:
+    """Whether an update would leave ``golden_dir`` as it is: it holds the recording already.
+
+    The rule of :func:`update_golden`, for a whole recording folder (every
+    sub-env's file of a vector recording): the same files, each matching
+    within ``tolerance`` (of this format and storage), or of the same bytes
+    with ``rewrite``. Check the path of ``golden_dir`` first.
+    """
+    golden_files, actual_files = _files(golden_dir), _files(actual_dir)
+    names = [file.relative_to(golden_dir) for file in golden_files]
+    if not golden_files or names != [file.relative_to(actual_dir) for file in actual_files]:
+        return False
+    if rewrite:
+        return all(map(_same_bytes, golden_files, actual_files))
+    return still_matches(golden_dir, actual_dir, tolerance, max_decompressed_size)
 
 
 def still_matches(

@@ -18,11 +18,14 @@ those of :mod:`gym_goldens.present.differences`.
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import math
+import shlex
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Final, ParamSpec
 
+from gym_goldens.comparison.evidence import Evidence
 from gym_goldens.comparison.result import (
     NOISE_ATOL,
     NOISE_RTOL,
@@ -34,6 +37,7 @@ from gym_goldens.comparison.result import (
 from gym_goldens.errors import GoldenFormatError
 from gym_goldens.format.agents import agent_of
 from gym_goldens.format.fields import format_path
+from gym_goldens.format.header import versions_change
 from gym_goldens.present.differences import (
     describe_array_delta,
     describe_difference,
@@ -55,11 +59,13 @@ __all__ = [
     "NONDETERMINISM_FIX",
     "RECORDED_MODE",
     "REPLAY_MODE",
+    "RenamedGolden",
     "Report",
     "actions_differ",
     "comparison_report",
     "failed_run_report",
     "format_comparison",
+    "format_evidence",
     "format_missing",
     "format_nondeterminism",
     "format_unreadable",
@@ -269,16 +275,70 @@ def nothing_recorded_report(name: str) -> Report:
     )
 
 
+@dataclasses.dataclass(frozen=True)
+class RenamedGolden:
+    """A stale golden that a missing golden may have been, before a rename.
+
+    Attributes:
+        path: The stale golden's folder.
+        missing: The missing golden's folder.
+        kind: What they share: ``trajectory`` (the recording matches it),
+            ``env`` (the same env id) or ``version`` (another version of the env).
+        env: The env id the stale golden records.
+        new_env: The env id of the recording.
+        make_parent: The missing golden's parent folder must be made first.
+        remove_empty: The missing golden's folder is there, empty, and must go first.
+    """
+
+    path: Path
+    missing: Path
+    kind: str
+    env: str | None = None
+    new_env: str | None = None
+    make_parent: bool = False
+    remove_empty: bool = False
+
+
 def missing_report(
-    golden_dir: Any, actual_dir: Any, *, nodeid: str | None, display: Any = str
+    golden_dir: Any,
+    actual_dir: Any,
+    *,
+    nodeid: str | None,
+    display: Any = str,
+    renamed: Sequence[RenamedGolden] = (),
 ) -> Report:
-    """The report of a test whose golden does not exist yet."""
+    """The report of a test whose golden does not exist yet.
+
+    ``renamed`` are the stale goldens it may have been (a test or env id
+    renamed), each named with the ``git mv`` that keeps it.
+    """
+    renames = [line for stale in renamed for line in _describe_renamed(stale, display)]
     return Report(
         f"golden missing: {display(golden_dir)}",
-        details=("no golden has been recorded for this trajectory yet",),
+        details=("no golden has been recorded for this trajectory yet", *renames),
         files=(f"actual recording: {display(actual_dir)}",),
         fix=f"create it with: {update_command(nodeid)}",
     )
+
+
+def _describe_renamed(stale: RenamedGolden, display: Any) -> list[str]:
+    old, new = display(stale.path), display(stale.missing)
+    shares = {
+        "trajectory": "holds the same trajectory",
+        "env": f"records the same env, {escape(stale.env or '')}",
+        "version": (
+            f"records {escape(stale.env or '')}, another version of {escape(stale.new_env or '')}"
+        ),
+    }[stale.kind]
+    move = f"git mv {shlex.quote(old)} {shlex.quote(new)}"
+    if stale.remove_empty:
+        move = f"rmdir {shlex.quote(new)} && {move}"
+    elif stale.make_parent:
+        move = f"mkdir -p {shlex.quote(display(stale.missing.parent))} && {move}"
+    return [
+        f"renamed? a golden that no test of this run uses {shares}: {escape(old)}",
+        f"  keep it, and its history, with: {escape(move)}",
+    ]
 
 
 def unreadable_report(
@@ -567,12 +627,12 @@ def _describe_versions(episode: EpisodeComparison) -> list[str]:
     actual = (episode.actual_header or {}).get("versions") or {}
     golden_platform = (episode.golden_header or {}).get("platform") or {}
     actual_platform = (episode.actual_header or {}).get("platform") or {}
-    # A name the golden does not have is not a change: older goldens recorded
-    # fewer versions (the env's own distribution came later).
+    change = versions_change(
+        golden if isinstance(golden, dict) else {}, actual if isinstance(actual, dict) else {}
+    )
     changed = [
-        f"{escape(name)} {plain_value(golden[name])} -> {plain_value(actual.get(name, '-'))}"
-        for name in sorted(golden)
-        if golden[name] != actual.get(name)
+        f"{escape(name)} {plain_value(old)} -> {plain_value(new)}"
+        for name, old, new in change.changed
     ]
     changed += [
         f"{escape(name)} {plain_value(golden_platform.get(name, '-'))} -> "
@@ -580,9 +640,16 @@ def _describe_versions(episode: EpisodeComparison) -> list[str]:
         for name in sorted(set(golden_platform) | set(actual_platform))
         if golden_platform.get(name) != actual_platform.get(name)
     ]
+    # Software only one side names was added or removed (pygame for pygame-ce).
+    parts = [", ".join(changed)] if changed else []
+    for label, named in [("added", change.added), ("removed", change.removed)]:
+        if named:
+            parts.append(
+                f"{label}: " + ", ".join(f"{escape(n)} {plain_value(v)}" for n, v in named)
+            )
     lines = []
-    if changed and golden and actual:
-        lines.append(f"recorded with other software (golden -> actual): {', '.join(changed)}")
+    if parts and golden and actual:
+        lines.append(f"recorded with other software (golden -> actual): {'; '.join(parts)}")
     golden_mode = (episode.golden_header or {}).get("vectorization_mode")
     actual_mode = (episode.actual_header or {}).get("vectorization_mode")
     if golden_mode and actual_mode and golden_mode != actual_mode:
@@ -717,6 +784,42 @@ def _hints(comparison: Comparison) -> list[str]:
             f"recording, or leave it out of the comparison with ignore=[{python_string(clocks[0])}]"
         )
     return hints
+
+
+def format_evidence(
+    evidence: Sequence[Evidence], *, golden: str = "the golden", named_clocks: bool = True
+) -> list[str]:
+    """Hint lines for the signs of nondeterminism at a divergence (see ``comparison.evidence``).
+
+    Args:
+        evidence: The signs found.
+        golden: The side the values are compared against: ``the golden``, ``run 1``.
+        named_clocks: Also hint at a clock whose field is named like one, which
+            the hints of :func:`format_nondeterminism` name already (False there).
+    """
+    lines = []
+    for sign in evidence:
+        field = escape(sign.field)
+        if sign.kind == "order":
+            lines.append(
+                f"hint: {field} holds {golden}'s values in another order: an iteration order? "
+                "Iterating over a set of strings follows PYTHONHASHSEED, which differs between "
+                "processes: iterate over sorted(...) instead"
+            )
+        elif named_clocks or not any(word in sign.field.lower() for word in _CLOCK_WORDS):
+            when = _date(sign.value)
+            lines.append(
+                f"hint: {field} holds values like a Unix time ({when}): a clock? leave it out "
+                f"of the comparison with @pytest.mark.goldens(ignore=[{python_string(sign.field)}])"
+            )
+    return lines
+
+
+def _date(seconds: float | None) -> str:
+    if seconds is None:
+        return "seconds since 1970"
+    moment = datetime.datetime.fromtimestamp(seconds, tz=datetime.timezone.utc)
+    return f"{seconds:.10g} s, {moment:%Y-%m-%d %H:%M} UTC"
 
 
 def _rendered(build: Callable[_P, Report], name: str) -> Callable[_P, str]:

@@ -57,8 +57,8 @@ class RecordTrajectory(
             last step of an episode in full, and a digest of the others. A
             digest is compared exactly, without tolerance.
         versions_of: Distributions whose versions the header records besides
-            Python, gymnasium, numpy, mujoco, this package and the env's own
-            distribution (informational; golden variants use them).
+            Python, gymnasium, numpy, this package and the distributions the
+            env uses (informational; golden variants use them).
         format_version: The format version to write: the current one, or
             ``"2.0"``, to be compared with a golden of 2.0 or earlier: array
             summaries of 2.1 hash with xxh3, older ones with SHA-256, and
