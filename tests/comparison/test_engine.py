@@ -17,6 +17,8 @@ from gym_goldens.comparison.explain import explain
 from gym_goldens.comparison.result import Difference
 from gym_goldens.comparison.walk import values_match
 from gym_goldens.format.fields import format_path
+from gym_goldens.present.report import format_comparison
+from tests.support.bombs import episode_bomb, header_line
 from tests.support.envs import record_scaled_cartpole
 
 
@@ -281,3 +283,26 @@ def test_equal_agrees_with_explain(pair: tuple[Any, Any], tolerance: Tolerance) 
     for difference in found:
         if difference.kind == "value" and difference.rtol is not None:
             assert (difference.rtol, difference.atol) == tolerance.for_path(difference.path)
+
+
+@pytest.mark.parametrize("compress", [False, True])
+def test_a_comparison_keeps_counts_and_a_bounded_sample_of_its_episodes(
+    tmp_path: Path, compress: bool
+) -> None:
+    # 3,000 header-only episodes: all but the first are missing from the actual.
+    header = header_line(tmp_path / "recorded")
+    golden = episode_bomb(tmp_path / "golden", header, 3000, compress=compress)
+    actual = episode_bomb(tmp_path / "actual", header, 1, compress=compress)
+
+    comparison = compare(golden, actual)
+
+    assert (comparison.episode_count, comparison.differing_count) == (3000, 2999)
+    assert not comparison.equal
+    # The first 1,000 episodes, and the first 1,000 that differ: not one per episode.
+    assert len(comparison.episodes) == 1001
+    assert [e.index for e in comparison.differing] == list(range(1, 1001))
+    assert "episodes differing: 2999 of 3000 (episodes 1, 2, 3" in format_comparison(comparison)
+    assert "(2989 more)" in format_comparison(comparison)
+    same = compare(golden, golden)
+    assert (same.episode_count, same.differing_count, len(same.episodes)) == (3000, 0, 1000)
+    assert same.equal

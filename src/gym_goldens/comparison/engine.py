@@ -41,6 +41,7 @@ from gym_goldens.comparison import compiled
 from gym_goldens.comparison.arrays import array_deltas
 from gym_goldens.comparison.explain import explain, header_differences
 from gym_goldens.comparison.result import (
+    MAX_KEPT_EPISODES,
     Comparison,
     Difference,
     Divergence,
@@ -63,8 +64,9 @@ _MAX_HEADERS: Final = 64
 # no int has either), so that the values of one field share a skeleton.
 _KINDS: Final = bytes.maketrans(b"eE", b"..")
 _CHUNK: Final = 1 << 20
-# The lines of first divergences kept to be explained on demand, in bytes:
-# the first differing episode is always kept, later ones while under this.
+# The lines of first divergences kept to be explained on demand, and the
+# headers of differing episodes kept for their report, in bytes: those of the
+# first differing episode are always kept, later ones while under this.
 _MAX_KEPT_BYTES: Final = 64 * 1024 * 1024
 
 
@@ -146,30 +148,34 @@ class _Comparer:
         # repeat one header, and a header costs as much to parse as a few steps.
         self.headers: dict[bytes, dict[str, Any]] = {}
         self.kept_bytes = 0
+        self.diverged = False  # whether a divergence was found yet
 
     def compare(self, golden: Path, actual: Path) -> Comparison:
         golden_envs, actual_envs = sub_env_dirs(golden), sub_env_dirs(actual)
+        kept = _KeptEpisodes()
         if golden_envs or actual_envs:
-            episodes = self._compare_vector(golden_envs, actual_envs)
+            self._compare_vector(golden_envs, actual_envs, kept)
         else:
-            episodes = tuple(self._compare_files(recording_files(golden), recording_files(actual)))
-        return Comparison(golden, actual, self.tolerance, episodes)
+            for episode in self._compare_files(recording_files(golden), recording_files(actual)):
+                kept.add(episode)
+        return Comparison(
+            golden, actual, self.tolerance, tuple(kept.episodes), kept.count, kept.differing
+        )
 
     def _compare_vector(
-        self, golden_envs: list[tuple[int, Path]], actual_envs: list[tuple[int, Path]]
-    ) -> tuple[EpisodeComparison, ...]:
+        self,
+        golden_envs: list[tuple[int, Path]],
+        actual_envs: list[tuple[int, Path]],
+        kept: _KeptEpisodes,
+    ) -> None:
         """Pair sub-env folders by index, then their episodes by index."""
         golden_by_env, actual_by_env = dict(golden_envs), dict(actual_envs)
-        episodes: list[EpisodeComparison] = []
         for env in sorted(golden_by_env.keys() | actual_by_env.keys()):
             golden_env, actual_env = golden_by_env.get(env), actual_by_env.get(env)
             golden_files = recording_files(golden_env) if golden_env else []
             actual_files = recording_files(actual_env) if actual_env else []
-            episodes += (
-                dataclasses.replace(episode, env=env)
-                for episode in self._compare_files(golden_files, actual_files)
-            )
-        return tuple(episodes)
+            for episode in self._compare_files(golden_files, actual_files):
+                kept.add(dataclasses.replace(episode, env=env))
 
     def _compare_files(
         self, golden_files: list[Path], actual_files: list[Path]
@@ -217,8 +223,8 @@ class _Comparer:
     ) -> EpisodeComparison:
         golden, golden_lines = golden_episode
         actual, actual_lines = actual_episode
-        golden_header, golden_next = self._read_header(golden, golden_lines)
-        actual_header, actual_next = self._read_header(actual, actual_lines)
+        golden_header, golden_size, golden_next = self._read_header(golden, golden_lines)
+        actual_header, actual_size, actual_next = self._read_header(actual, actual_lines)
         found_in_header: tuple[Difference, ...] = ()
         if golden_header is not None and actual_header is not None:
             try:
@@ -312,6 +318,7 @@ class _Comparer:
                 actual_line=actual_item[0] if actual_item is not None else None,
             )
         differs = first is not None or bool(found_in_header)
+        keep_headers = differs and self._keep(golden_size + actual_size)
         return EpisodeComparison(
             index,
             golden,
@@ -323,8 +330,8 @@ class _Comparer:
             header_differences=found_in_header,
             # Headers are kept for the report of differing episodes only, so that
             # memory does not grow with the number of matching episodes.
-            golden_header=golden_header if differs else None,
-            actual_header=actual_header if differs else None,
+            golden_header=golden_header if keep_headers else None,
+            actual_header=actual_header if keep_headers else None,
         )
 
     def _divergence(self, golden: _Line, actual: _Line, *, legacy: bool) -> Divergence:
@@ -336,11 +343,10 @@ class _Comparer:
         """
         path, number, raw = golden
         golden_record = parse_record(raw, path, number)
-        size = len(raw) + len(actual[2])
+        first_of_all = not self.diverged
+        self.diverged = True
         explainer = None
-        first_of_all = not self.kept_bytes
-        if first_of_all or self.kept_bytes + size <= _MAX_KEPT_BYTES:
-            self.kept_bytes += size
+        if self._keep(len(raw) + len(actual[2]), first=first_of_all):
             explainer = _Explainer(golden, actual, self.root, legacy)
         divergence = Divergence(
             event=str(golden_record.get("event")),
@@ -353,23 +359,58 @@ class _Comparer:
             divergence.differences  # noqa: B018 - worked out now, see above
         return divergence
 
+    def _keep(self, size: int, *, first: bool = False) -> bool:
+        """Whether what the report of a differing episode needs (``size`` bytes of lines) is kept.
+
+        The first of each kind is always kept, later ones while under a budget:
+        memory does not grow with the number of differing episodes, however
+        large their lines.
+        """
+        if not first and self.kept_bytes and self.kept_bytes + size > _MAX_KEPT_BYTES:
+            return False
+        self.kept_bytes += max(size, 1)
+        return True
+
     def _read_header(
         self, path: Path, lines: Iterator[tuple[int, bytes]]
-    ) -> tuple[dict[str, Any] | None, list[tuple[int, bytes]]]:
-        """Take the header off the front of ``lines``; return what else was read."""
+    ) -> tuple[dict[str, Any] | None, int, list[tuple[int, bytes]]]:
+        """Take the header off the front of ``lines``: the header, its size, what else was read."""
         headers = self.headers
         for number, raw in lines:
             record = headers.get(raw)
             if record is not None:
-                return record, []
+                return record, len(raw), []
             record = parse_record(raw, path, number)
             if record["event"] == "header":
                 if len(headers) >= _MAX_HEADERS:
                     headers.clear()
                 headers[raw] = record
-                return record, []
-            return None, [(number, raw)]
-        return None, []
+                return record, len(raw), []
+            return None, 0, [(number, raw)]
+        return None, 0, []
+
+
+class _KeptEpisodes:
+    """The episodes a comparison keeps, and the counts of all of them.
+
+    Every episode is counted; the first :data:`MAX_KEPT_EPISODES` are kept,
+    and the first :data:`MAX_KEPT_EPISODES` that differ, so that memory does
+    not grow with the number of episodes (a golden of millions of them).
+    """
+
+    __slots__ = ("count", "differing", "episodes")
+
+    def __init__(self) -> None:
+        self.episodes: list[EpisodeComparison] = []
+        self.count = 0
+        self.differing = 0
+
+    def add(self, episode: EpisodeComparison) -> None:
+        equal = episode.equal
+        if self.count < MAX_KEPT_EPISODES or (not equal and self.differing < MAX_KEPT_EPISODES):
+            self.episodes.append(episode)
+        self.count += 1
+        self.differing += not equal
 
 
 _EpisodeLines = tuple[Path, Iterator[tuple[int, bytes]]]

@@ -16,9 +16,11 @@ recording may expand to, 1 GiB by default (:mod:`gym_goldens.format.limits`).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import gzip
 import itertools
+import math
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Final
@@ -51,6 +53,7 @@ __all__ = [
     "read_header",
     "read_recording",
     "recording_files",
+    "reward_value",
     "sub_env_dirs",
 ]
 
@@ -236,13 +239,29 @@ class Episode:
 
     @property
     def total_reward(self) -> float:
-        """The sum of the scalar rewards of the episode's steps."""
-        total = 0.0
-        for record in self.steps:
-            reward = record.get("reward")
-            if isinstance(reward, (int, float)) and not isinstance(reward, bool):
-                total += reward
-        return total
+        """The sum of the scalar rewards of the episode's steps (see :func:`reward_value`)."""
+        return sum((reward_value(record.get("reward")) for record in self.steps), 0.0)
+
+
+def reward_value(reward: Any) -> float:
+    """A recorded reward as a term of a return: a number as a float, anything else 0.
+
+    An int too large for a float (a ``$int`` of thousands of digits, which a
+    file may hold) counts as an infinity of its sign, not as an error.
+
+    Example:
+        >>> reward_value(1), reward_value(True), reward_value([1.0]), reward_value(10**400)
+        (1.0, 0.0, 0.0, inf)
+    """
+    kind = type(reward)
+    if kind is float:
+        return reward  # type: ignore[no-any-return]
+    if kind is not int:
+        return 0.0
+    try:
+        return float(reward)
+    except OverflowError:
+        return math.inf if reward > 0 else -math.inf
 
 
 @dataclasses.dataclass(frozen=True)
@@ -469,13 +488,17 @@ def no_recording_reason(path: str | Path) -> str:
 
 def count_episode_records(
     files: Sequence[Path], *, max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE
-) -> list[int]:
-    """The number of records of each episode of a recording's files, without parsing them."""
+) -> Iterator[int]:
+    """Yield the number of records of each episode of a recording's files, without parsing them.
+
+    The files are read as the counts are asked for: nothing is kept per
+    episode. A file that cannot be read ends the counts (reading it for real
+    reports the problem).
+    """
     episodes = iter_episodes(files, max_decompressed_size=max_decompressed_size)
-    try:
-        return [sum(1 for _ in lines) for _, lines in episodes]
-    except GoldenFormatError:
-        return []  # reading it for real reports the problem
+    with contextlib.suppress(GoldenFormatError):
+        for _, lines in episodes:
+            yield sum(1 for _ in lines)
 
 
 def count_records(

@@ -96,15 +96,14 @@ def format_comparison(
     at = episode.first.golden_line if episode.first and episode.golden_path else None
     lines = [f"{title}: {display(golden_file)}" + (f":{at}" if at is not None else "")]
     lines += _describe_episode(episode)
-    if len(comparison.episodes) > 1 or len(differing) > 1:
+    count = comparison.differing_count
+    if comparison.episode_count > 1 or count > 1:
         if any(e.env is not None for e in differing):
             labels = [f"{e.env}/{e.index}" for e in differing]
-            which = f"sub-env/episode {_index_list(labels)}"
+            which = f"sub-env/episode {_index_list(labels, count)}"
         else:
-            which = f"episodes {_index_list([e.index for e in differing])}"
-        lines.append(
-            f"  episodes differing: {len(differing)} of {len(comparison.episodes)} ({which})"
-        )
+            which = f"episodes {_index_list([e.index for e in differing], count)}"
+        lines.append(f"  episodes differing: {count} of {comparison.episode_count} ({which})")
     lines += _describe_versions(episode)
     lines += _describe_wall_clock(episode)
     suggestion = suggested_tolerance(episode.first) if suggest and episode.first else None
@@ -638,9 +637,10 @@ def _type(value: Any) -> str:
     return names.get(type(value), type(value).__name__)
 
 
-def _index_list(indices: Sequence[int | str]) -> str:
+def _index_list(indices: Sequence[int | str], count: int) -> str:
+    """The first ten of ``count`` indices (of which ``indices`` are the first kept)."""
     shown = ", ".join(str(i) for i in indices[:10])
-    return shown + (f", ... ({len(indices) - 10} more)" if len(indices) > 10 else "")
+    return shown + (f", ... ({count - 10} more)" if count > 10 else "")
 
 
 NONDETERMINISM_FIX: Final = (
