@@ -42,6 +42,8 @@ __all__ = ["Check", "check_for", "compile_check"]
 Check = Callable[[Any, Any], "bool | None"]
 
 _MAX_VALUES: Final = 2000
+# Whole floats this large may have been integers in the file (see _maybe_int).
+_INT_LIMIT: Final = 2.0**63
 _MAX_CACHED: Final = 512
 # Longer arrays of floats, or of ints, are compared in a loop or at once.
 _UNROLLED: Final = 16
@@ -144,8 +146,15 @@ def _emit(
             lines.append(f"{g} = {golden}")
             lines.append(f"{a} = {actual}")
             golden, actual = g, a
-        _emit_float(source, golden, actual, node, indent="")
-    elif kind is int or kind is str or kind is bool or value is None:
+        _emit_float(source, golden, actual, node, indent="", typed=_maybe_int(value))
+    elif kind is int:
+        source.values += 1
+        # An integer past 64 bits is read as a float: the walk decides then.
+        lines.append(f"if type({golden}) is not int or type({actual}) is not int:")
+        lines.append("    return None")
+        lines.append(f"if {golden} != {actual}:")
+        lines.append("    return False")
+    elif kind is str or kind is bool or value is None:
         source.values += 1
         lines.append(f"if {golden} != {actual}:")
         lines.append("    return False")
@@ -157,10 +166,14 @@ def _emit(
             lines.append(f"{g} = {golden}")
             lines.append(f"{a} = {actual}")
             golden, actual = g, a
+        # Lines of one skeleton name as many keys, but a key named twice is
+        # read once: {"k1":5.0,"k1":5.0} has the skeleton of {"k1":5.0,"k2":5.0}.
+        # Both must have the template's number of keys, each looked up below.
+        lines.append(f"if len({golden}) != {len(value)} or len({actual}) != {len(value)}:")
+        lines.append("    return None")
         if any(node.child(key).ignored for key in value):
-            # Every key of the template is looked up in both records, which
-            # have as many keys: so they have the same keys, unless one is
-            # ignored and not looked up. Then the key sets are compared.
+            # Every key of the template is looked up in both records, unless
+            # it is ignored and not looked up: then the key sets are compared.
             keys = source.constant(value.keys() | set())
             lines.append(f"if {golden}.keys() != {keys} or {actual}.keys() != {keys}:")
             lines.append("    return None")
@@ -195,7 +208,8 @@ def _emit_list(
         lines.append(f"if len({g}) != {len(value)} or len({a}) != {len(value)}:")
         lines.append("    return None")
         lines.append(f"for {x}, {y} in zip({g}, {a}):")
-        _emit_float(source, x, y, node, indent="    ")
+        typed = any(map(_maybe_int, value))
+        _emit_float(source, x, y, node, indent="    ", typed=typed)
         return source.values <= _MAX_VALUES
     if node.leaf and len(value) > _UNROLLED and all(type(item) is int for item in value):
         # Ints match exactly: one comparison of the lists (none of whose items
@@ -204,6 +218,9 @@ def _emit_list(
         lines.append(f"if len({golden}) != {len(value)} or len({actual}) != {len(value)}:")
         lines.append("    return None")
         lines.append(f"if {golden} != {actual}:")
+        # Unless an item is an integer past 64 bits, read as a float: the walk decides then.
+        lines.append(f"    if float in map(type, {golden}) or float in map(type, {actual}):")
+        lines.append("        return None")
         lines.append("    return False")
         return source.values <= _MAX_VALUES
     # Unpacking checks the length (ValueError) and binds every item once.
@@ -218,17 +235,35 @@ def _emit_list(
 
 
 def _emit_float(
-    source: _Source, golden: str, actual: str, node: ToleranceNode, *, indent: str
+    source: _Source, golden: str, actual: str, node: ToleranceNode, *, indent: str, typed: bool
 ) -> None:
-    """Add the statements that compare two floats, held by the names ``golden`` and ``actual``."""
+    """Add the statements that compare two floats, held by the names ``golden`` and ``actual``.
+
+    With ``typed``, two values that differ are floats, else the walk decides.
+    """
     # floats_match, written out for finite values: untagged JSON holds no NaN
     # and no infinity (orjson refuses 1e400), and between two finite values
     # the rule is the difference within atol + rtol * |golden|.
     limit = (
         f"{source.constant(float(node.atol))} + {source.constant(float(node.rtol))} * abs({golden})"
     )
+    source.lines.append(f"{indent}if {golden} != {actual}:")
+    if typed:
+        source.lines += [
+            f"{indent}    if type({golden}) is not float or type({actual}) is not float:",
+            f"{indent}        return None",
+        ]
     source.lines += [
-        f"{indent}if {golden} != {actual}:",
         f"{indent}    if not abs({actual} - {golden}) <= {limit}:",
         f"{indent}        return False",
     ]
+
+
+def _maybe_int(value: float) -> bool:
+    """Whether a float of the template may stand where other lines hold ints.
+
+    orjson reads an integer past 64 bits as a float, so the lines of its
+    skeleton hold integers there, which may be ints: such a float is large
+    and whole.
+    """
+    return value.is_integer() and abs(value) >= _INT_LIMIT

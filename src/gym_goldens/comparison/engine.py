@@ -51,6 +51,8 @@ from gym_goldens.comparison.result import (
 from gym_goldens.comparison.tolerance import Tolerance, ToleranceNode
 from gym_goldens.comparison.walk import values_match
 from gym_goldens.errors import GoldenFormatError
+from gym_goldens.format.codec import duplicated_key
+from gym_goldens.format.fields import format_path
 from gym_goldens.format.header import LEGACY_VERSION
 from gym_goldens.format.limits import DEFAULT_MAX_DECOMPRESSED_SIZE
 from gym_goldens.format.lines import count_episodes, iter_episodes
@@ -296,6 +298,7 @@ class _Comparer:
                 if matches:
                     continue
             differing += 1
+            _check_keys(golden, golden_item, actual, actual_item)
             if first is None:
                 first = self._divergence(
                     (golden, *golden_item), (actual, *actual_item), legacy=legacy
@@ -485,6 +488,26 @@ class _Explainer:
             ) from None
         deltas = array_deltas(golden_record, actual_record, [d.path for d in found], self.root)
         return tuple(found), deltas
+
+
+def _check_keys(
+    golden: Path, golden_item: tuple[int, bytes], actual: Path, actual_item: tuple[int, bytes]
+) -> None:
+    """Refuse a differing record that names a key twice: it may have hidden a field.
+
+    Raises:
+        GoldenFormatError: One of the two lines names a key twice in one object.
+    """
+    for path, (number, raw) in ((golden, golden_item), (actual, actual_item)):
+        where = duplicated_key(raw)
+        if where is not None:
+            raise GoldenFormatError(
+                path,
+                f"the key {format_path(where)!r} is named twice in one object: a reader "
+                "keeps one of the values, so the other fields of the record may go unchecked; a "
+                "recorder never writes a key twice, so this file was edited: record it again",
+                line=number,
+            )
 
 
 def _count_steps(lines: Iterator[tuple[int, bytes]]) -> int:

@@ -44,6 +44,7 @@ import datetime
 import enum
 import functools
 import hashlib
+import json
 import math
 import uuid
 import warnings
@@ -75,6 +76,7 @@ __all__ = [
     "TaggedValue",
     "decode_line",
     "decode_value",
+    "duplicated_key",
 ]
 
 DEFAULT_MAX_ARRAY_SIZE: Final = 4096
@@ -689,6 +691,51 @@ def decode_line(raw: bytes | str, *, path: object = "<recording>", line: int | N
         raise GoldenFormatError(path, reason, line=line) from None
     tagged = b'"$' in raw if isinstance(raw, bytes) else '"$' in raw
     return decode_value(value) if tagged else value
+
+
+def duplicated_key(raw: bytes) -> FieldPath | None:
+    """Where a JSON line names one key twice in one object, or None when it does not.
+
+    A parser keeps one of the two values, so a line such as
+    ``{"k1": 5.0, "k1": 5.0}`` reads as one key where the line holds two: a
+    golden could hide a field from the comparison that way. The recorder
+    never writes a key twice. The keys of the line are counted against those
+    orjson writes back, and only a line where they differ is read again key
+    by key; a line too deep to read so is not looked into.
+
+    Example:
+        >>> duplicated_key(b'{"info":{"k1":5.0,"k1":5.0}}'), duplicated_key(b'{"k1":5.0}')
+        (('info', 'k1'), None)
+    """
+    try:
+        if raw.count(b'":') == orjson.dumps(orjson.loads(raw)).count(b'":'):
+            return None
+        return _repeated_key(json.loads(raw, object_pairs_hook=_Pairs), ())
+    except (ValueError, RecursionError):
+        return None
+
+
+class _Pairs(list):  # type: ignore[type-arg]
+    """A JSON object read as its key-value pairs, in order."""
+
+
+def _repeated_key(value: Any, path: FieldPath) -> FieldPath | None:
+    if isinstance(value, _Pairs):
+        seen: set[str] = set()
+        for key, _ in value:
+            if key in seen:
+                return (*path, key)
+            seen.add(key)
+        items: Any = ((key, item) for key, item in value)
+    elif isinstance(value, list):
+        items = enumerate(value)
+    else:
+        return None
+    for key, item in items:
+        found = _repeated_key(item, (*path, key))
+        if found is not None:
+            return found
+    return None
 
 
 def decode_value(value: Any) -> Any:
