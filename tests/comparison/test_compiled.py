@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
@@ -10,7 +11,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from gym_goldens.comparison.compiled import compile_check
+from gym_goldens.comparison.compiled import check_for, compile_check
 from gym_goldens.comparison.engine import skeleton
 from gym_goldens.comparison.tolerance import Tolerance
 from gym_goldens.comparison.walk import values_match
@@ -247,11 +248,13 @@ def test_a_compiled_check_agrees_with_the_walk_on_any_keys_a_file_holds(
     # renamed or left out, on any side, within one skeleton: a golden of
     # {"k1":5.0,"k1":5.0} must not hide the k2 of {"k1":5.0,"k2":5.0}.
     lines = [_text(data.draw(_changed(base))) for _ in range(3)]
-    assume(skeleton(lines[0]) == skeleton(lines[1]) == skeleton(lines[2]))
+    layout = skeleton(lines[0])
+    assume(layout == skeleton(lines[1]) == skeleton(lines[2]))
     template, golden, actual = (orjson.loads(line) for line in lines)
-    root = tolerance.tree()
+    root = dataclasses.replace(tolerance).tree()  # a tree of its own: no check kept from before
 
-    check = compile_check(template, root)
+    # As the comparison has it: compiled for a skeleton from one of its lines.
+    check = check_for(layout, template, root, legacy=False)
 
     assume(check is not None)
     assert check is not None
@@ -263,11 +266,24 @@ def test_a_compiled_check_agrees_with_the_walk_on_any_keys_a_file_holds(
 def test_a_repeated_key_cannot_hide_another_key() -> None:
     root = Tolerance().tree()
     # The lines {"k1":5.0,"k1":5.0} and {"k1":5.0,"k2":5.0} share a skeleton.
-    assert skeleton(b'{"k1":5.0,"k1":5.0}') == skeleton(b'{"k1":5.0,"k2":5.0}')
-    golden, actual = orjson.loads(b'{"k1":5.0,"k1":5.0}'), orjson.loads(b'{"k1":5.0,"k2":5.0}')
-    for template in (golden, actual):
-        check = compile_check(template, root)
-        assert check is not None
-        assert check(golden, actual) is None
-        assert check(actual, golden) is None
+    repeated, both = b'{"k1":5.0,"k1":5.0}', b'{"k1":5.0,"k2":5.0}'
+    assert skeleton(repeated) == skeleton(both)
+    golden, actual = orjson.loads(repeated), orjson.loads(both)
+    # No check from the line that reads as fewer keys than it names...
+    assert check_for(skeleton(repeated), golden, root, legacy=False) is None
+    # ... and the check from the other finds a key missing.
+    check = check_for(skeleton(both), actual, Tolerance().tree(), legacy=False)
+    assert check is not None
+    assert check(golden, actual) is None
+    assert check(actual, golden) is None
     assert not values_match(golden, actual, root)
+
+
+def test_keys_that_differ_in_digits_in_another_order_are_left_to_the_walk() -> None:
+    root = Tolerance().tree()
+    # 1.0 == 1 in Python: the types are what differ.
+    golden, actual = orjson.loads(b'{"k1":1.0,"k2":1}'), orjson.loads(b'{"k2":1.0,"k1":1}')
+    check = compile_check(golden, root)
+    assert check is not None
+    assert check(golden, actual) is None
+    assert not values_match(golden, actual, root, same_types=True)

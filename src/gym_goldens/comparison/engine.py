@@ -39,6 +39,7 @@ import orjson
 
 from gym_goldens.comparison import compiled
 from gym_goldens.comparison.arrays import array_deltas
+from gym_goldens.comparison.compiled import skeleton
 from gym_goldens.comparison.explain import explain, header_differences
 from gym_goldens.comparison.result import (
     MAX_KEPT_EPISODES,
@@ -60,11 +61,7 @@ from gym_goldens.format.reader import parse_record, recording_files, sub_env_dir
 
 __all__ = ["compare", "skeleton"]
 
-_NUMERALS: Final = b"0123456789+-"
 _MAX_HEADERS: Final = 64
-# Skeletons: digits and signs out, "e" as "." (every float has one of them,
-# no int has either), so that the values of one field share a skeleton.
-_KINDS: Final = bytes.maketrans(b"eE", b"..")
 _CHUNK: Final = 1 << 20
 # The lines of first divergences kept to be explained on demand, and the
 # headers of differing episodes kept for their report, in bytes: those of the
@@ -102,23 +99,6 @@ def compare(
     return _Comparer(
         tolerance or Tolerance(), progress=progress, max_decompressed_size=max_decompressed_size
     ).compare(Path(golden), Path(actual))
-
-
-def skeleton(line: bytes) -> bytes:
-    """The layout of a record line: the line without its digits and signs, ``e`` as ``.``.
-
-    Two lines of one skeleton hold values of the same types wherever both
-    have one: the same structure, keys and strings (but for digits, signs and
-    ``e``/``.``), literals and, in the same places, numbers of the same kind
-    (an int has no ``.`` or ``e``, a float always has one). The one blur of
-    structure, ``[7]`` against ``[]``, is a length, which the checks compare.
-    Two lines that differ only in their numbers, the common case, share one.
-
-    Example:
-        >>> skeleton(b'{"obs":[1.5,-2e-05],"t":3}')
-        b'{"obs":[.,.],"t":}'
-    """
-    return line.translate(_KINDS, _NUMERALS)
 
 
 class _Comparer:

@@ -701,7 +701,7 @@ def duplicated_key(raw: bytes) -> FieldPath | None:
     golden could hide a field from the comparison that way. The recorder
     never writes a key twice. The keys of the line are counted against those
     orjson writes back, and only a line where they differ is read again key
-    by key; a line too deep to read so is not looked into.
+    by key; a line too deep for that is not looked into.
 
     Example:
         >>> duplicated_key(b'{"info":{"k1":5.0,"k1":5.0}}'), duplicated_key(b'{"k1":5.0}')
@@ -710,6 +710,11 @@ def duplicated_key(raw: bytes) -> FieldPath | None:
     try:
         if raw.count(b'":') == orjson.dumps(orjson.loads(raw)).count(b'":'):
             return None
+    except orjson.JSONEncodeError:
+        pass  # nested deeper than orjson writes: read key by key
+    except orjson.JSONDecodeError:
+        return None
+    try:
         return _repeated_key(json.loads(raw, object_pairs_hook=_Pairs), ())
     except (ValueError, RecursionError):
         return None
