@@ -27,7 +27,7 @@ from typing import Any, Final
 
 from gym_goldens.errors import GoldenFormatError, UnsupportedFormatVersionError
 from gym_goldens.format.codec import decode_line
-from gym_goldens.format.header import FORMAT_NAME, FORMAT_VERSION
+from gym_goldens.format.header import FORMAT_NAME, FORMAT_VERSION, header_problem
 from gym_goldens.format.layout import (
     RECORDING_FILE_GLOBS,
     episode_file_index,
@@ -185,7 +185,7 @@ def parse_record(raw: bytes, path: Path, line: int) -> dict[str, Any]:
 
 
 def check_header(header: dict[str, Any], path: Path, line: int) -> None:
-    """Refuse a header from another format or a newer major version."""
+    """Refuse a header of another format or newer major version, or with a field of a wrong type."""
     if header.get("format") != FORMAT_NAME:
         raise GoldenFormatError(
             path, f"expected format {FORMAT_NAME!r}, found {header.get('format')!r}", line=line
@@ -200,6 +200,14 @@ def check_header(header: dict[str, Any], path: Path, line: int) -> None:
             path,
             f"format version {version} is newer than this gym-goldens reads ({FORMAT_VERSION}); "
             "upgrade pytest-gym-goldens",
+            line=line,
+        )
+    problem = header_problem(header)
+    if problem is not None:
+        raise GoldenFormatError(
+            path,
+            f"{problem}: the recorder never writes that, so this header was edited; "
+            "record it again",
             line=line,
         )
 
