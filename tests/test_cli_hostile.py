@@ -232,3 +232,23 @@ def test_header_fields_of_the_wrong_type_exit_2_naming_the_field(
         assert (code, out) == (2, ""), argv
         assert err.startswith(error), err
         assert err.endswith("record it again\n")
+
+
+@pytest.mark.parametrize("digits", [4000, 5000])  # within Python's int-string limit, and past it
+def test_an_int_of_thousands_of_digits_is_shown_short(
+    golden: Path, actual: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], digits: int
+) -> None:
+    big = b'{"$int":"%s"}' % (b"9" * digits)
+    hostile = damaged(golden, tmp_path, 3, b'"reward":1.0', b'"reward":' + big)
+    path = hostile / "trajectory.jsonl"
+    lines = path.read_bytes().split(b"\n")
+    lines[0] = lines[0].replace(b'"seed":0', b'"seed":' + big)
+    lines[1] = lines[1].replace(b'"info":{}', b'"info":{"n":' + big + b"}")
+    path.write_bytes(b"\n".join(lines))
+
+    for argv in (["show", hostile], ["show", hostile, "--steps", "0:3"], ["diff", hostile, actual]):
+        code, out, err = run(capsys, *argv)
+        assert (code, err) == (0 if argv[0] == "show" else 1, ""), argv
+        assert len(max(out.splitlines(), key=len)) < 200, argv
+    code, out, _ = run(capsys, "show", hostile)
+    assert "999..." in out
