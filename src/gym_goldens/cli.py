@@ -33,7 +33,7 @@ from typing import Any, Final
 
 import gym_goldens
 from gym_goldens.audit.registry import select_envs
-from gym_goldens.audit.survey import AuditSettings, audit_envs, audit_failed
+from gym_goldens.audit.survey import DEFAULT_TIMEOUT, AuditSettings, audit_envs, audit_failed
 from gym_goldens.comparison.engine import compare
 from gym_goldens.comparison.result import Comparison, EpisodeComparison
 from gym_goldens.comparison.tolerance import Tolerance
@@ -526,6 +526,14 @@ def _add_audit_command(commands: argparse._SubParsersAction[argparse.ArgumentPar
         help="audit envs in N worker processes (default 1: in this process)",
     )
     audit.add_argument(
+        "--timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT,
+        metavar="SECONDS",
+        help="stop the audit of an env that takes longer, an error row (default "
+        f"{DEFAULT_TIMEOUT:g}; 0 for no limit)",
+    )
+    audit.add_argument(
         "--json", type=Path, metavar="FILE", help="also write the table as JSON to FILE, for CI"
     )
     audit.add_argument(
@@ -543,12 +551,15 @@ def _audit(args: argparse.Namespace) -> int:
         raise _UsageError(f"--steps must be 0 or more, got {args.steps}")
     if args.jobs < 1:
         raise _UsageError(f"--jobs must be 1 or more, got {args.jobs}")
+    if not args.timeout >= 0:
+        raise _UsageError(f"--timeout must be 0 (no limit) or more seconds, got {args.timeout}")
     settings = AuditSettings(
         seeds=_seeds(args.seeds),
         steps=args.steps,
         tolerance=_audit_tolerance(args),
         check_env=args.check_env,
         import_modules=tuple(args.import_modules),
+        timeout=args.timeout or None,
     )
     selection = select_envs(
         *args.patterns,
