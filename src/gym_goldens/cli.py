@@ -72,6 +72,7 @@ _EXIT_OK: Final = 0
 _EXIT_DIFFERENT: Final = 1
 _EXIT_ERROR: Final = 2
 _FIX: Final = "pytest --update-goldens, in the project the golden belongs to"
+_ALL_HELP: Final = f"list every episode (the first {MAX_LISTED_EPISODES:,} of a longer recording)"
 
 
 class _UsageError(GoldensError, ValueError):
@@ -145,11 +146,7 @@ def _parser() -> argparse.ArgumentParser:
         metavar="N",
         help="the episode for --steps, numbered from 0 in the recording (default 0)",
     )
-    show.add_argument(
-        "--all",
-        action="store_true",
-        help=f"list every episode (the first {MAX_LISTED_EPISODES:,} of a longer recording)",
-    )
+    show.add_argument("--all", action="store_true", help=_ALL_HELP)
     _add_limit_option(show)
     show.set_defaults(run=_show)
 
@@ -454,6 +451,11 @@ def _record(args: argparse.Namespace) -> int:
 
 # gym-goldens audit
 
+_TIMEOUT_HELP: Final = (
+    f"stop the audit of an env that takes longer than this many seconds: an error row "
+    f"(default {DEFAULT_TIMEOUT:g}; 0 for no limit)"
+)
+
 
 def _add_audit_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     audit = commands.add_parser(
@@ -526,12 +528,7 @@ def _add_audit_command(commands: argparse._SubParsersAction[argparse.ArgumentPar
         help="audit envs in N worker processes (default 1: in this process)",
     )
     audit.add_argument(
-        "--timeout",
-        type=float,
-        default=DEFAULT_TIMEOUT,
-        metavar="SECONDS",
-        help="stop the audit of an env that takes longer, an error row (default "
-        f"{DEFAULT_TIMEOUT:g}; 0 for no limit)",
+        "--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS", help=_TIMEOUT_HELP
     )
     audit.add_argument(
         "--json", type=Path, metavar="FILE", help="also write the table as JSON to FILE, for CI"

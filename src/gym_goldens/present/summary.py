@@ -278,15 +278,17 @@ def format_recording(
             ]
         )
     lines += ["  " + line for line in _table(rows, right=(0, 1, 2))]
-    more = summary.episode_count - len(episodes)
-    if more > 0:
-        how = (
-            f"--all lists the first {MAX_LISTED_EPISODES:,}"
-            if len(episodes) >= MAX_LISTED_EPISODES
-            else "show them all with --all"
-        )
-        lines.append(f"  ... {more} more episodes ({how})")
-    return lines
+    return lines + _more_episodes(summary)
+
+
+def _more_episodes(summary: RecordingSummary) -> list[str]:
+    """The line that counts the episodes a summary has no row for, if any."""
+    more = summary.episode_count - len(summary.episodes)
+    if more <= 0:
+        return []
+    listed = len(summary.episodes) >= MAX_LISTED_EPISODES
+    how = f"--all lists the first {MAX_LISTED_EPISODES:,}" if listed else "show them all with --all"
+    return [f"  ... {more} more episodes ({how})"]
 
 
 def format_folder(

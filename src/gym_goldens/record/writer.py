@@ -190,13 +190,21 @@ class StepTypes:
         self._types: Any = None
 
     def walk(self, action: Any, obs: Any, reward: Any, info: Any, key: tuple[Any, ...]) -> bool:
-        """Work out the types of a step in full; whether they changed since the last walk."""
-        types = (
-            dtypes.signature(action),
-            dtypes.signature(obs),
-            dtypes.signature(reward),
-            dtypes.signature(info),
-        )
+        """Work out the types of a step in full; whether they changed since the last walk.
+
+        Raises:
+            UnrecordableValueError: A value is too deep to walk, or holds itself.
+        """
+        __tracebackhide__ = True
+        try:
+            types = (
+                dtypes.signature(action),
+                dtypes.signature(obs),
+                dtypes.signature(reward),
+                dtypes.signature(info),
+            )
+        except RecursionError:
+            raise _unrecordable({"action": action, "obs": obs, "info": info}) from None
         changed: bool = types != self._types
         if changed:
             self._types = types
@@ -552,25 +560,16 @@ class EpisodeWriter:
         key = (action_key, obs_key, type(reward), info_key)
         step_types = self._step_types
         if key != step_types.key:
-            try:
-                changed = step_types.walk(action, obs, reward, info, key)
-            except RecursionError:
-                raise _unrecordable(record) from None
+            changed = step_types.walk(action, obs, reward, info, key)
             if (changed or t == 1) and step_types.field is not None:
                 record["dtypes"] = step_types.field
-            self._route = _FAST
-            if _large_obs(obs, self._smallest_array):
-                self._route = _LARGE_OBS
-            if step_types.datetimes and self._dates_careful:
-                self._route = _CAREFUL
+            self._route = self._route_of(obs, step_types)
         elif t == 1 and step_types.field is not None:
             # The same types as the last step of the previous episode.
             record["dtypes"] = step_types.field
         # Encoder.encode, inlined: this runs at every step of every recording.
         # Lines end with their newline here.
-        if self._route:
-            # An image would be written in full only to be summarised; a
-            # datetime64 would be cut to microseconds by orjson.
+        if self._route:  # an image, or a datetime64 (see _route_of)
             encode = self._encode_large_obs if self._route == _LARGE_OBS else self._careful
             line = encode(record) + b"\n"
         else:
@@ -595,6 +594,16 @@ class EpisodeWriter:
         buffer += line
         if done or t >= self._write_at or len(buffer) >= _WRITE_SIZE:
             self.write_buffer()
+
+    def _route_of(self, obs: Any, step_types: StepTypes) -> int:
+        """How the steps of these types are encoded.
+
+        The careful path for a datetime64, which orjson would cut to
+        microseconds; an image would be written in full only to be summarised.
+        """
+        if step_types.datetimes and self._dates_careful:
+            return _CAREFUL
+        return _LARGE_OBS if _large_obs(obs, self._smallest_array) else _FAST
 
     @property
     def buffered(self) -> int:
