@@ -291,17 +291,17 @@ def test_an_env_that_hangs_is_an_error_row_after_the_timeout(
     argv = ["Stuck/Sleeps-v0", "Stuck/Garbage-v0", "--import", "tests.audit.stuck_envs"]
     report = tmp_path / "audit.json"
     code, out, err = run(
-        capsys, *argv, "--steps", "5", "--no-check-env", "--timeout", "2", "--json", str(report)
+        capsys, *argv, "--steps", "5", "--no-check-env", "--timeout", "1", "--json", str(report)
     )
     assert (code, err) == (1, "")
     table = rows(out)
     assert table["Stuck/Sleeps-v0"][0] == "error"
     assert table["Stuck/Garbage-v0"][0] == "deterministic"
     assert details(out, "Stuck/Sleeps-v0")[0].startswith(
-        "stopped after 2 s, the time the audit of an env may take (--timeout), during seed 0, "
+        "stopped after 1 s, the time the audit of an env may take (--timeout), during seed 0, "
         "run 1 (in this process)"
     )
-    assert json.loads(report.read_text())["settings"]["timeout"] == 2.0
+    assert json.loads(report.read_text())["settings"]["timeout"] == 1.0
     code, out, err = run(capsys, "CartPole-v1", "--timeout", "-1")
     assert (code, out) == (2, "")
     assert err.startswith("gym-goldens: error: --timeout must be 0 (no limit) or more seconds")

@@ -235,7 +235,7 @@ def _changed(draw: st.DrawFn, value: Any) -> Any:
     return draw(_renumbered(value))
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=250, deadline=None)
 @given(
     base=st.lists(st.tuples(_KEYS, _PAIR_VALUES), min_size=1, max_size=4).map(_Pairs),
     data=st.data(),
