@@ -4,6 +4,12 @@ Run from the repository root::
 
     python benchmarks/hostile.py            # 1 GiB bombs, a 200 MB golden: a few minutes
     python benchmarks/hostile.py --quick    # 64 MiB bombs, a 20 MB golden
+    python benchmarks/hostile.py --only episodes --only keys   # the rows of those cases
+
+Besides the bombs and updates: goldens of millions of header-only episodes
+(peak memory of pytest, ``show`` and ``diff``: flat in the number of
+episodes), and the explanation of a record of tens of thousands of differing
+info keys (time: linear in their number).
 
 The test suite checks the same cases small, against a lowered limit
 (``tests/plugin/test_hostile_goldens.py``); here they run at the size of an
@@ -234,11 +240,104 @@ def bench_update(work: Path, large: int) -> list[list[str]]:
     return rows
 
 
+# The smallest header a reader takes: an episode of one line, 57 bytes.
+BARE_HEADER = b'{"event":"header","format":"gym-goldens","version":"2.1"}\n'
+
+
+def episode_bomb(path: Path, episodes: int) -> None:
+    """``episodes`` header-only episodes: gzip-compressed for ``.gz``, else plain."""
+    block = BARE_HEADER * 10_000
+    opener = gzip.open if path.name.endswith(".gz") else open
+    with opener(path, "wb") as handle:
+        for _ in range(episodes // 10_000):
+            handle.write(block)
+        handle.write(BARE_HEADER * (episodes % 10_000))
+
+
+def bench_episodes(work: Path, counts: list[int], timeout: float) -> list[list[str]]:
+    """Peak memory of pytest, ``show`` and ``diff`` on goldens of many header-only episodes.
+
+    What a reader keeps per episode must not grow with their number: the
+    peak should be flat from the smallest count to the largest (the last
+    column is each peak over the smallest count's of the same case).
+    """
+    rows = []
+    project = work / "episodes"
+    make_project(project)
+    golden = project / GOLDEN
+    actual = work / "episodes-actual"
+    shutil.copytree(golden, actual)
+    cli = [sys.executable, "-m", "gym_goldens"]
+    verdicts = ["golden mismatch", "episodes:", "1 failed", "1 passed"]
+    smallest: dict[str, int] = {}  # each case's peak at the smallest count
+    files = [("trajectory.jsonl.gz", count) for count in counts]
+    files.append(("trajectory.jsonl", counts[-1]))  # a plain file: the same bound
+    for name, count in files:
+        for old in golden.iterdir():
+            old.unlink()
+        episode_bomb(golden / name, count)
+        size = (golden / name).stat().st_size
+        on_disk = f"{size / MiB:.1f} MB" if size >= MiB else f"{size / 1024:.0f} KB"
+        for case, command in [
+            ("pytest", [sys.executable, "-m", "pytest", "-q"]),
+            ("gym-goldens show", [*cli, "show", str(golden)]),
+            ("gym-goldens diff", [*cli, "diff", str(golden), str(actual)]),
+        ]:
+            run = measure(project, command, timeout)
+            ratio = run.rss / smallest.setdefault(case, run.rss)
+            rows.append(
+                [
+                    f"{case}, {count:,} header-only episodes ({name})",
+                    on_disk,
+                    run.verdict(verdicts),
+                    f"{run.wall:.1f}",
+                    f"{run.cpu:.1f}",
+                    f"{run.rss / MiB:.0f} (x{ratio:.2f})",
+                ]
+            )
+    return rows
+
+
+def bench_keys(counts: list[int]) -> list[list[str]]:
+    """The time to explain a record whose info has ``n`` differing keys, for each ``n``.
+
+    Linear in the keys: each time over the smallest count's should grow as
+    the count does (x2, x4, x8), not as its square.
+    """
+    from gym_goldens.comparison.explain import explain
+    from gym_goldens.comparison.tolerance import Tolerance
+
+    rows = []
+    root = Tolerance().tree()
+    base: float | None = None
+    for count in counts:
+        golden = {"event": "step", "info": {f"k{i}": float(i) for i in range(count)}, "t": 1}
+        actual = {"event": "step", "info": {f"k{i}": i + 0.5 for i in range(count)}, "t": 1}
+        start, cpu = time.perf_counter(), time.process_time()
+        found = explain(golden, actual, root)
+        wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+        base = base or wall
+        rows.append(
+            [
+                f"explain a step of {count:,} differing info keys",
+                f"{len(json.dumps(golden)) / MiB:.1f} MB",
+                f"{len(found)} differences listed (x{wall / base:.1f} the time of {counts[0]:,})",
+                f"{wall:.2f}",
+                f"{cpu:.2f}",
+                "",
+            ]
+        )
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--quick", action="store_true", help="64 MiB bombs, a 20 MB golden")
     parser.add_argument(
-        "--only", choices=["bombs", "update"], action="append", help="run only these (repeatable)"
+        "--only",
+        choices=["bombs", "update", "episodes", "keys"],
+        action="append",
+        help="run only these (repeatable)",
     )
     parser.add_argument(
         "--timeout", type=float, default=900.0, help="stop a pytest run after this many seconds"
@@ -249,7 +348,7 @@ def main(argv: list[str] | None = None) -> int:
         help="leave out the runs with a raised limit (for a checkout without the ini setting)",
     )
     args = parser.parse_args(argv)
-    only = set(args.only or ["bombs", "update"])
+    only = set(args.only or ["bombs", "update", "episodes", "keys"])
     started = time.perf_counter()
     rows = [["case", "on disk", "verdict", "wall s", "CPU s", "peak RSS MiB"]]
     with tempfile.TemporaryDirectory(prefix="gym-goldens-hostile-") as tmp:
@@ -259,6 +358,11 @@ def main(argv: list[str] | None = None) -> int:
             rows += bench_bombs(work, size, args.timeout, raised=not args.default_limit_only)
         if "update" in only:
             rows += bench_update(work, 10 if args.quick else 125)
+        if "episodes" in only:
+            counts = [10_000, 100_000] if args.quick else [100_000, 1_000_000, 2_000_000]
+            rows += bench_episodes(work, counts, args.timeout)
+        if "keys" in only:
+            rows += bench_keys([10_000, 20_000] if args.quick else [10_000, 20_000, 40_000, 80_000])
     print(
         f"machine: {os.cpu_count()} cores; {platform.system()} {platform.release()}; "
         f"Python {platform.python_version()}"

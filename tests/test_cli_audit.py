@@ -300,3 +300,26 @@ def test_a_mo_gymnasium_env_is_audited(capsys: pytest.CaptureFixture[str]) -> No
     code, out, _ = run(capsys, "deep-sea-treasure-v0", "--import", "mo_gymnasium", "--steps", "30")
     assert rows(out)["deep-sea-treasure-v0"][:2] == ("deterministic", "30"), out
     assert code == 0
+
+
+def test_an_env_that_hangs_is_an_error_row_after_the_timeout(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Only the env that hangs: another env's audit, a fresh process included, may itself take
+    # more than a second on a busy machine (tests/audit/test_survey.py audits Garbage-v0).
+    argv = ["Stuck/Sleeps-v0", "--import", "tests.audit.stuck_envs"]
+    report = tmp_path / "audit.json"
+    code, out, err = run(
+        capsys, *argv, "--steps", "5", "--no-check-env", "--timeout", "1", "--json", str(report)
+    )
+    assert (code, err) == (1, "")
+    table = rows(out)
+    assert table["Stuck/Sleeps-v0"][0] == "error"
+    assert details(out, "Stuck/Sleeps-v0")[0].startswith(
+        "stopped after 1 s, the time the audit of an env may take (--timeout), during seed 0, "
+        "run 1 (in this process)"
+    )
+    assert json.loads(report.read_text())["settings"]["timeout"] == 1.0
+    code, out, err = run(capsys, "CartPole-v1", "--timeout", "-1")
+    assert (code, out) == (2, "")
+    assert err.startswith("gym-goldens: error: --timeout must be 0 (no limit) or more seconds")

@@ -15,6 +15,7 @@ import re
 import shutil
 from pathlib import Path
 
+import orjson
 import pytest
 
 from gym_goldens.cli import main
@@ -276,3 +277,67 @@ def test_plot_writes_its_default_output_through_no_symlink(
     assert code == 2
     assert "CartPole-v1.png: a symlink" in err
     assert out == ""
+
+
+def with_header_field(golden: Path, tmp_path: Path, name: str, value: object) -> Path:
+    """A copy of ``golden`` whose headers hold ``value`` as ``name``, its step 2 changed."""
+    folder = Path(shutil.copytree(golden, tmp_path / f"header-{name}"))
+    path = folder / "trajectory.jsonl"
+    lines = path.read_bytes().split(b"\n")
+    for number, line in enumerate(lines):
+        if b'"event":"header"' in line:
+            header = orjson.loads(line)
+            header[name] = value
+            lines[number] = orjson.dumps(header, option=orjson.OPT_SORT_KEYS)
+    # A difference of values too: a mismatch report shows the headers' fields.
+    lines[3] = lines[3].replace(b'"reward":1.0', b'"reward":2.0')
+    path.write_bytes(b"\n".join(lines))
+    return folder
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        ("versions", [1, 2], "an object of strings, found an array"),
+        ("platform", "x", "an object of strings, found a string"),
+        ("storage", [1], "an object, found an array"),
+        ("reset", [1], "an object, found an array"),
+    ],
+)
+def test_header_fields_of_the_wrong_type_exit_2_naming_the_field(
+    golden: Path,
+    actual: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    case: tuple[str, object, str],
+) -> None:
+    name, value, kind = case
+    hostile = with_header_field(golden, tmp_path, name, value)
+    error = (
+        f"gym-goldens: error: {hostile / 'trajectory.jsonl'}:1: expected {name!r} to be {kind}"
+    ).replace("'", '"')
+    for argv in (["show", hostile], ["diff", hostile, actual], ["diff", actual, hostile]):
+        code, out, err = run(capsys, *argv)
+        assert (code, out) == (2, ""), argv
+        assert err.startswith(error), err
+        assert err.endswith("record it again\n")
+
+
+@pytest.mark.parametrize("digits", [4000, 5000])  # within Python's int-string limit, and past it
+def test_an_int_of_thousands_of_digits_is_shown_short(
+    golden: Path, actual: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], digits: int
+) -> None:
+    big = b'{"$int":"%s"}' % (b"9" * digits)
+    hostile = damaged(golden, tmp_path, 3, b'"reward":1.0', b'"reward":' + big)
+    path = hostile / "trajectory.jsonl"
+    lines = path.read_bytes().split(b"\n")
+    lines[0] = lines[0].replace(b'"seed":0', b'"seed":' + big)
+    lines[1] = lines[1].replace(b'"info":{}', b'"info":{"n":' + big + b"}")
+    path.write_bytes(b"\n".join(lines))
+
+    for argv in (["show", hostile], ["show", hostile, "--steps", "0:3"], ["diff", hostile, actual]):
+        code, out, err = run(capsys, *argv)
+        assert (code, err) == (0 if argv[0] == "show" else 1, ""), argv
+        assert len(max(out.splitlines(), key=len)) < 200, argv
+    code, out, _ = run(capsys, "show", hostile)
+    assert "999..." in out

@@ -8,12 +8,21 @@ from pathlib import Path
 import orjson
 import pytest
 
+from gym_goldens.audit import survey
+from gym_goldens.comparison.result import MAX_KEPT_EPISODES
 from gym_goldens.format import lock
 from gym_goldens.format.layout import TRAJECTORY_NAME, UPDATE_LOCK
-from gym_goldens.format.limits import DEFAULT_MAX_DECOMPRESSED_SIZE, MAX_LINE_BYTES, format_size
+from gym_goldens.format.limits import (
+    DEFAULT_MAX_DECOMPRESSED_SIZE,
+    MAX_LINE_BYTES,
+    MAX_NESTING,
+    format_size,
+)
 from gym_goldens.plugin.settings import GoldensSettings
 from gym_goldens.present import differences
+from gym_goldens.present.summary import MAX_EPISODE_ROWS, MAX_LISTED_EPISODES
 from gym_goldens.present.text import MAX_DEPTH
+from gym_goldens.record import fresh
 
 GUARANTEES = Path(__file__).parents[1] / "docs" / "guarantees.md"
 
@@ -51,3 +60,33 @@ def test_orjson_reads_1024_levels_and_no_more() -> None:
     # orjson's words changed over its releases; the limit did not.
     with pytest.raises(orjson.JSONDecodeError, match=r"(depth limit|recursion depth) exceeded"):
         orjson.loads(b"[" * 1025 + b"]" * 1025)
+
+
+def test_the_limits_of_hostile_values_and_files_are_those_of_the_code() -> None:
+    table = limits_table()
+    kept = table["episodes a comparison keeps (`compare`, the pytest report, `gym-goldens diff`)"]
+    assert (
+        kept[0]
+        == f"the first {MAX_KEPT_EPISODES:,}, and the first {MAX_KEPT_EPISODES:,} that differ"
+    )
+    listed = table["episodes `gym-goldens show` lists"][0]
+    assert listed == f"{MAX_EPISODE_ROWS}; with `--all`, the first {MAX_LISTED_EPISODES:,}"
+    nesting = table["nesting of a value the recorder writes"][0]
+    assert nesting.startswith(f"{MAX_NESTING} levels")
+    assert table["a record the recorder writes"][0].startswith(format_size(MAX_LINE_BYTES))
+    timeout = table["the audit of one env (`gym-goldens audit`)"][0]
+    assert timeout == f"{survey.DEFAULT_TIMEOUT:g} s (`--timeout SECONDS`)"
+    tail = table["what `gym-goldens audit` keeps of a fresh process's stderr"][0]
+    assert tail == f"its last {format_size(fresh.MAX_OUTPUT_TAIL)}"
+
+
+def test_orjson_writes_the_nesting_limit_and_no_more() -> None:
+    def nested(levels: int) -> object:
+        value: object = 1
+        for _ in range(levels):
+            value = [value]
+        return value
+
+    assert orjson.dumps(nested(MAX_NESTING))
+    with pytest.raises(orjson.JSONEncodeError, match="Recursion limit"):
+        orjson.dumps(nested(MAX_NESTING + 1))

@@ -27,13 +27,13 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Final
 
 import gym_goldens
 from gym_goldens.audit.registry import select_envs
-from gym_goldens.audit.survey import AuditSettings, audit_envs, audit_failed
+from gym_goldens.audit.survey import DEFAULT_TIMEOUT, AuditSettings, audit_envs, audit_failed
 from gym_goldens.comparison.engine import compare
 from gym_goldens.comparison.result import Comparison, EpisodeComparison
 from gym_goldens.comparison.tolerance import Tolerance
@@ -53,7 +53,14 @@ from gym_goldens.present import viz
 from gym_goldens.present.html import Mismatch, render_page, write_page
 from gym_goldens.present.progress import Progress, is_terminal
 from gym_goldens.present.report import format_comparison
-from gym_goldens.present.summary import format_folder, format_recording, format_steps, summarize
+from gym_goldens.present.summary import (
+    MAX_EPISODE_ROWS,
+    MAX_LISTED_EPISODES,
+    format_folder,
+    format_recording,
+    format_steps,
+    summarize,
+)
 from gym_goldens.present.table import audit_json, format_table
 from gym_goldens.present.text import counted, printable
 from gym_goldens.record.rollouts import record_rollout
@@ -71,6 +78,7 @@ _WALKED: Final = "a folder named on its command line"
 # The folder goldens live in by default: a diff against a recording below one gets the update
 # command; two recordings made by hand get none.
 _GOLDENS: Final = "goldens"
+_ALL_HELP: Final = f"list every episode (the first {MAX_LISTED_EPISODES:,} of a longer recording)"
 
 
 class _UsageError(GoldensError, ValueError):
@@ -150,7 +158,7 @@ def _parser() -> argparse.ArgumentParser:
         help="with --steps: the columns, as comma-separated field patterns (e.g. obs[2],info.*); "
         "by default action, reward, flags, obs and info, a column per key of a dict",
     )
-    show.add_argument("--all", action="store_true", help="list every episode, however many")
+    show.add_argument("--all", action="store_true", help=_ALL_HELP)
     _add_limit_option(show)
     show.set_defaults(run=_show)
 
@@ -301,7 +309,7 @@ def _show(args: argparse.Namespace) -> int:
             raise _UsageError(f"{path}: no recording (trajectory.jsonl) in this folder or below")
         files = [file for folder in recordings for file in recording_files(folder)]
         with _RecordProgress(
-            lambda: [count_records(files, max_decompressed_size=limit)], "reading"
+            lambda: count_records(files, max_decompressed_size=limit), "reading"
         ) as bar:
             summaries = [
                 summarize(folder, advance=bar.advance, max_decompressed_size=limit)
@@ -320,10 +328,11 @@ def _show(args: argparse.Namespace) -> int:
         )
         return _EXIT_OK
     with _RecordProgress(
-        lambda: [count_records(files, max_decompressed_size=limit)], "reading"
+        lambda: count_records(files, max_decompressed_size=limit), "reading"
     ) as bar:
-        summary = summarize(path, advance=bar.advance, max_decompressed_size=limit)
-    _print_lines(format_recording(summary, display=_display, all_episodes=args.all))
+        rows = MAX_LISTED_EPISODES if args.all else MAX_EPISODE_ROWS
+        summary = summarize(path, advance=bar.advance, rows=rows, max_decompressed_size=limit)
+    _print_lines(format_recording(summary, display=_display))
     return _EXIT_OK
 
 
@@ -331,7 +340,7 @@ def _diff(args: argparse.Namespace) -> int:
     tolerance = _tolerance(args)
     comparison = _compare(args.golden, args.actual, tolerance, args.max_decompressed_size)
     if comparison.equal:
-        count = len(comparison.episodes)
+        count = comparison.episode_count
         _print_lines(
             [
                 f"equal: {_display(args.actual)} matches {_display(args.golden)} "
@@ -367,7 +376,7 @@ def _plot(args: argparse.Namespace) -> int:
             raise _UsageError("--rtol, --atol and --ignore apply to a comparison; add --vs OTHER")
         episode = args.episode or 0
         files = _recording_files(args.path)
-        with _RecordProgress(lambda: _episode_sizes([files], [episode], limit), "reading") as bar:
+        with _RecordProgress(lambda: _chosen_sizes([files], [episode], limit), "reading") as bar:
             figure = viz.plot_recording(
                 args.path,
                 episode=episode,
@@ -399,7 +408,7 @@ def _plot(args: argparse.Namespace) -> int:
         episodes = [0]
     numbers = [e if isinstance(e, int) else e.index for e in episodes]
     sides = [_recording_files(args.path), _recording_files(args.vs)]
-    with _RecordProgress(lambda: _episode_sizes(sides, numbers, limit), "reading") as bar:
+    with _RecordProgress(lambda: _chosen_sizes(sides, numbers, limit), "reading") as bar:
         figures = [
             viz.plot_comparison(
                 args.path,
@@ -418,7 +427,7 @@ def _plot(args: argparse.Namespace) -> int:
         verdict = (
             "equal within tolerance"
             if comparison.equal
-            else counted(len(comparison.differing), "episode differs", "episodes differ")
+            else counted(comparison.differing_count, "episode differs", "episodes differ")
         )
         text = (
             _report(comparison, args.path)
@@ -466,6 +475,11 @@ def _record(args: argparse.Namespace) -> int:
 
 
 # gym-goldens audit
+
+_TIMEOUT_HELP: Final = (
+    f"stop the audit of an env that takes longer than this many seconds: an error row "
+    f"(default {DEFAULT_TIMEOUT:g}; 0 for no limit)"
+)
 
 
 def _add_audit_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -539,6 +553,9 @@ def _add_audit_command(commands: argparse._SubParsersAction[argparse.ArgumentPar
         help="audit envs in N worker processes (default 1: in this process)",
     )
     audit.add_argument(
+        "--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS", help=_TIMEOUT_HELP
+    )
+    audit.add_argument(
         "--json", type=Path, metavar="FILE", help="also write the table as JSON to FILE, for CI"
     )
     audit.add_argument(
@@ -556,12 +573,15 @@ def _audit(args: argparse.Namespace) -> int:
         raise _UsageError(f"--steps must be 0 or more, got {args.steps}")
     if args.jobs < 1:
         raise _UsageError(f"--jobs must be 1 or more, got {args.jobs}")
+    if not args.timeout >= 0:
+        raise _UsageError(f"--timeout must be 0 (no limit) or more seconds, got {args.timeout}")
     settings = AuditSettings(
         seeds=_seeds(args.seeds),
         steps=args.steps,
         tolerance=_audit_tolerance(args),
         check_env=args.check_env,
         import_modules=tuple(args.import_modules),
+        timeout=args.timeout or None,
     )
     selection = select_envs(
         *args.patterns,
@@ -628,7 +648,11 @@ def _compare(golden: Path, actual: Path, tolerance: Tolerance, limit: int) -> Co
     for path, files in zip((golden, actual), sides, strict=True):
         if not files:
             raise _UsageError(f"{path}: no recording (trajectory.jsonl) in this folder")
-    with _RecordProgress(lambda: _episode_sizes(sides, None, limit), "comparing") as bar:
+    with _RecordProgress(
+        lambda: sum(_episode_sizes(sides, limit)),
+        "comparing",
+        units=lambda: _episode_sizes(sides, limit),
+    ) as bar:
         return compare(
             golden,
             actual,
@@ -655,44 +679,52 @@ def _checked(folder: Path) -> GoldenFolder:
     return resolve_golden(folder, folder, within=_WALKED)
 
 
-def _episode_sizes(
-    sides: Sequence[Sequence[Path]], episodes: Sequence[int] | None, limit: int
-) -> list[int]:
-    """The records of each episode (or of the chosen ones), over the recordings' files.
+def _episode_sizes(sides: Sequence[Sequence[Path]], limit: int) -> Iterator[int]:
+    """The records of each episode, over the recordings' files, read as they are asked for.
 
     Episodes of the same number in each recording are one unit of work.
     """
     counts = [count_episode_records(files, max_decompressed_size=limit) for files in sides]
-    totals = [sum(pair) for pair in itertools.zip_longest(*counts, fillvalue=0)]
-    if episodes is None:
-        return totals
-    return [totals[e] if 0 <= e < len(totals) else 0 for e in episodes]
+    return map(sum, itertools.zip_longest(*counts, fillvalue=0))
+
+
+def _chosen_sizes(sides: Sequence[Sequence[Path]], episodes: Sequence[int], limit: int) -> int:
+    """The records of the chosen episodes, over the recordings' files, all together."""
+    wanted = set(episodes)
+    sizes = itertools.islice(_episode_sizes(sides, limit), max(episodes, default=-1) + 1)
+    return sum(size for index, size in enumerate(sizes) if index in wanted)
 
 
 class _RecordProgress:
     """A progress bar over the records of recordings, counted only on a terminal.
 
     Args:
-        count: Gives the records of each unit of work (an episode, or a pair
-            of them); called only where a bar is drawn, as counting reads the
-            files once more.
+        count: Gives the number of records to read; called only where a bar
+            is drawn, as counting reads the files once more.
         label: What is being done.
+        units: Gives the records of each unit of work in turn (an episode,
+            or a pair of them), for :meth:`advance_unit`; read along with
+            the work, so that nothing is kept per unit.
     """
 
-    def __init__(self, count: Callable[[], Sequence[int]], label: str) -> None:
+    def __init__(
+        self,
+        count: Callable[[], int],
+        label: str,
+        *,
+        units: Callable[[], Iterator[int]] | None = None,
+    ) -> None:
         # Counting lines is fast next to parsing them, and skipped when no bar is drawn.
-        self.sizes = list(count()) if is_terminal(sys.stderr) else []
-        self._next = 0
-        self._bar = Progress(sum(self.sizes), label, unit="records")
+        shown = is_terminal(sys.stderr)
+        self._units = units() if shown and units is not None else iter(())
+        self._bar = Progress(count() if shown else 0, label, unit="records")
 
     def advance(self, count: int) -> None:
         self._bar.advance(count)
 
     def advance_unit(self) -> None:
         """Count the next unit of work done."""
-        if self._next < len(self.sizes):
-            self._bar.advance(self.sizes[self._next])
-        self._next += 1
+        self._bar.advance(next(self._units, 0))
 
     def __enter__(self) -> _RecordProgress:
         return self

@@ -12,6 +12,7 @@ __all__ = [
     "GoldenWriteError",
     "GoldensError",
     "GoldensWarning",
+    "UnrecordableValueError",
     "UnsafeGoldenPathError",
     "UnsupportedFormatVersionError",
 ]
@@ -63,6 +64,16 @@ class GoldenWriteError(GoldensError, OSError):
         self.path = str(path)
         self.reason = reason
         super().__init__(f"{self.path}: {reason}")
+
+
+class UnrecordableValueError(GoldensError, ValueError):
+    """A value an env returned cannot be recorded, and no file could read it back.
+
+    Nested deeper than a recording holds, holding itself, holding a string
+    that UTF-8 cannot write, or making a record longer than a reader accepts:
+    the message names the field and the limit. Nothing of that record is
+    written; what was recorded before it is.
+    """
 
 
 class GoldensWarning(UserWarning):

@@ -4,13 +4,22 @@ from __future__ import annotations
 
 import dataclasses
 import fnmatch
+import subprocess
+import sys
+import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from gym_goldens.audit.registry import select_envs
-from gym_goldens.audit.survey import AuditSettings, audit_envs, audit_failed, fresh_hash_seed
+from gym_goldens.audit.survey import (
+    AuditSettings,
+    audit_envs,
+    audit_failed,
+    fresh_hash_seed,
+)
 from gym_goldens.present.table import (
     CHECK_FAILED,
     DETERMINISTIC,
@@ -19,6 +28,7 @@ from gym_goldens.present.table import (
     SKIPPED,
     AuditRow,
 )
+from gym_goldens.record.fresh import StreamTail
 from tests.support import planted
 
 PLANTED = AuditSettings(steps=30, import_modules=("planted_envs",))
@@ -219,3 +229,74 @@ def test_the_fresh_process_hashes_with_another_seed(monkeypatch: pytest.MonkeyPa
     assert fresh_hash_seed() == 1
     monkeypatch.delenv("PYTHONHASHSEED")
     assert fresh_hash_seed() == 1
+
+
+STUCK = AuditSettings(steps=5, check_env=False, import_modules=("tests.audit.stuck_envs",))
+
+
+def _audit(*patterns: str, **settings: Any) -> dict[str, AuditRow]:
+    selection = select_envs(*patterns, import_modules=list(STUCK.import_modules))
+    rows = audit_envs(selection, dataclasses.replace(STUCK, **settings))
+    return {row.env_id: row for row in rows}
+
+
+def test_an_env_that_hangs_is_stopped_at_the_timeout_an_error_row() -> None:
+    rows = _audit("Stuck/Sleeps-v0", "Stuck/SleepsFresh-v0", timeout=2.0)
+    for env_id, where in [
+        ("Stuck/Sleeps-v0", "seed 0, run 1 (in this process)"),
+        ("Stuck/SleepsFresh-v0", f"run 3 (in a fresh process, PYTHONHASHSEED={fresh_hash_seed()})"),
+    ]:
+        row = rows[env_id]
+        assert row.verdict == ERROR
+        assert row.reason == (
+            "stopped after 2 s, the time the audit of an env may take (--timeout), during "
+            f"{where}: it hangs, or needs a longer --timeout"
+        )
+        assert row.seconds is not None
+        assert row.seconds < 30
+    assert rows["Stuck/SleepsFresh-v0"].steps == 5  # its runs in this process were done
+
+
+def test_stderr_that_is_not_utf8_is_read_and_shown_escaped() -> None:
+    rows = _audit("Stuck/Garbage-v0", "Stuck/GarbageFails-v0")
+    assert rows["Stuck/Garbage-v0"].verdict == DETERMINISTIC
+    failed = rows["Stuck/GarbageFails-v0"]
+    assert failed.verdict == ERROR
+    assert failed.reason is not None
+    assert failed.reason.startswith(
+        f"run 3, in a fresh process (PYTHONHASHSEED={fresh_hash_seed()}), failed (exit code 3):\n"
+    )
+    assert "\ufffd\ufffd bytes that are not UTF-8 \ufffd\ufffd" in failed.reason
+
+
+def test_a_flood_of_stderr_keeps_its_end_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FLOOD_BYTES", str(8 << 20))
+    tracemalloc.start()
+    try:
+        rows = _audit("Stuck/Floods-v0")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    row = rows["Stuck/Floods-v0"]
+    assert row.verdict == ERROR
+    assert row.reason is not None
+    assert row.reason.endswith("\nthe last words")
+    # The verdict's line, "..." for the lines left out, and the last twelve.
+    assert len(row.reason.splitlines()) <= 14
+    # 8 MB went through: the tail kept is 64 KiB, not the stream.
+    assert peak < 4 << 20
+
+
+def test_a_stream_tail_keeps_a_bounded_end_of_any_stream() -> None:
+    script = "import os\nfor i in range(2000): os.write(2, b'%05d' % i + b'x' * 4090 + b'\\n')"
+    with subprocess.Popen([sys.executable, "-c", script], stderr=subprocess.PIPE) as process:
+        assert process.stderr is not None
+        tail = StreamTail(process.stderr, size=10_000)
+        sizes = []
+        while process.poll() is None:
+            sizes.append(tail.kept)
+        text = tail.text()
+    assert tail.total == 2000 * 4096
+    assert max([*sizes, tail.kept]) <= 10_000 + 64 * 1024
+    assert len(text) == 10_000
+    assert text.endswith("01999" + "x" * 4090 + "\n")

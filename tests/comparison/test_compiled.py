@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
@@ -10,7 +11,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from gym_goldens.comparison.compiled import compile_check
+from gym_goldens.comparison.compiled import check_for, compile_check
 from gym_goldens.comparison.engine import skeleton
 from gym_goldens.comparison.tolerance import Tolerance
 from gym_goldens.comparison.walk import values_match
@@ -189,3 +190,100 @@ def test_a_long_float_array_is_checked_in_a_loop_that_agrees_with_the_walk(
     else:
         assert verdict == values_match(golden_record, actual_record, root)
     assert check(golden_record, golden_record) is True
+
+
+class _Pairs(list):  # type: ignore[type-arg]
+    """A JSON object as its key-value pairs, in order: a key may come twice, as a file can hold."""
+
+
+_PAIR_VALUES = st.recursive(
+    _LEAVES,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3),
+        st.lists(st.tuples(_KEYS, inner), max_size=4).map(_Pairs),
+    ),
+    max_leaves=10,
+)
+
+
+def _text(value: Any) -> bytes:
+    """The JSON of a value whose objects are :class:`_Pairs`, duplicated keys and all."""
+    if isinstance(value, _Pairs):
+        return b"{" + b",".join(orjson.dumps(k) + b":" + _text(v) for k, v in value) + b"}"
+    if isinstance(value, list):
+        return b"[" + b",".join(_text(item) for item in value) + b"]"
+    if type(value) is int:
+        return b"%d" % value  # past 64 bits too, which orjson reads back as a float
+    return orjson.dumps(value)
+
+
+@st.composite
+def _changed(draw: st.DrawFn, value: Any) -> Any:
+    """``value`` renumbered, each key perhaps renamed to another of its skeleton.
+
+    ``k1`` may become ``k2`` and ``k2`` ``k1``: keys are then missing, extra
+    or named twice, in lines that keep their skeleton.
+    """
+    if isinstance(value, _Pairs):
+        pairs = _Pairs()
+        for key, item in value:
+            digit = draw(st.sampled_from("12"))
+            pairs.append((key.replace("1", digit).replace("2", digit), draw(_changed(item))))
+        return pairs
+    if isinstance(value, list):
+        return [draw(_changed(item)) for item in value]
+    return draw(_renumbered(value))
+
+
+@settings(max_examples=250, deadline=None)
+@given(
+    base=st.lists(st.tuples(_KEYS, _PAIR_VALUES), min_size=1, max_size=4).map(_Pairs),
+    data=st.data(),
+    tolerance=st.sampled_from(TOLERANCES),
+)
+def test_a_compiled_check_agrees_with_the_walk_on_any_keys_a_file_holds(
+    base: _Pairs, data: st.DataObject, tolerance: Tolerance
+) -> None:
+    # Lines as a file may hold them: keys repeated (JSON keeps the last),
+    # renamed or left out, on any side, within one skeleton: a golden of
+    # {"k1":5.0,"k1":5.0} must not hide the k2 of {"k1":5.0,"k2":5.0}.
+    lines = [_text(data.draw(_changed(base))) for _ in range(3)]
+    layout = skeleton(lines[0])
+    assume(layout == skeleton(lines[1]) == skeleton(lines[2]))
+    template, golden, actual = (orjson.loads(line) for line in lines)
+    root = dataclasses.replace(tolerance).tree()  # a tree of its own: no check kept from before
+
+    # As the comparison has it: compiled for a skeleton from one of its lines.
+    check = check_for(layout, template, root, legacy=False)
+
+    assume(check is not None)
+    assert check is not None
+    verdict = check(golden, actual)
+    # The walk as the comparison calls it on lines of one skeleton.
+    assert verdict is None or verdict == values_match(golden, actual, root, same_types=True)
+
+
+def test_a_repeated_key_cannot_hide_another_key() -> None:
+    root = Tolerance().tree()
+    # The lines {"k1":5.0,"k1":5.0} and {"k1":5.0,"k2":5.0} share a skeleton.
+    repeated, both = b'{"k1":5.0,"k1":5.0}', b'{"k1":5.0,"k2":5.0}'
+    assert skeleton(repeated) == skeleton(both)
+    golden, actual = orjson.loads(repeated), orjson.loads(both)
+    # No check from the line that reads as fewer keys than it names...
+    assert check_for(skeleton(repeated), golden, root, legacy=False) is None
+    # ... and the check from the other finds a key missing.
+    check = check_for(skeleton(both), actual, Tolerance().tree(), legacy=False)
+    assert check is not None
+    assert check(golden, actual) is None
+    assert check(actual, golden) is None
+    assert not values_match(golden, actual, root)
+
+
+def test_keys_that_differ_in_digits_in_another_order_are_left_to_the_walk() -> None:
+    root = Tolerance().tree()
+    # 1.0 == 1 in Python: the types are what differ.
+    golden, actual = orjson.loads(b'{"k1":1.0,"k2":1}'), orjson.loads(b'{"k2":1.0,"k1":1}')
+    check = compile_check(golden, root)
+    assert check is not None
+    assert check(golden, actual) is None
+    assert not values_match(golden, actual, root, same_types=True)

@@ -4,20 +4,25 @@ from __future__ import annotations
 
 import copy
 import math
+import shutil
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import orjson
 import pytest
+from gymnasium import spaces
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gym_goldens import GoldenFormatError, Tolerance, compare, read_recording
+from gym_goldens import GoldenFormatError, RecordTrajectory, Tolerance, compare, read_recording
 from gym_goldens.comparison.explain import explain
 from gym_goldens.comparison.result import Difference
 from gym_goldens.comparison.walk import values_match
 from gym_goldens.format.fields import format_path
-from tests.support.envs import record_scaled_cartpole
+from gym_goldens.present.report import format_comparison
+from tests.support.bombs import episode_bomb, header_line
+from tests.support.envs import ScriptedEnv, record_scaled_cartpole, run
 
 
 def _record(path: Path, **kwargs: Any) -> Path:
@@ -281,3 +286,52 @@ def test_equal_agrees_with_explain(pair: tuple[Any, Any], tolerance: Tolerance) 
     for difference in found:
         if difference.kind == "value" and difference.rtol is not None:
             assert (difference.rtol, difference.atol) == tolerance.for_path(difference.path)
+
+
+@pytest.mark.parametrize("compress", [False, True])
+def test_a_comparison_keeps_counts_and_a_bounded_sample_of_its_episodes(
+    tmp_path: Path, compress: bool
+) -> None:
+    # 3,000 header-only episodes: all but the first are missing from the actual.
+    header = header_line(tmp_path / "recorded")
+    golden = episode_bomb(tmp_path / "golden", header, 3000, compress=compress)
+    actual = episode_bomb(tmp_path / "actual", header, 1, compress=compress)
+
+    comparison = compare(golden, actual)
+
+    assert (comparison.episode_count, comparison.differing_count) == (3000, 2999)
+    assert not comparison.equal
+    # The first 1,000 episodes, and the first 1,000 that differ: not one per episode.
+    assert len(comparison.episodes) == 1001
+    assert [e.index for e in comparison.differing] == list(range(1, 1001))
+    assert "episodes differing: 2999 of 3000 (episodes 1, 2, 3" in format_comparison(comparison)
+    assert "(2989 more)" in format_comparison(comparison)
+    same = compare(golden, golden)
+    assert (same.episode_count, same.differing_count, len(same.episodes)) == (3000, 0, 1000)
+    assert same.equal
+
+
+def test_a_golden_that_names_a_key_twice_is_malformed_not_a_match(tmp_path: Path) -> None:
+    # The env gives k1 and k2; the golden names k1 twice, in the same skeleton
+    # (keys that differ only in digits): read as {"k1": 5.0}, k2 went unchecked.
+    infos = [{}, {"k1": 5.0, "k2": 5.0}, {"k1": 5.0, "k2": 5.0}]
+    env = ScriptedEnv(spaces.Box(-1, 1, (1,)), [np.zeros(1, np.float32)] * 3, infos=infos)
+    actual = tmp_path / "actual"
+    run(RecordTrajectory(env, actual), [0, 0])
+    golden = Path(shutil.copytree(actual, tmp_path / "golden"))
+    path = golden / "trajectory.jsonl"
+    lines = path.read_bytes().split(b"\n")
+    assert b'"info":{"k1":5.0,"k2":5.0}' in lines[3]
+    lines[3] = lines[3].replace(b'"k2":5.0', b'"k1":5.0')
+    lines[2] = lines[2].replace(b'"reward":0.0', b'"reward":0.5')  # an earlier difference
+    path.write_bytes(b"\n".join(lines))
+
+    with pytest.raises(GoldenFormatError) as raised:
+        compare(golden, actual)
+
+    assert str(raised.value).startswith(f"{path}:4: the key 'info.k1' is named twice in one object")
+    # The walk of the comparison finds the difference too, where the first one was.
+    lines[2] = lines[2].replace(b'"reward":0.5', b'"reward":0.0')
+    path.write_bytes(b"\n".join(lines))
+    with pytest.raises(GoldenFormatError, match=r"'info\.k1' is named twice"):
+        compare(golden, actual)

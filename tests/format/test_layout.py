@@ -215,3 +215,14 @@ def test_awkward_ids_are_safe_and_stable() -> None:
     directory = golden_dir_for(ROOT, "t.py::test_x[../../etc]", "../up")
     assert ".." not in directory.parts
     assert directory.parent.parent.parent == ROOT
+
+
+@pytest.mark.parametrize("text", ["\ud800", "a\udfffb", "\udc80" * 50, "x\ud83d"], ids=repr)
+def test_a_lone_surrogate_gets_a_safe_unique_name(text: str) -> None:
+    # A Python str may hold one (a name decoded with surrogateescape); UTF-8 has no bytes for it.
+    segment = safe_segment(text)
+    assert _PORTABLE.match(segment), segment
+    assert len(segment.encode("utf-8")) <= 120
+    others = {safe_segment(other) for other in AWKWARD_IDS}
+    assert segment not in others
+    assert safe_segment("\ud800") == "%ED%A0%80"

@@ -6,6 +6,7 @@ import gzip
 import itertools
 import json
 import math
+import re
 from pathlib import Path
 
 import gymnasium as gym
@@ -27,7 +28,7 @@ from gym_goldens.format.lines import (
     iter_lines,
     split_episodes,
 )
-from gym_goldens.format.reader import recording_files
+from gym_goldens.format.reader import read_header, recording_files
 from tests.support.envs import TAXI
 
 _HEADER = b'{"event":"header","format":"gym-goldens","version":"1.0"}'
@@ -266,3 +267,34 @@ def test_an_episode_read_after_the_next_one_was_asked_for_leaves_that_one_intact
     list(first)  # too late: must not move the split on
     assert list(second) == lines[3:]
     assert next(episodes, None) is None
+
+
+_HEADER_WITH = '{"event":"header","format":"gym-goldens","version":"2.1",%s}'
+
+
+@pytest.mark.parametrize(
+    ("field", "reason"),
+    [
+        ('"versions":[1,2]', 'expected "versions" to be an object of strings, found an array'),
+        ('"versions":{"numpy":2}', 'expected "versions" to be an object of strings, found'),
+        ('"platform":"x"', 'expected "platform" to be an object of strings, found a string'),
+        ('"storage":[1]', 'expected "storage" to be an object, found an array'),
+        ('"reset":[1]', 'expected "reset" to be an object, found an array'),
+        ('"env":7', 'expected "env" to be an object, found a number'),
+        ('"wrappers":{"a":1}', 'expected "wrappers" to be an array of strings, found an object'),
+        ('"wrappers":[1]', 'expected "wrappers" to be an array of strings'),
+        ('"observation_space":null', 'expected "observation_space" to be an object, found null'),
+        ('"vector":true', 'expected "vector" to be an object, found true'),
+        ('"vectorization_mode":[]', 'expected "vectorization_mode" to be a string'),
+    ],
+)
+def test_header_fields_of_the_wrong_type_are_refused_with_the_field(
+    tmp_path: Path, field: str, reason: str
+) -> None:
+    path = _write(tmp_path / "trajectory.jsonl", (_HEADER_WITH % field).encode(), _RESET)
+    with pytest.raises(GoldenFormatError) as info:
+        read_header(path)
+    assert str(info.value).startswith(f"{path}:1: {reason}")
+    assert str(info.value).endswith("record it again")
+    with pytest.raises(GoldenFormatError, match=re.escape(reason)):
+        list(read_recording(path))

@@ -32,6 +32,7 @@ from gym_goldens.present.summary import (
     format_steps,
     summarize,
 )
+from tests.support.bombs import episode_bomb, header_line
 from tests.support.envs import MultiObjectiveEnv, ScriptedEnv, run
 from tests.support.legacy import write_format_1
 
@@ -67,7 +68,7 @@ def test_summary_counts_steps_and_returns(recording: Path) -> None:
     assert summary.header["env"]["id"] == "Blackjack-v1"
     # Each episode opens with its own header, at the line the reader finds it.
     assert [e.line for e in summary.episodes] == [e.line for e in episodes]
-    seeds = [(e.header or {})["reset"]["seed"] for e in summary.episodes]
+    seeds = [e.seed for e in summary.episodes]
     assert seeds == [4] + [None] * (len(episodes) - 1)
     assert all(e.path == recording / "trajectory.jsonl" for e in summary.episodes)
 
@@ -100,10 +101,10 @@ def test_summary_reports_progress_in_records(recording: Path) -> None:
 
 
 def test_records_are_counted_per_episode(recording: Path, tmp_path: Path) -> None:
-    counts = count_episode_records([recording / "trajectory.jsonl"])
+    counts = list(count_episode_records([recording / "trajectory.jsonl"]))
     assert counts == [1 + len(e.records) for e in read_recording(recording)]
     old = write_format_1(recording, tmp_path / "old")
-    assert count_episode_records(sorted(old.iterdir())) == counts
+    assert list(count_episode_records(sorted(old.iterdir()))) == counts
 
 
 def test_a_gzipped_trajectory_file_is_read(recording: Path, tmp_path: Path) -> None:
@@ -302,3 +303,24 @@ def test_format_steps_shows_the_fields_chosen_by_pattern(tmp_path: Path) -> None
     assert lines[2].split() == ["2", "12.125", "56", "approach", "2", "0"]
     with pytest.raises(ValueError, match="not a record field"):
         format_steps(out, 1, 3, fields=["position"])
+
+
+@pytest.mark.parametrize("compress", [False, True])
+def test_a_summary_keeps_counts_and_a_bounded_number_of_episodes(
+    tmp_path: Path, compress: bool
+) -> None:
+    header = header_line(tmp_path / "recorded")
+    bomb = episode_bomb(tmp_path / "bomb", header, 3000, compress=compress)
+
+    summary = summarize(bomb)
+
+    assert (summary.episode_count, summary.steps, summary.total_reward) == (3000, 0, 0.0)
+    assert summary.header is not None
+    assert summary.header["env"]["id"] == "CartPole-v1"
+    # The rows `show` prints, not one object per episode.
+    assert [e.index for e in summary.episodes] == list(range(40))
+    listed = summarize(bomb, rows=100)
+    assert [e.index for e in listed.episodes] == list(range(100))
+    text = "\n".join(format_recording(summary))
+    assert "  episodes: 3000, steps: 0\n" in text
+    assert "... 2,960 more episodes (show them all with --all)" in text

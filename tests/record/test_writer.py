@@ -19,14 +19,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from gym_goldens import compare
+from gym_goldens.errors import UnrecordableValueError
 from gym_goldens.format import dtypes
-from gym_goldens.format.codec import DEFAULT_MAX_ARRAY_SIZE, Encoder
+from gym_goldens.format.codec import DEFAULT_MAX_ARRAY_SIZE, ArraySummary, Encoder
 from gym_goldens.format.header import FORMAT_NAME, FORMAT_VERSION, describe_env
+from gym_goldens.format.limits import MAX_LINE_BYTES
 from gym_goldens.format.lines import iter_episodes, iter_lines
 from gym_goldens.format.reader import read_recording
 from gym_goldens.record.single import RecordTrajectory
 from gym_goldens.record.writer import Storage
-from tests.support.envs import ScriptedEnv
+from tests.support.envs import ScriptedEnv, run
 
 
 class _Recorded(gym.Wrapper[Any, Any, Any, Any]):
@@ -357,3 +360,126 @@ class _Switching(gym.Env[Any, Any]):
 
     def step(self, action: Any) -> tuple[Any, Any, bool, bool, dict[str, Any]]:
         return self.envs[self.current].step(action)
+
+
+def _reset_and_step(env: gym.Env[Any, Any]) -> None:
+    env.reset(seed=0)
+    env.step(0)
+
+
+def _nested(levels: int) -> dict[str, Any]:
+    value: dict[str, Any] = {}
+    for _ in range(levels - 1):
+        value = {"a": value}
+    return value
+
+
+def _looping_dict() -> dict[str, Any]:
+    loop: dict[str, Any] = {"x": 1}
+    loop["me"] = {"again": loop}
+    return loop
+
+
+def _looping_list() -> list[Any]:
+    loop: list[Any] = [1]
+    loop.append(loop)
+    return loop
+
+
+@pytest.mark.parametrize(
+    ("info", "reason"),
+    [
+        ({"deep": _nested(300)}, "info.deep.a.a.a.a... is nested more than 254 levels deep"),
+        ({"deep": _nested(3000)}, "info.deep.a.a.a.a... is nested more than 254 levels deep"),
+        ({"loop": _looping_dict()}, "info.loop.me.again refers to itself (to info.loop)"),
+        ({"loop": _looping_list()}, "info.loop[1] refers to itself (to info.loop)"),
+        ({"text": "a\ud800b"}, "info.text holds a lone surrogate ('\\ud800')"),
+    ],
+    ids=["300 levels", "3000 levels", "dict loop", "list loop", "surrogate"],
+)
+@pytest.mark.parametrize("at", ["reset", "step"])
+def test_a_value_a_recording_cannot_hold_is_refused_when_recorded_naming_the_field(
+    tmp_path: Path, info: dict[str, Any], reason: str, at: str
+) -> None:
+    infos = [info, {}] if at == "reset" else [{}, info]
+    env = RecordTrajectory(ScriptedEnv(spaces.Discrete(2), [0, 1], infos=infos), tmp_path)
+    with pytest.raises(UnrecordableValueError) as raised:
+        _reset_and_step(env)
+    env.close()
+
+    assert str(raised.value).startswith(reason), str(raised.value)
+    assert isinstance(raised.value, ValueError)
+    # What was recorded before it reads back.
+    episodes = read_recording(tmp_path)
+    assert len(episodes[0].records) == (0 if at == "reset" else 1)
+
+
+def test_a_record_past_the_line_limit_is_refused_when_recorded_with_the_limit(
+    tmp_path: Path,
+) -> None:
+    # A reader refuses a line over 16 MiB: the recorder must not write one
+    # (an update then called the test nondeterministic, its golden unreadable).
+    infos = [{}, {"n": 1}, {"text": "x" * (MAX_LINE_BYTES + 1)}]
+    env = RecordTrajectory(ScriptedEnv(spaces.Discrete(2), [0, 1, 2], infos=infos), tmp_path)
+    env.reset(seed=0)
+    env.step(0)
+    with pytest.raises(UnrecordableValueError) as raised:
+        env.step(0)
+    env.close()
+
+    assert str(raised.value) == (
+        "the record of step t=2 is 16,777,326 bytes, longer than 16 MiB, the longest line a "
+        "reader accepts: info.text holds 16,777,219 bytes of it; store a large array as a "
+        "summary (max_array_size), or leave the field out"
+    )
+    (episode,) = read_recording(tmp_path)
+    assert [record.get("t") for record in episode.records] == [None, 1]
+
+
+def test_big_endian_arrays_are_recorded_with_their_byte_order_and_compared(
+    tmp_path: Path,
+) -> None:
+    big = np.arange(3, dtype=">f8")
+    infos = [{}, {"x": big, "n": np.arange(2, dtype=">i4")}]
+    obs = [np.zeros(2, ">f4"), np.linspace(0, 1, 5000, dtype=">f8")]  # the second, a summary
+    space = spaces.Box(-1, 1, (2,), dtype=np.float32)
+    for name in ("golden", "actual"):
+        env = RecordTrajectory(ScriptedEnv(space, obs, infos=infos), tmp_path / name)
+        run(env, [0])
+    step = read_recording(tmp_path / "golden")[0].steps[0]
+    assert step["info"] == {"x": [0.0, 1.0, 2.0], "n": [0, 1]}
+    assert step["dtypes"]["info"] == {"x": ">f8[3]", "n": ">i4[2]"}
+    assert step["obs"] == ArraySummary.of(np.linspace(0, 1, 5000))
+    assert compare(tmp_path / "golden", tmp_path / "actual").equal
+    # Native arrays of the same values: the byte order is a change of dtype.
+    infos[1] = {"x": big.astype("<f8"), "n": np.arange(2, dtype="<i4")}
+    run(RecordTrajectory(ScriptedEnv(space, obs, infos=infos), tmp_path / "native"), [0])
+    (episode,) = compare(tmp_path / "golden", tmp_path / "native").differing
+    assert episode.first is not None
+    assert [d.field for d in episode.first.differences] == ["dtypes.info.n", "dtypes.info.x"]
+
+
+def test_datetime64_keeps_nanoseconds_and_nat_is_written_as_nat(tmp_path: Path) -> None:
+    moment = np.datetime64("2024-01-01T00:00:00.123456789", "ns")
+    values = {
+        "ns": moment,
+        "ns_array": np.array([moment, np.datetime64("NaT", "ns")]),
+        "day_nat": np.datetime64("NaT", "D"),
+        "day_array": np.array(["2024-01-02", "NaT"], dtype="datetime64[D]"),
+        "us": np.datetime64("2024-01-01T00:00:00.123456", "us"),
+    }
+    infos = [dict(values), dict(values)]
+    env = RecordTrajectory(ScriptedEnv(spaces.Discrete(2), [0, 1], infos=infos), tmp_path)
+    run(env, [0])
+
+    lines = [raw for _, raw in iter_lines(tmp_path / "trajectory.jsonl")][1:]
+    for line in lines:  # the reset's, then the step's
+        assert b'"ns":"2024-01-01T00:00:00.123456789"' in line
+        assert b'"ns_array":["2024-01-01T00:00:00.123456789","NaT"]' in line
+        assert b'"day_nat":"NaT"' in line
+        assert b'"day_array":["2024-01-02T00:00:00","NaT"]' in line
+        assert b'"us":"2024-01-01T00:00:00.123456"' in line  # as orjson writes it, as before
+        assert b"1970-01-01" not in line
+        assert b"1677-09-21" not in line
+    record = {"event": "step", "t": 1, "info": values}
+    assert Encoder().encode(record) == Encoder().encode_careful(record)

@@ -34,12 +34,15 @@ import importlib
 import json
 import multiprocessing
 import shutil
+import signal
+import subprocess
 import sys
 import tempfile
+import threading
 import time
 import traceback
 import warnings
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Final, SupportsFloat
 
@@ -67,6 +70,7 @@ from gym_goldens.record.rollouts import rollout
 from gym_goldens.record.single import RecordTrajectory
 
 __all__ = [
+    "DEFAULT_TIMEOUT",
     "AuditSettings",
     "audit_env",
     "audit_envs",
@@ -85,6 +89,11 @@ _DIED: Final = (
     "(a crash in native code, or os._exit)"
 )
 _MAX_ERROR_LINES: Final = 12
+# What is kept of the fresh process's stderr: its end, whatever it writes.
+
+DEFAULT_TIMEOUT: Final = 300.0
+"""The seconds an env's audit may take by default (``--timeout``): far more than
+a hundred steps of any env take, far less than a CI job's limit."""
 # The fresh process: imports gym_goldens as installed, then takes this
 # process's sys.path before importing the modules that register the envs.
 _FRESH_CODE: Final = (
@@ -103,6 +112,11 @@ class AuditSettings:
         check_env: Also run gymnasium's ``check_env`` on the unwrapped env.
         import_modules: The modules that register the envs, imported again
             by the fresh processes and the workers.
+        timeout: The seconds an env's audit may take, all its runs and
+            checks together; past them it is stopped and is an error. None
+            for no limit. The runs in this process are stopped by SIGALRM
+            (not on Windows; not an env stuck in native code that never
+            returns to Python), the fresh process is killed.
     """
 
     seeds: tuple[int, ...] = (0,)
@@ -110,6 +124,7 @@ class AuditSettings:
     tolerance: Tolerance = dataclasses.field(default_factory=lambda: Tolerance(0.0, 0.0))
     check_env: bool = True
     import_modules: tuple[str, ...] = ()
+    timeout: float | None = DEFAULT_TIMEOUT
 
     def describe(self, count: int, runs: int) -> str:
         """The audit in one line: what matched and how each env is checked."""
@@ -133,6 +148,7 @@ class AuditSettings:
             "tolerance": self.tolerance.describe(),
             "check_env": self.check_env,
             "fresh_process_hash_seed": fresh_hash_seed(),
+            "timeout": self.timeout,
         }
 
 
@@ -244,23 +260,19 @@ def _failed(message: str, error: BaseException, steps: int = 0) -> Exception:
 def audit_env(env_id: str, settings: AuditSettings) -> AuditRow:
     """Audit one env: three runs per seed compared, then ``check_env``.
 
-    Recordings are kept (and named in the row) only when runs differ.
+    Recordings are kept (and named in the row) only when runs differ. An
+    audit that takes longer than ``settings.timeout`` is stopped: an error row.
     """
     start = time.perf_counter()
     root = Path(tempfile.mkdtemp(prefix="gym-goldens-audit-"))
-    steps = 0
     declared = _declared_nondeterministic(env_id)
+    stage = _Stage()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         fresh = _FreshProcess(env_id, settings, root)
         try:
-            for seed in settings.seeds:
-                for run in (1, 2):
-                    done = _record_run(env_id, seed, settings.steps, _run_dir(root, seed, run))
-                    steps += done if run == 1 else 0
-            fresh.wait()
-            difference = _first_difference(root, settings, fresh.hash_seed)
-            check_failure = _check(env_id) if settings.check_env else None
+            with _time_limit(settings.timeout, stage):
+                difference, check_failure = _audit_runs(env_id, settings, root, fresh, stage)
         except _MissingDependency as missing:
             shutil.rmtree(root, ignore_errors=True)
             return AuditRow(env_id, SKIPPED, reason=str(missing))
@@ -269,7 +281,7 @@ def audit_env(env_id: str, settings: AuditSettings) -> AuditRow:
             return AuditRow(
                 env_id,
                 ERROR,
-                steps=steps + error.steps,
+                steps=stage.steps + error.steps,
                 seconds=time.perf_counter() - start,
                 reason=str(error),
                 warnings=_warning_texts(caught),
@@ -285,7 +297,7 @@ def audit_env(env_id: str, settings: AuditSettings) -> AuditRow:
     return AuditRow(
         env_id,
         verdict,
-        steps=steps,
+        steps=stage.steps,
         seconds=time.perf_counter() - start,
         difference=difference,
         check_failure=check_failure,
@@ -293,6 +305,79 @@ def audit_env(env_id: str, settings: AuditSettings) -> AuditRow:
         recordings=str(root) if difference is not None else None,
         nondeterministic_spec=declared,
     )
+
+
+def _audit_runs(
+    env_id: str, settings: AuditSettings, root: Path, fresh: _FreshProcess, stage: _Stage
+) -> tuple[RunDifference | None, str | None]:
+    """The runs of every seed, compared, and ``check_env``: the first difference, the failure."""
+    for seed in settings.seeds:
+        for run in (1, 2):
+            stage.now = f"seed {seed}, run {run} (in this process)"
+            done = _record_run(env_id, seed, settings.steps, _run_dir(root, seed, run))
+            stage.steps += done if run == 1 else 0
+    stage.now = f"run 3 (in a fresh process, PYTHONHASHSEED={fresh.hash_seed})"
+    fresh.wait(stage.deadline)
+    stage.now = "the comparison of the runs"
+    difference = _first_difference(root, settings, fresh.hash_seed)
+    stage.now = "gymnasium's check_env"
+    return difference, _check(env_id) if settings.check_env else None
+
+
+class _TimedOut(BaseException):
+    """The audit of an env ran out of time.
+
+    A BaseException, so that an env's own ``except Exception`` lets it by.
+    """
+
+
+class _Stage:
+    """Where the audit of an env is, for the message of a timeout, and its steps so far."""
+
+    def __init__(self) -> None:
+        self.now = "the start"
+        self.steps = 0
+        self.deadline: float | None = None  # time.monotonic() of the timeout
+        self.armed = False  # whether SIGALRM ends the audit
+
+
+@contextlib.contextmanager
+def _time_limit(seconds: float | None, stage: _Stage) -> Iterator[None]:
+    """Stop what runs inside after ``seconds``, with a :class:`_RunError` that says where.
+
+    This process's runs are stopped by SIGALRM, where there is one and this
+    is the main thread (a worker's too); the fresh process is waited for
+    until ``stage.deadline`` at most.
+    """
+    if seconds is None:
+        yield
+        return
+    stage.deadline = time.monotonic() + seconds
+    alarm = hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+    if alarm:
+
+        def ring(signum: int, frame: object) -> None:
+            if stage.armed:  # not once the audit is over
+                raise _TimedOut
+
+        previous = signal.signal(signal.SIGALRM, ring)
+        stage.armed = True
+        outer, _ = signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    except _TimedOut:
+        raise _RunError(
+            f"stopped after {seconds:g} s, the time the audit of an env may take (--timeout), "
+            f"during {stage.now}: it hangs, or needs a longer --timeout"
+        ) from None
+    finally:
+        if alarm:
+            stage.armed = False
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+            if outer:  # an alarm set before ours (pytest-timeout's): what was left of it
+                left = outer - (seconds - (stage.deadline - time.monotonic()))
+                signal.setitimer(signal.ITIMER_REAL, max(left, 0.001))
 
 
 def fresh_hash_seed() -> int:
@@ -389,22 +474,27 @@ class _FreshProcess:
         )
         self.hash_seed = self.process.hash_seed
 
-    def wait(self) -> None:
-        """Wait for it to finish.
+    def wait(self, deadline: float | None = None) -> None:
+        """Wait for it to finish, until ``deadline`` (``time.monotonic()``) at most.
 
         Raises:
             _RunError: It failed; the message ends with the end of its stderr.
+            _TimedOut: The deadline passed.
         """
-        finished = self.process.wait()
+        timeout = None if deadline is None else max(deadline - time.monotonic(), 0.0)
+        try:
+            finished = self.process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            raise _TimedOut from None
         if finished.returncode != 0:
-            tail = "\n".join(finished.tail(_MAX_ERROR_LINES))
+            tail = uncoloured("\n".join(finished.tail(_MAX_ERROR_LINES)))
             raise _RunError(
                 f"run 3, in a fresh process (PYTHONHASHSEED={self.hash_seed}), failed "
                 f"(exit code {finished.returncode}):\n{tail or '(no output)'}"
             )
 
     def stop(self) -> None:
-        """End it, unless it was waited for (this process's runs failed)."""
+        """End it, unless it ended (this process's runs failed, or ran out of time)."""
         self.process.stop()
 
 

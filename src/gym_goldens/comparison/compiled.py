@@ -37,11 +37,19 @@ from typing import Any, Final
 
 from gym_goldens.comparison.tolerance import ToleranceNode
 
-__all__ = ["Check", "check_for", "compile_check"]
+__all__ = ["Check", "check_for", "compile_check", "skeleton"]
 
 Check = Callable[[Any, Any], "bool | None"]
 
+_NUMERALS: Final = b"0123456789+-"
+# Skeletons: digits and signs out, "e" as "." (every float has one of them,
+# no int has either), so that the values of one field share a skeleton.
+_KINDS: Final = bytes.maketrans(b"eE", b"..")
+_KEY_KINDS: Final = str.maketrans("eE", "..", "0123456789+-")
+
 _MAX_VALUES: Final = 2000
+# Whole floats this large may have been integers in the file (see _maybe_int).
+_INT_LIMIT: Final = 2.0**63
 _MAX_CACHED: Final = 512
 # Longer arrays of floats, or of ints, are compared in a loop or at once.
 _UNROLLED: Final = 16
@@ -66,6 +74,25 @@ class _Source:
         return name
 
 
+def skeleton(line: bytes) -> bytes:
+    """The layout of a record line: the line without its digits and signs, ``e`` as ``.``.
+
+    Two lines of one skeleton hold values of the same types wherever both
+    have one: the same structure, keys and strings (but for digits, signs and
+    ``e``/``.``), literals and, in the same places, numbers of the same kind
+    (an int has no ``.`` or ``e``, a float always has one). Two lines that
+    differ only in their numbers, the common case, share one. What the
+    skeleton blurs, the checks compare: a length (``[7]`` against ``[]``),
+    and keys (``{"k1":1.0,"k2":1}`` against ``{"k2":1.0,"k1":1}``, or
+    ``{"k1":5.0,"k1":5.0}``, which reads as one key).
+
+    Example:
+        >>> skeleton(b'{"obs":[1.5,-2e-05],"t":3}')
+        b'{"obs":[.,.],"t":}'
+    """
+    return line.translate(_KINDS, _NUMERALS)
+
+
 def check_for(
     skeleton: bytes, template: dict[str, Any], root: ToleranceNode, *, legacy: bool
 ) -> Check | None:
@@ -79,7 +106,9 @@ def check_for(
 
     Returns:
         The check, or None when the records of this layout are compared by
-        the walk (:func:`~gym_goldens.comparison.walk.values_match`).
+        the walk (:func:`~gym_goldens.comparison.walk.values_match`): records
+        of the legacy format, records too large, and a template that names a
+        key twice (its skeleton names more keys than it holds).
     """
     cache = root.cache
     if cache is None:
@@ -87,12 +116,25 @@ def check_for(
     key = (legacy, skeleton)
     if key in cache:
         return cache[key]  # type: ignore[return-value]
-    # A legacy golden's actual dtypes are dropped: their layouts differ.
-    check = None if legacy and "dtypes" in template else compile_check(template, root)
+    # A legacy golden's actual dtypes are dropped: their layouts differ. A
+    # template that names a key twice reads as fewer keys than its skeleton
+    # names: {"k1":5.0,"k1":5.0} would check k1 alone on {"k1":5.0,"k2":5.0}.
+    check = None
+    if not (legacy and "dtypes" in template) and skeleton.count(b'":') == _keys(template):
+        check = compile_check(template, root)
     if len(cache) >= _MAX_CACHED:
         cache.clear()
     cache[key] = check
     return check
+
+
+def _keys(value: Any) -> int:
+    """The number of keys of the dicts in a parsed value, all together."""
+    if type(value) is dict:
+        return len(value) + sum(map(_keys, value.values()))
+    if type(value) is list:
+        return sum(map(_keys, value))
+    return 0
 
 
 def compile_check(template: dict[str, Any], root: ToleranceNode) -> Check | None:
@@ -144,8 +186,15 @@ def _emit(
             lines.append(f"{g} = {golden}")
             lines.append(f"{a} = {actual}")
             golden, actual = g, a
-        _emit_float(source, golden, actual, node, indent="")
-    elif kind is int or kind is str or kind is bool or value is None:
+        _emit_float(source, golden, actual, node, indent="", typed=_maybe_int(value))
+    elif kind is int:
+        source.values += 1
+        # An integer past 64 bits is read as a float: the walk decides then.
+        lines.append(f"if type({golden}) is not int or type({actual}) is not int:")
+        lines.append("    return None")
+        lines.append(f"if {golden} != {actual}:")
+        lines.append("    return False")
+    elif kind is str or kind is bool or value is None:
         source.values += 1
         lines.append(f"if {golden} != {actual}:")
         lines.append("    return False")
@@ -157,10 +206,17 @@ def _emit(
             lines.append(f"{g} = {golden}")
             lines.append(f"{a} = {actual}")
             golden, actual = g, a
+        if len({key.translate(_KEY_KINDS) for key in value}) < len(value):
+            # Keys that differ only in digits may come in another order, with
+            # other types: {"k1":1.0,"k2":1} against {"k2":1.0,"k1":1}.
+            order = source.constant(list(value))
+            lines.append(f"if list({golden}) != {order} or list({actual}) != {order}:")
+            lines.append("    return None")
         if any(node.child(key).ignored for key in value):
             # Every key of the template is looked up in both records, which
-            # have as many keys: so they have the same keys, unless one is
-            # ignored and not looked up. Then the key sets are compared.
+            # name as many keys (and none twice, see check_for): so they have
+            # the same keys, unless one is ignored and not looked up. Then
+            # the key sets are compared.
             keys = source.constant(value.keys() | set())
             lines.append(f"if {golden}.keys() != {keys} or {actual}.keys() != {keys}:")
             lines.append("    return None")
@@ -195,7 +251,8 @@ def _emit_list(
         lines.append(f"if len({g}) != {len(value)} or len({a}) != {len(value)}:")
         lines.append("    return None")
         lines.append(f"for {x}, {y} in zip({g}, {a}):")
-        _emit_float(source, x, y, node, indent="    ")
+        typed = any(map(_maybe_int, value))
+        _emit_float(source, x, y, node, indent="    ", typed=typed)
         return source.values <= _MAX_VALUES
     if node.leaf and len(value) > _UNROLLED and all(type(item) is int for item in value):
         # Ints match exactly: one comparison of the lists (none of whose items
@@ -204,6 +261,9 @@ def _emit_list(
         lines.append(f"if len({golden}) != {len(value)} or len({actual}) != {len(value)}:")
         lines.append("    return None")
         lines.append(f"if {golden} != {actual}:")
+        # Unless an item is an integer past 64 bits, read as a float: the walk decides then.
+        lines.append(f"    if float in map(type, {golden}) or float in map(type, {actual}):")
+        lines.append("        return None")
         lines.append("    return False")
         return source.values <= _MAX_VALUES
     # Unpacking checks the length (ValueError) and binds every item once.
@@ -218,17 +278,35 @@ def _emit_list(
 
 
 def _emit_float(
-    source: _Source, golden: str, actual: str, node: ToleranceNode, *, indent: str
+    source: _Source, golden: str, actual: str, node: ToleranceNode, *, indent: str, typed: bool
 ) -> None:
-    """Add the statements that compare two floats, held by the names ``golden`` and ``actual``."""
+    """Add the statements that compare two floats, held by the names ``golden`` and ``actual``.
+
+    With ``typed``, two values that differ are floats, else the walk decides.
+    """
     # floats_match, written out for finite values: untagged JSON holds no NaN
     # and no infinity (orjson refuses 1e400), and between two finite values
     # the rule is the difference within atol + rtol * |golden|.
     limit = (
         f"{source.constant(float(node.atol))} + {source.constant(float(node.rtol))} * abs({golden})"
     )
+    source.lines.append(f"{indent}if {golden} != {actual}:")
+    if typed:
+        source.lines += [
+            f"{indent}    if type({golden}) is not float or type({actual}) is not float:",
+            f"{indent}        return None",
+        ]
     source.lines += [
-        f"{indent}if {golden} != {actual}:",
         f"{indent}    if not abs({actual} - {golden}) <= {limit}:",
         f"{indent}        return False",
     ]
+
+
+def _maybe_int(value: float) -> bool:
+    """Whether a float of the template may stand where other lines hold ints.
+
+    orjson reads an integer past 64 bits as a float, so the lines of its
+    skeleton hold integers there, which may be ints: such a float is large
+    and whole.
+    """
+    return value.is_integer() and abs(value) >= _INT_LIMIT

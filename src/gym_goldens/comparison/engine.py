@@ -39,8 +39,10 @@ import orjson
 
 from gym_goldens.comparison import compiled
 from gym_goldens.comparison.arrays import array_deltas
+from gym_goldens.comparison.compiled import skeleton
 from gym_goldens.comparison.explain import explain, header_differences
 from gym_goldens.comparison.result import (
+    MAX_KEPT_EPISODES,
     Comparison,
     Difference,
     Divergence,
@@ -50,6 +52,8 @@ from gym_goldens.comparison.result import (
 from gym_goldens.comparison.tolerance import Tolerance, ToleranceNode
 from gym_goldens.comparison.walk import values_match
 from gym_goldens.errors import GoldenFormatError
+from gym_goldens.format.codec import duplicated_key
+from gym_goldens.format.fields import format_path
 from gym_goldens.format.header import LEGACY_VERSION
 from gym_goldens.format.limits import DEFAULT_MAX_DECOMPRESSED_SIZE
 from gym_goldens.format.lines import count_episodes, iter_episodes
@@ -57,14 +61,11 @@ from gym_goldens.format.reader import parse_record, recording_files, sub_env_dir
 
 __all__ = ["compare", "skeleton"]
 
-_NUMERALS: Final = b"0123456789+-"
 _MAX_HEADERS: Final = 64
-# Skeletons: digits and signs out, "e" as "." (every float has one of them,
-# no int has either), so that the values of one field share a skeleton.
-_KINDS: Final = bytes.maketrans(b"eE", b"..")
 _CHUNK: Final = 1 << 20
-# The lines of first divergences kept to be explained on demand, in bytes:
-# the first differing episode is always kept, later ones while under this.
+# The lines of first divergences kept to be explained on demand, and the
+# headers of differing episodes kept for their report, in bytes: those of the
+# first differing episode are always kept, later ones while under this.
 _MAX_KEPT_BYTES: Final = 64 * 1024 * 1024
 
 
@@ -100,23 +101,6 @@ def compare(
     ).compare(Path(golden), Path(actual))
 
 
-def skeleton(line: bytes) -> bytes:
-    """The layout of a record line: the line without its digits and signs, ``e`` as ``.``.
-
-    Two lines of one skeleton hold values of the same types wherever both
-    have one: the same structure, keys and strings (but for digits, signs and
-    ``e``/``.``), literals and, in the same places, numbers of the same kind
-    (an int has no ``.`` or ``e``, a float always has one). The one blur of
-    structure, ``[7]`` against ``[]``, is a length, which the checks compare.
-    Two lines that differ only in their numbers, the common case, share one.
-
-    Example:
-        >>> skeleton(b'{"obs":[1.5,-2e-05],"t":3}')
-        b'{"obs":[.,.],"t":}'
-    """
-    return line.translate(_KINDS, _NUMERALS)
-
-
 class _Comparer:
     """One comparison: its tolerance tree, and what it keeps between episodes.
 
@@ -146,30 +130,34 @@ class _Comparer:
         # repeat one header, and a header costs as much to parse as a few steps.
         self.headers: dict[bytes, dict[str, Any]] = {}
         self.kept_bytes = 0
+        self.diverged = False  # whether a divergence was found yet
 
     def compare(self, golden: Path, actual: Path) -> Comparison:
         golden_envs, actual_envs = sub_env_dirs(golden), sub_env_dirs(actual)
+        kept = _KeptEpisodes()
         if golden_envs or actual_envs:
-            episodes = self._compare_vector(golden_envs, actual_envs)
+            self._compare_vector(golden_envs, actual_envs, kept)
         else:
-            episodes = tuple(self._compare_files(recording_files(golden), recording_files(actual)))
-        return Comparison(golden, actual, self.tolerance, episodes)
+            for episode in self._compare_files(recording_files(golden), recording_files(actual)):
+                kept.add(episode)
+        return Comparison(
+            golden, actual, self.tolerance, tuple(kept.episodes), kept.count, kept.differing
+        )
 
     def _compare_vector(
-        self, golden_envs: list[tuple[int, Path]], actual_envs: list[tuple[int, Path]]
-    ) -> tuple[EpisodeComparison, ...]:
+        self,
+        golden_envs: list[tuple[int, Path]],
+        actual_envs: list[tuple[int, Path]],
+        kept: _KeptEpisodes,
+    ) -> None:
         """Pair sub-env folders by index, then their episodes by index."""
         golden_by_env, actual_by_env = dict(golden_envs), dict(actual_envs)
-        episodes: list[EpisodeComparison] = []
         for env in sorted(golden_by_env.keys() | actual_by_env.keys()):
             golden_env, actual_env = golden_by_env.get(env), actual_by_env.get(env)
             golden_files = recording_files(golden_env) if golden_env else []
             actual_files = recording_files(actual_env) if actual_env else []
-            episodes += (
-                dataclasses.replace(episode, env=env)
-                for episode in self._compare_files(golden_files, actual_files)
-            )
-        return tuple(episodes)
+            for episode in self._compare_files(golden_files, actual_files):
+                kept.add(dataclasses.replace(episode, env=env))
 
     def _compare_files(
         self, golden_files: list[Path], actual_files: list[Path]
@@ -217,8 +205,8 @@ class _Comparer:
     ) -> EpisodeComparison:
         golden, golden_lines = golden_episode
         actual, actual_lines = actual_episode
-        golden_header, golden_next = self._read_header(golden, golden_lines)
-        actual_header, actual_next = self._read_header(actual, actual_lines)
+        golden_header, golden_size, golden_next = self._read_header(golden, golden_lines)
+        actual_header, actual_size, actual_next = self._read_header(actual, actual_lines)
         found_in_header: tuple[Difference, ...] = ()
         if golden_header is not None and actual_header is not None:
             try:
@@ -299,6 +287,7 @@ class _Comparer:
             if not legacy:
                 types.after(golden_record, actual_record)
             differing += 1
+            _check_keys(golden, golden_item, actual, actual_item)
             if first is None:
                 first = self._divergence(
                     (golden, *golden_item), (actual, *actual_item), legacy=legacy
@@ -321,6 +310,7 @@ class _Comparer:
                 actual_line=actual_item[0] if actual_item is not None else None,
             )
         differs = first is not None or bool(found_in_header)
+        keep_headers = differs and self._keep(golden_size + actual_size)
         return EpisodeComparison(
             index,
             golden,
@@ -332,8 +322,8 @@ class _Comparer:
             header_differences=found_in_header,
             # Headers are kept for the report of differing episodes only, so that
             # memory does not grow with the number of matching episodes.
-            golden_header=golden_header if differs else None,
-            actual_header=actual_header if differs else None,
+            golden_header=golden_header if keep_headers else None,
+            actual_header=actual_header if keep_headers else None,
         )
 
     def _divergence(self, golden: _Line, actual: _Line, *, legacy: bool) -> Divergence:
@@ -345,11 +335,10 @@ class _Comparer:
         """
         path, number, raw = golden
         golden_record = parse_record(raw, path, number)
-        size = len(raw) + len(actual[2])
+        first_of_all = not self.diverged
+        self.diverged = True
         explainer = None
-        first_of_all = not self.kept_bytes
-        if first_of_all or self.kept_bytes + size <= _MAX_KEPT_BYTES:
-            self.kept_bytes += size
+        if self._keep(len(raw) + len(actual[2]), first=first_of_all):
             explainer = _Explainer(golden, actual, self.root, legacy)
         divergence = Divergence(
             event=str(golden_record.get("event")),
@@ -362,23 +351,58 @@ class _Comparer:
             divergence.differences  # noqa: B018 - worked out now, see above
         return divergence
 
+    def _keep(self, size: int, *, first: bool = False) -> bool:
+        """Whether what the report of a differing episode needs (``size`` bytes of lines) is kept.
+
+        The first of each kind is always kept, later ones while under a budget:
+        memory does not grow with the number of differing episodes, however
+        large their lines.
+        """
+        if not first and self.kept_bytes and self.kept_bytes + size > _MAX_KEPT_BYTES:
+            return False
+        self.kept_bytes += max(size, 1)
+        return True
+
     def _read_header(
         self, path: Path, lines: Iterator[tuple[int, bytes]]
-    ) -> tuple[dict[str, Any] | None, list[tuple[int, bytes]]]:
-        """Take the header off the front of ``lines``; return what else was read."""
+    ) -> tuple[dict[str, Any] | None, int, list[tuple[int, bytes]]]:
+        """Take the header off the front of ``lines``: the header, its size, what else was read."""
         headers = self.headers
         for number, raw in lines:
             record = headers.get(raw)
             if record is not None:
-                return record, []
+                return record, len(raw), []
             record = parse_record(raw, path, number)
             if record["event"] == "header":
                 if len(headers) >= _MAX_HEADERS:
                     headers.clear()
                 headers[raw] = record
-                return record, []
-            return None, [(number, raw)]
-        return None, []
+                return record, len(raw), []
+            return None, 0, [(number, raw)]
+        return None, 0, []
+
+
+class _KeptEpisodes:
+    """The episodes a comparison keeps, and the counts of all of them.
+
+    Every episode is counted; the first :data:`MAX_KEPT_EPISODES` are kept,
+    and the first :data:`MAX_KEPT_EPISODES` that differ, so that memory does
+    not grow with the number of episodes (a golden of millions of them).
+    """
+
+    __slots__ = ("count", "differing", "episodes")
+
+    def __init__(self) -> None:
+        self.episodes: list[EpisodeComparison] = []
+        self.count = 0
+        self.differing = 0
+
+    def add(self, episode: EpisodeComparison) -> None:
+        equal = episode.equal
+        if self.count < MAX_KEPT_EPISODES or (not equal and self.differing < MAX_KEPT_EPISODES):
+            self.episodes.append(episode)
+        self.count += 1
+        self.differing += not equal
 
 
 _EpisodeLines = tuple[Path, Iterator[tuple[int, bytes]]]
@@ -496,6 +520,26 @@ class _NumpyTypes:
                 or not values_match({"dtypes": golden_types}, {"dtypes": actual_types}, self.root)
             )
         return int(self.differ)
+
+
+def _check_keys(
+    golden: Path, golden_item: tuple[int, bytes], actual: Path, actual_item: tuple[int, bytes]
+) -> None:
+    """Refuse a differing record that names a key twice: it may have hidden a field.
+
+    Raises:
+        GoldenFormatError: One of the two lines names a key twice in one object.
+    """
+    for path, (number, raw) in ((golden, golden_item), (actual, actual_item)):
+        where = duplicated_key(raw)
+        if where is not None:
+            raise GoldenFormatError(
+                path,
+                f"the key {format_path(where)!r} is named twice in one object: a reader "
+                "keeps one of the values, so the other fields of the record may go unchecked; a "
+                "recorder never writes a key twice, so this file was edited: record it again",
+                line=number,
+            )
 
 
 def _count_steps(lines: Iterator[tuple[int, bytes]]) -> int:

@@ -1,8 +1,10 @@
 """What a comparison found: differing fields, the first divergence of each episode.
 
-:func:`gym_goldens.comparison.engine.compare` returns a :class:`Comparison`: one
-:class:`EpisodeComparison` per episode index present on either side, and for
-each episode that differs its first differing record, a :class:`Divergence`.
+:func:`gym_goldens.comparison.engine.compare` returns a :class:`Comparison`: the
+number of episodes compared and of those that differ, an
+:class:`EpisodeComparison` of each of the first episodes and of the first that
+differ (a bounded sample, however many episodes there are), and for each
+episode that differs its first differing record, a :class:`Divergence`.
 The fields that differ there (:attr:`Divergence.differences`) are worked out
 when they are first asked for, so a comparison of many differing episodes
 pays only for the ones that are shown.
@@ -22,6 +24,7 @@ from gym_goldens.comparison.tolerance import Tolerance
 from gym_goldens.format.fields import FieldPath, format_path
 
 __all__ = [
+    "MAX_KEPT_EPISODES",
     "NOISE_ATOL",
     "NOISE_RTOL",
     "Comparison",
@@ -182,6 +185,12 @@ class EpisodeComparison:
         )
 
 
+MAX_KEPT_EPISODES: Final = 1000
+"""A comparison keeps its first this many episodes, and its first this many
+differing ones: a golden of millions of episodes costs no more memory than one
+of thousands (``docs/guarantees.md``)."""
+
+
 @dataclasses.dataclass(frozen=True)
 class Comparison:
     """The result of :func:`~gym_goldens.comparison.engine.compare`.
@@ -190,23 +199,37 @@ class Comparison:
         golden: The golden folder or file.
         actual: The actual folder or file.
         tolerance: The tolerance used.
-        episodes: One entry per episode index present on either side.
+        episodes: The episodes kept, in order: the first
+            :data:`MAX_KEPT_EPISODES` episode indices present on either
+            side, and the first :data:`MAX_KEPT_EPISODES` that differ.
+        episode_count: The episodes compared, all of them (counted from
+            ``episodes`` when not given).
+        differing_count: The episodes that do not match, all of them
+            (counted from ``episodes`` when not given).
     """
 
     golden: Path
     actual: Path
     tolerance: Tolerance
     episodes: tuple[EpisodeComparison, ...]
+    episode_count: int = -1
+    differing_count: int = -1
+
+    def __post_init__(self) -> None:
+        if self.episode_count < 0:
+            object.__setattr__(self, "episode_count", len(self.episodes))
+        if self.differing_count < 0:
+            object.__setattr__(self, "differing_count", len(self.differing))
 
     @property
     def equal(self) -> bool:
         """Whether every episode matches."""
-        return all(episode.equal for episode in self.episodes)
+        return self.differing_count == 0
 
     def __bool__(self) -> bool:
         return self.equal
 
     @property
     def differing(self) -> list[EpisodeComparison]:
-        """The episodes that do not match."""
+        """The differing episodes kept: the first :data:`MAX_KEPT_EPISODES` that do not match."""
         return [episode for episode in self.episodes if not episode.equal]

@@ -44,7 +44,9 @@ import datetime
 import enum
 import functools
 import hashlib
+import json
 import math
+import re
 import uuid
 import warnings
 import zlib
@@ -55,15 +57,17 @@ import numpy as np
 import orjson
 import xxhash
 
-from gym_goldens.errors import GoldenFormatError, GoldensWarning
+from gym_goldens.errors import GoldenFormatError, GoldensWarning, UnrecordableValueError
 from gym_goldens.format.fields import (
     FieldPath,
+    format_path,
     parse_pattern,
     pattern_matches,
     specificity,
     split_path,
 )
 from gym_goldens.format.header import FORMAT_VERSION, WRITABLE_VERSIONS
+from gym_goldens.format.limits import MAX_NESTING
 
 __all__ = [
     "DEFAULT_MAX_ARRAY_SIZE",
@@ -75,6 +79,9 @@ __all__ = [
     "TaggedValue",
     "decode_line",
     "decode_value",
+    "duplicated_key",
+    "largest_field",
+    "unrecordable",
 ]
 
 DEFAULT_MAX_ARRAY_SIZE: Final = 4096
@@ -391,15 +398,26 @@ class Encoder:
 
     def encode(self, record: Mapping[str, Any]) -> bytes:
         """Encode one record as a JSON line, without the newline."""
+        __tracebackhide__ = True
         if type(record) is dict and _large_obs(record.get("obs"), self._smallest):
             # An image would be written in full only to be summarised.
-            return self.encode_large_obs(record)
+            line = self.encode_large_obs(record)
+            if not self._legacy and _DATETIME_TEXT.search(line):
+                return self._encode_careful(record)  # see below
+            return line
         try:
             line = orjson.dumps(record, option=self.dumps_options)
         except orjson.JSONEncodeError:
             return self._encode_careful(record)
-        # The same test as the recorder's inlined copy (see EpisodeWriter.step).
-        if line.partition(b"null")[1] or line.partition(b"$")[1] or len(line) > self._fast_limit:
+        # The same test as the recorder's inlined copy (see EpisodeWriter.step),
+        # and a datetime64 that orjson may have cut to microseconds (or NaT it
+        # wrote as a date), which the recorder finds from the numpy types.
+        if (
+            line.partition(b"null")[1]
+            or line.partition(b"$")[1]
+            or len(line) > self._fast_limit
+            or (not self._legacy and _DATETIME_TEXT.search(line))
+        ):
             return self._encode_careful(record)
         return line
 
@@ -439,6 +457,7 @@ class Encoder:
 
     def encode_careful(self, record: Mapping[str, Any]) -> bytes:
         """Encode one record by walking its values: what :meth:`encode` falls back to."""
+        __tracebackhide__ = True
         return self._encode_careful(record)
 
     def to_jsonable(self, value: Any, path: str = "") -> Any:
@@ -508,7 +527,13 @@ class Encoder:
             keys.setdefault(written, key)
 
     def _encode_careful(self, record: Mapping[str, Any]) -> bytes:
-        return orjson.dumps(self.to_jsonable(record), option=_DUMPS_OPTIONS)
+        __tracebackhide__ = True  # a value the recorder refuses: the test's line, not ours
+        try:
+            return orjson.dumps(self.to_jsonable(record), option=_DUMPS_OPTIONS)
+        except (RecursionError, orjson.JSONEncodeError) as error:
+            # Nested too deeply, holding itself, or a string UTF-8 cannot write.
+            reason = unrecordable(record) or f"the record cannot be written as JSON ({error})"
+            raise UnrecordableValueError(reason) from None
 
     def _array(self, array: np.ndarray[Any, Any], path: str) -> Any:
         limit = self._limits.default if self._limits.uniform else self._limits.limit(path)
@@ -522,17 +547,18 @@ class Encoder:
             return {"$array": summary.to_json()}
         if array.ndim == 0:
             return self.to_jsonable(array[()], path)
+        if not array.dtype.isnative:
+            # Big-endian (">f8"): written as its values; the dtypes field keeps
+            # the byte order. orjson writes native arrays only.
+            array = array.astype(array.dtype.newbyteorder("="))
         kind = array.dtype.kind
         if kind in _NATIVE_ARRAY_KINDS and array.dtype.itemsize <= 8:
             if kind == "f" and not np.isfinite(array).all():
                 return _float_rows(array)
             return np.ascontiguousarray(array)
-        if kind == "M" and not self._legacy:
-            # As the fast path writes it, when orjson takes the whole array.
-            try:
-                return orjson.Fragment(orjson.dumps(array, option=_DUMPS_OPTIONS))
-            except orjson.JSONEncodeError:
-                pass  # NaT, or a unit orjson does not write: item by item
+        if kind == "M" and not self._legacy and _orjson_writes_datetimes(array):
+            # As the fast path writes it: orjson takes the whole array.
+            return orjson.Fragment(orjson.dumps(array, option=_DUMPS_OPTIONS))
         return [self.to_jsonable(item, f"{path}[{i}]") for i, item in enumerate(array)]
 
     def _numpy_scalar(self, value: np.generic, path: str) -> Any:
@@ -543,6 +569,10 @@ class Encoder:
         if isinstance(value, np.integer):
             return value
         if isinstance(value, np.datetime64) and not self._legacy:
+            if np.isnat(value):
+                return "NaT"  # orjson writes it as a date (1970-01-01 in days) or refuses it
+            if not _orjson_writes_datetimes(value):
+                return str(value)  # numpy's ISO text, every digit of ns (or finer)
             return _native(value, str)
         if isinstance(value, np.floating):
             if not np.isfinite(value):
@@ -595,6 +625,114 @@ class Encoder:
                 stacklevel=3,
             )
         return {"$object": name}
+
+
+# What orjson writes of a datetime64 (and a datetime): an ISO date and time.
+_DATETIME_TEXT: Final = re.compile(rb'"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d')
+# The datetime64 units orjson writes exactly (it cuts ns to us, and refuses finer ones).
+_ORJSON_UNITS: Final = frozenset({"Y", "M", "W", "D", "h", "m", "s", "ms", "us"})
+
+
+def _orjson_writes_datetimes(value: np.datetime64 | np.ndarray[Any, Any]) -> bool:
+    """Whether orjson writes a datetime64 (or an array of them) as it is: no NaT, no ns."""
+    unit, _ = np.datetime_data(value.dtype)
+    return unit in _ORJSON_UNITS and not np.isnat(value).any()
+
+
+def unrecordable(record: Any) -> str | None:
+    """Why a value cannot be written as a line a reader takes back, naming the field; or None.
+
+    Nested deeper than :data:`~gym_goldens.format.limits.MAX_NESTING` levels
+    (the value itself is the first), holding itself (a dict or list inside
+    itself), or holding a string (or a key) with a lone surrogate, which
+    UTF-8 cannot write. Walked without recursion: the value may nest deeper
+    than Python recurses.
+
+    Example:
+        >>> loop = {"x": 1}
+        >>> loop["me"] = loop
+        >>> unrecordable({"info": {"loop": loop}}).split(":")[0]
+        'info.loop.me refers to itself (to info.loop)'
+    """
+    todo: list[tuple[Any, FieldPath, int] | int] = [(record, (), 1)]
+    inside: dict[int, FieldPath] = {}  # the dicts and lists the walk is in, by id
+    while todo:
+        item = todo.pop()
+        if type(item) is int:
+            del inside[item]
+            continue
+        value, path, depth = item  # type: ignore[misc]
+        if isinstance(value, str):
+            problem = _surrogate(value, path)
+            if problem is not None:
+                return problem
+            continue
+        if isinstance(value, Mapping):
+            children = [(_key_segment(key), child) for key, child in value.items()]
+            for key in value:
+                problem = _surrogate(key, path) if isinstance(key, str) else None
+                if problem is not None:
+                    return problem.replace(" holds ", " has a key holding ", 1)
+        elif isinstance(value, (list, tuple)):
+            children = list(enumerate(value))
+        else:
+            continue
+        if id(value) in inside:
+            return (
+                f"{_field(path)} refers to itself (to {_field(inside[id(value)])}): a recording "
+                "holds values, not loops; record a copy without the loop"
+            )
+        if depth > MAX_NESTING:
+            return (
+                f"{_field(path)} is nested more than {MAX_NESTING} levels deep, the most a "
+                "recording holds (what orjson writes): flatten it, or leave it out"
+            )
+        inside[id(value)] = path
+        todo.append(id(value))
+        todo += [(child, (*path, key), depth + 1) for key, child in reversed(children)]
+    return None
+
+
+def largest_field(value: Any) -> tuple[FieldPath, int]:
+    """The field of a parsed record that holds most of its line, and the bytes it takes.
+
+    Followed down while one item holds most of its container: ``info.text``
+    for a record whose info holds a 20 MiB string.
+    """
+    path: FieldPath = ()
+    size = len(orjson.dumps(value))
+    while isinstance(value, (dict, list)) and value:
+        items = value.items() if isinstance(value, dict) else enumerate(value)
+        sizes = [(len(orjson.dumps(item)), key, item) for key, item in items]
+        biggest, key, item = max(sizes, key=lambda entry: entry[0])
+        if biggest * 2 < size:
+            break
+        path, size, value = (*path, key), biggest, item
+    return path, size
+
+
+def _key_segment(key: Any) -> str | int:
+    return key if isinstance(key, str) else str(key)
+
+
+def _surrogate(text: str, path: FieldPath) -> str | None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        return (
+            f"{_field(path)} holds a lone surrogate ({text[error.start]!r}), which UTF-8 cannot "
+            "write: decode the bytes it came from with errors='replace', or leave it out"
+        )
+    return None
+
+
+def _field(path: FieldPath) -> str:
+    """A field path as text, its first segments only when it is long."""
+    shown = format_path(path[:_SHOWN_SEGMENTS]) or "the record"
+    return shown + ("..." if len(path) > _SHOWN_SEGMENTS else "")
+
+
+_SHOWN_SEGMENTS: Final = 6
 
 
 def _native(value: Any, fallback: Callable[[Any], str]) -> Any:
@@ -689,6 +827,56 @@ def decode_line(raw: bytes | str, *, path: object = "<recording>", line: int | N
         raise GoldenFormatError(path, reason, line=line) from None
     tagged = b'"$' in raw if isinstance(raw, bytes) else '"$' in raw
     return decode_value(value) if tagged else value
+
+
+def duplicated_key(raw: bytes) -> FieldPath | None:
+    """Where a JSON line names one key twice in one object, or None when it does not.
+
+    A parser keeps one of the two values, so a line such as
+    ``{"k1": 5.0, "k1": 5.0}`` reads as one key where the line holds two: a
+    golden could hide a field from the comparison that way. The recorder
+    never writes a key twice. The keys of the line are counted against those
+    orjson writes back, and only a line where they differ is read again key
+    by key; a line too deep for that is not looked into.
+
+    Example:
+        >>> duplicated_key(b'{"info":{"k1":5.0,"k1":5.0}}'), duplicated_key(b'{"k1":5.0}')
+        (('info', 'k1'), None)
+    """
+    try:
+        if raw.count(b'":') == orjson.dumps(orjson.loads(raw)).count(b'":'):
+            return None
+    except orjson.JSONEncodeError:
+        pass  # nested deeper than orjson writes: read key by key
+    except orjson.JSONDecodeError:
+        return None
+    try:
+        return _repeated_key(json.loads(raw, object_pairs_hook=_Pairs), ())
+    except (ValueError, RecursionError):
+        return None
+
+
+class _Pairs(list):  # type: ignore[type-arg]
+    """A JSON object read as its key-value pairs, in order."""
+
+
+def _repeated_key(value: Any, path: FieldPath) -> FieldPath | None:
+    if isinstance(value, _Pairs):
+        seen: set[str] = set()
+        for key, _ in value:
+            if key in seen:
+                return (*path, key)
+            seen.add(key)
+        items: Any = ((key, item) for key, item in value)
+    elif isinstance(value, list):
+        items = enumerate(value)
+    else:
+        return None
+    for key, item in items:
+        found = _repeated_key(item, (*path, key))
+        if found is not None:
+            return found
+    return None
 
 
 def decode_value(value: Any) -> Any:

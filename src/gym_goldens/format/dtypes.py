@@ -28,7 +28,7 @@ from typing import Any, Final
 
 import numpy as np
 
-__all__ = ["describe_change", "parse_leaf", "signature", "to_json"]
+__all__ = ["describe_change", "holds_datetime", "parse_leaf", "signature", "to_json"]
 
 _PLAIN: Final = frozenset({float, int, bool, str, type(None), bytes})
 _LEAF: Final = re.compile(r"^([A-Za-z0-9_<>|]+)(?:\[([0-9,]*)\])?$")
@@ -68,6 +68,21 @@ def signature(value: Any) -> Any:
         items = [signature(item) for item in value]
         return items if any(item is not None for item in items) else None
     return None
+
+
+def holds_datetime(found: Any) -> bool:
+    """Whether a :func:`signature` holds a ``datetime64`` (an array of them, or one).
+
+    orjson writes them cut to microseconds, and NaT as a date: the recorder
+    writes such records by the careful path instead (see the codec).
+    """
+    if isinstance(found, tuple):
+        return bool(found[0].kind == "M")
+    if isinstance(found, dict):
+        return any(map(holds_datetime, found.values()))
+    if isinstance(found, list):
+        return any(map(holds_datetime, found))
+    return False
 
 
 def to_json(found: Any) -> Any:

@@ -16,12 +16,13 @@ import dataclasses
 import functools
 import hashlib
 import importlib.metadata
+import json
 import platform
 import sys
 import types
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import gymnasium as gym
 import orjson
@@ -37,6 +38,8 @@ __all__ = [
     "describe_env",
     "describe_space",
     "describe_vector_env",
+    "header_problem",
+    "json_kind",
     "platform_facts",
     "recorded_versions",
     "software_versions",
@@ -81,6 +84,75 @@ INFORMATIONAL_FIELDS: Final = frozenset(
     {"versions", "platform", "reset", "env", "wrappers", "storage", "vectorization_mode"}
 )
 """Header fields that are shown beside a mismatch but never compared."""
+
+# The JSON type of each field a header may hold (all are optional: older
+# headers have fewer), and of the items of those that hold several.
+_FIELD_KINDS: Final[dict[str, tuple[type, type | None]]] = {
+    "observation_space": (dict, None),
+    "action_space": (dict, None),
+    "vector": (dict, None),
+    "env": (dict, None),
+    "wrappers": (list, str),
+    "reset": (dict, None),
+    "versions": (dict, str),
+    "platform": (dict, str),
+    "storage": (dict, None),
+    "vectorization_mode": (str, None),
+}
+_KIND_WORDS: Final[dict[type, str]] = {dict: "an object", list: "an array", str: "a string"}
+
+
+def header_problem(header: Mapping[str, Any]) -> str | None:
+    """What is wrong with the fields of a header record read from a file, or None.
+
+    Every field is checked for the JSON type the recorder writes (an object
+    of strings for ``versions`` and ``platform``, an array of strings for
+    ``wrappers``), so that what reads, shows or compares a header can rely
+    on it. The one check of header fields: the reader makes it of every header.
+
+    Example:
+        >>> header_problem({"event": "header", "platform": "x"})
+        'expected "platform" to be an object of strings, found a string'
+    """
+    for name, (kind, item_kind) in _FIELD_KINDS.items():
+        if name not in header:
+            continue
+        value = header[name]
+        wanted = _KIND_WORDS[kind]
+        if item_kind is not None:
+            wanted += f" of {_KIND_WORDS[item_kind].split()[-1]}s"
+        if type(value) is not kind:
+            return f'expected "{name}" to be {wanted}, found {json_kind(value)}'
+        if item_kind is not None:
+            items = cast("Iterable[Any]", value.values() if isinstance(value, dict) else value)
+            odd = next((item for item in items if type(item) is not item_kind), _NONE)
+            if odd is not _NONE:
+                return f'expected "{name}" to be {wanted}, found one holding {json_kind(odd)}'
+    return None
+
+
+_NONE: Final = object()
+
+
+def json_kind(value: object) -> str:
+    """The JSON type of a parsed value, in words: ``an object``, ``a number``, ``null``...
+
+    Example:
+        >>> json_kind([1]), json_kind(None), json_kind(2.5), json_kind({"a": [1]})
+        ('an array', 'null', 'a number', 'an object')
+    """
+    if value is None or isinstance(value, bool):
+        return json.dumps(value)
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "an object"
+    return "a tagged value"  # a tag the reader decoded: {"$bytes": ...}, {"$array": ...}
+
 
 _UNIFORM_BOUND_SIZE: Final = 16
 _VERSIONED_PACKAGES: Final = ("gymnasium", "numpy", "pytest-gym-goldens")

@@ -191,12 +191,17 @@ def is_leftover_file_name(name: str) -> bool:
     return _LEFTOVER.match(name) is not None
 
 
+def _utf8(char: str) -> bytes:
+    return char.encode("utf-8", "surrogatepass")
+
+
 def safe_segment(text: str) -> str:
     """Map one part of a test id to a safe, unique file name.
 
     Letters, digits and ``_-.[]=+,@`` are kept; every other character is
-    written as ``%XX`` (its UTF-8 bytes in hex), ``%`` included, so the
-    mapping is one-to-one. A leading dot is escaped, so no part is ``.`` or
+    written as ``%XX`` (its UTF-8 bytes in hex; a lone surrogate, which has
+    none, the bytes of its code point), ``%`` included, so the mapping is
+    one-to-one. A leading dot is escaped, so no part is ``.`` or
     ``..`` or hidden, and a trailing dot is escaped (Windows drops it).
     Reserved Windows device names (``con``, ``nul``, ``com1``...) get a
     leading ``%``. Names that would exceed 120 bytes are cut and end in ``~``
@@ -207,9 +212,10 @@ def safe_segment(text: str) -> str:
         >>> safe_segment("test_x[Mountain/Car v0]")
         'test_x[Mountain%2FCar%20v0]'
     """
+    # surrogatepass: a lone surrogate ("\ud800") has no UTF-8 bytes; it gets
+    # the three of its code point, which no other character has.
     escaped = "".join(
-        char if _SAFE.match(char) else "".join(f"%{byte:02X}" for byte in char.encode("utf-8"))
-        for char in text
+        char if _SAFE.match(char) else "".join(f"%{b:02X}" for b in _utf8(char)) for char in text
     )
     if escaped.startswith("."):
         escaped = "%2E" + escaped[1:]

@@ -5,7 +5,9 @@ may make a reader take unbounded time or memory. The limits sit far above
 what a real recording holds; ``docs/guarantees.md`` lists them.
 
 - A line (one record) is at most :data:`MAX_LINE_BYTES`; a longer one is
-  refused after reading at most that much of it.
+  refused after reading at most that much of it, and is never written: the
+  recorder refuses a record that long, as one nested deeper than
+  :data:`MAX_NESTING` levels.
 - A compressed file (``.jsonl.gz``) may expand to at most
   :data:`DEFAULT_MAX_DECOMPRESSED_SIZE` when read, unless the reader is given
   another limit (ini ``goldens_max_decompressed_size``, ``gym-goldens
@@ -27,6 +29,7 @@ __all__ = [
     "DEFAULT_MAX_DECOMPRESSED_SIZE",
     "MAX_FRAME_PIXELS",
     "MAX_LINE_BYTES",
+    "MAX_NESTING",
     "format_size",
     "parse_size",
 ]
@@ -37,6 +40,11 @@ _SIZE: Final = re.compile(r"\s*(\d+)\s*([a-zA-Z]*)\s*")
 MAX_LINE_BYTES: Final = 16 * _UNITS["mib"]
 """The longest line a reader accepts: records are a few kB with the default
 array summaries, so a longer line is damage, and is refused before it fills memory."""
+
+MAX_NESTING: Final = 254
+"""The deepest a record nests, the record itself counting as one level: what
+orjson writes. The recorder refuses a value nested deeper (or holding itself)
+when it is recorded, naming its field."""
 
 DEFAULT_MAX_DECOMPRESSED_SIZE: Final = _UNITS["gib"]
 """What a compressed recording may expand to by default: 1 GiB. A real golden

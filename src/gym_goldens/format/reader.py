@@ -16,6 +16,7 @@ recording may expand to, 1 GiB by default (:mod:`gym_goldens.format.limits`).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import gzip
 import itertools
@@ -26,7 +27,7 @@ from typing import Any, Final
 from gym_goldens.errors import GoldenFormatError, UnsupportedFormatVersionError
 from gym_goldens.format.agents import episode_ended
 from gym_goldens.format.codec import decode_line
-from gym_goldens.format.header import FORMAT_NAME, FORMAT_VERSION
+from gym_goldens.format.header import FORMAT_NAME, FORMAT_VERSION, header_problem
 from gym_goldens.format.layout import (
     RECORDING_FILE_GLOBS,
     TRAJECTORY_NAME,
@@ -190,7 +191,7 @@ def parse_record(raw: bytes, path: Path, line: int) -> dict[str, Any]:
 
 
 def check_header(header: dict[str, Any], path: Path, line: int) -> None:
-    """Refuse a header from another format or a newer major version."""
+    """Refuse a header of another format or newer major version, or with a field of a wrong type."""
     if header.get("format") != FORMAT_NAME:
         raise GoldenFormatError(
             path, f"expected format {FORMAT_NAME!r}, found {header.get('format')!r}", line=line
@@ -205,6 +206,14 @@ def check_header(header: dict[str, Any], path: Path, line: int) -> None:
             path,
             f"format version {version} is newer than this gym-goldens reads ({FORMAT_VERSION}); "
             "upgrade pytest-gym-goldens",
+            line=line,
+        )
+    problem = header_problem(header)
+    if problem is not None:
+        raise GoldenFormatError(
+            path,
+            f"{problem}: the recorder never writes that, so this header was edited; "
+            "record it again",
             line=line,
         )
 
@@ -509,13 +518,17 @@ def no_recording_reason(path: str | Path) -> str:
 
 def count_episode_records(
     files: Sequence[Path], *, max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE
-) -> list[int]:
-    """The number of records of each episode of a recording's files, without parsing them."""
+) -> Iterator[int]:
+    """Yield the number of records of each episode of a recording's files, without parsing them.
+
+    The files are read as the counts are asked for: nothing is kept per
+    episode. A file that cannot be read ends the counts (reading it for real
+    reports the problem).
+    """
     episodes = iter_episodes(files, max_decompressed_size=max_decompressed_size)
-    try:
-        return [sum(1 for _ in lines) for _, lines in episodes]
-    except GoldenFormatError:
-        return []  # reading it for real reports the problem
+    with contextlib.suppress(GoldenFormatError):
+        for _, lines in episodes:
+            yield sum(1 for _ in lines)
 
 
 def count_records(

@@ -206,15 +206,15 @@ def comparison_report(
 
 def _episodes_differing(comparison: Comparison) -> list[str]:
     """How many episodes differ, and which, when the recordings hold more than one."""
-    differing = comparison.differing
-    if len(comparison.episodes) <= 1 and len(differing) <= 1:
+    differing, count = comparison.differing, comparison.differing_count
+    if comparison.episode_count <= 1 and count <= 1:
         return []
     if any(e.env is not None for e in differing):
         labels = [f"{e.env}/{e.index}" for e in differing]
-        which = f"sub-env/episode {_index_list(labels)}"
+        which = f"sub-env/episode {_index_list(labels, count)}"
     else:
-        which = f"episodes {_index_list([e.index for e in differing])}"
-    return [f"episodes differing: {len(differing)} of {len(comparison.episodes)} ({which})"]
+        which = f"episodes {_index_list([e.index for e in differing], count)}"
+    return [f"episodes differing: {count} of {comparison.episode_count} ({which})"]
 
 
 RECORDED_MODE: Final = "mode: recorded (the test's own actions)"
@@ -673,9 +673,10 @@ def _describe_versions(episode: EpisodeComparison) -> list[str]:
     return lines
 
 
-def _index_list(indices: Sequence[int | str]) -> str:
+def _index_list(indices: Sequence[int | str], count: int) -> str:
+    """The first ten of ``count`` indices (of which ``indices`` are the first kept)."""
     shown = ", ".join(str(i) for i in indices[:10])
-    return shown + (f", ... ({len(indices) - 10} more)" if len(indices) > 10 else "")
+    return shown + (f", ... ({count - 10} more)" if count > 10 else "")
 
 
 NONDETERMINISM_FIX: Final = (

@@ -3,8 +3,9 @@
 A summary reads the recording file once, line by line, episode by episode, so
 it works on long rollouts without holding them in memory: steps, return and
 how each episode ended, plus the header (env, spaces, software) and the shape
-of the recorded fields. :func:`format_steps` prints a range of steps of one
-episode as a table.
+of the recorded fields. What it keeps does not grow with the number of
+episodes: totals, and the rows of the first ones. :func:`format_steps` prints
+a range of steps of one episode as a table.
 
 A recording is a folder holding ``trajectory.jsonl`` (every episode, each
 opening with its header line) or that file alone; folders of format 1, a file
@@ -36,6 +37,8 @@ from gym_goldens.format.reader import (
 from gym_goldens.present.text import MAX_DEPTH, counted, escape, escape_value, short_repr
 
 __all__ = [
+    "MAX_EPISODE_ROWS",
+    "MAX_LISTED_EPISODES",
     "EpisodeSummary",
     "RecordingSummary",
     "format_folder",
@@ -46,7 +49,15 @@ __all__ = [
 ]
 
 _STEP_FIELDS: Final = ("action", "obs", "reward", "terminated", "truncated", "info")
-_MAX_EPISODE_ROWS: Final = 40
+_INT_MIN: Final = -(2**63)
+_INT_LIMIT: Final = 2**64
+
+MAX_EPISODE_ROWS: Final = 40
+"""The episodes ``gym-goldens show`` lists, the first ones."""
+
+MAX_LISTED_EPISODES: Final = 100_000
+"""The episodes ``gym-goldens show --all`` lists at most, the first ones: a row
+each is kept in memory, so a recording of millions of episodes lists these."""
 _MAX_CELL: Final = 48
 # A cell of a field chosen with --fields: cut only where a value has no place in a table.
 _MAX_CHOSEN_CELL: Final = 400
@@ -58,7 +69,7 @@ Advance = Callable[[int], None]
 
 @dataclasses.dataclass(frozen=True)
 class EpisodeSummary:
-    """One episode of a recording, summarised.
+    """One episode of a recording, summarised: a row of ``gym-goldens show``.
 
     Attributes:
         index: The episode number (its place in the recording).
@@ -68,9 +79,9 @@ class EpisodeSummary:
             a vector reward.
         ending: ``terminated``, ``truncated`` or ``open`` (the recording
             stopped mid-episode).
-        header: The header record, or None for files without one.
-        first_step: The first step record (for the shape of the fields).
-        reset: The reset record.
+        seed: The seed of its reset, from its header: None, an int of up to
+            64 bits, or else its text cut to a table cell (so that a row
+            takes the same memory whatever the file holds).
         line: The line of the file where the episode starts.
     """
 
@@ -79,34 +90,45 @@ class EpisodeSummary:
     steps: int
     total_reward: Return
     ending: str
-    header: dict[str, Any] | None
-    first_step: dict[str, Any] | None
-    reset: dict[str, Any] | None
+    seed: int | str | None = None
     line: int = 1
 
 
 @dataclasses.dataclass(frozen=True)
 class RecordingSummary:
-    """A recording (a recording folder, or its file), summarised."""
+    """A recording (a recording folder, or its file), summarised.
+
+    What it keeps does not grow with the number of episodes: counts and sums
+    of all of them, the first header, step and reset record, and a row for
+    each of the first episodes.
+
+    Attributes:
+        path: The folder or file.
+        episodes: The rows of the first episodes (as many as
+            :func:`summarize` was asked for).
+        episode_count: The episodes of the recording, all of them.
+        steps: Steps over all episodes.
+        total_reward: The sum of the returns of all episodes.
+        header: The first episode's header.
+        first_step: The first step record of the recording.
+        reset: The first reset record of the recording.
+    """
 
     path: Path
     episodes: tuple[EpisodeSummary, ...]
-
-    @property
-    def steps(self) -> int:
-        """Steps over all episodes."""
-        return sum(episode.steps for episode in self.episodes)
-
-    @property
-    def header(self) -> dict[str, Any] | None:
-        """The first episode's header."""
-        return self.episodes[0].header if self.episodes else None
+    episode_count: int = 0
+    steps: int = 0
+    total_reward: Return = 0.0
+    header: dict[str, Any] | None = None
+    first_step: dict[str, Any] | None = None
+    reset: dict[str, Any] | None = None
 
 
 def summarize(
     path: str | Path,
     *,
     advance: Advance | None = None,
+    rows: int = MAX_EPISODE_ROWS,
     max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
 ) -> RecordingSummary:
     """Summarise a recording folder or a recording file.
@@ -115,6 +137,9 @@ def summarize(
         path: The folder or file.
         advance: Called with the number of records read, now and then (for
             a progress bar).
+        rows: Keep the rows of this many episodes, the first ones (40, what
+            ``show`` prints; ``show --all`` asks for
+            :data:`MAX_LISTED_EPISODES`).
         max_decompressed_size: What the compressed files of the recording
             may expand to, in bytes.
 
@@ -125,64 +150,95 @@ def summarize(
     files = recording_files(path)
     if not files:
         raise GoldenFormatError(path, no_recording_reason(path))
+    totals = _Totals()
+    kept: list[EpisodeSummary] = []
+    episodes = iter_episodes(files, max_decompressed_size=max_decompressed_size)
+    for index, (file, lines) in enumerate(episodes):
+        episode = totals.add(index, file, lines, advance)
+        if index < rows:
+            kept.append(episode)
     return RecordingSummary(
         Path(path),
-        tuple(
-            _summarize_episode(index, file, lines, advance)
-            for index, (file, lines) in enumerate(
-                iter_episodes(files, max_decompressed_size=max_decompressed_size)
-            )
-        ),
+        tuple(kept),
+        totals.episodes,
+        totals.steps,
+        totals.reward,
+        totals.header,
+        totals.first_step,
+        totals.reset,
     )
 
 
-def _summarize_episode(
-    index: int, path: Path, lines: Lines, advance: Advance | None
-) -> EpisodeSummary:
-    header = first_step = reset = last = None
-    steps = 0
-    total: Return = 0.0
-    pending = 0
-    first_line = 0
-    for number, record in iter_records(path, lines):
-        first_line = first_line or number
-        event = record["event"]
-        if event == "header":
-            header = record
-        elif event == "reset":
-            reset = record
-        else:
-            steps += 1
-            if first_step is None:
-                first_step = record
-            total = add_reward(total, record.get("reward"))
-        last = record
-        pending += 1
-        if advance is not None and pending >= 1000:
+class _Totals:
+    """What a summary adds up over the episodes of a recording, and the first records of note."""
+
+    def __init__(self) -> None:
+        self.episodes = self.steps = 0
+        self.reward: Return = 0.0
+        self.header: dict[str, Any] | None = None
+        self.first_step: dict[str, Any] | None = None
+        self.reset: dict[str, Any] | None = None
+
+    def add(self, index: int, path: Path, lines: Lines, advance: Advance | None) -> EpisodeSummary:
+        """Read one episode: its row; the totals counted."""
+        header = last = None
+        steps = pending = first_line = 0
+        total: Return = 0.0
+        for number, record in iter_records(path, lines):
+            first_line = first_line or number
+            event = record["event"]
+            if event == "header":
+                header = record
+            elif event == "reset":
+                self.reset = self.reset or record
+            else:
+                steps += 1
+                self.first_step = self.first_step or record
+                total = add_reward(total, record.get("reward"))
+            last = record
+            pending += 1
+            if advance is not None and pending >= 1000:
+                advance(pending)
+                pending = 0
+        if advance is not None and pending:
             advance(pending)
-            pending = 0
-    if advance is not None and pending:
-        advance(pending)
-    ending = "open"
+        if index == 0:
+            self.header = header
+        self.episodes += 1
+        self.steps += steps
+        self.reward = add_reward(self.reward, total)
+        return EpisodeSummary(
+            index, path, steps, total, _ending(last), _seed(header), first_line or 1
+        )
+
+
+def _ending(last: dict[str, Any] | None) -> str:
     if last is not None and last["event"] == "step":
         if last.get("terminated"):
-            ending = "terminated"
-        elif last.get("truncated"):
-            ending = "truncated"
-    return EpisodeSummary(
-        index, path, steps, total, ending, header, first_step, reset, first_line or 1
-    )
+            return "terminated"
+        if last.get("truncated"):
+            return "truncated"
+    return "open"
+
+
+def _seed(header: dict[str, Any] | None) -> int | str | None:
+    """The seed of a header's reset, kept small (see :attr:`EpisodeSummary.seed`)."""
+    reset = (header or {}).get("reset") or {}
+    seed = reset.get("seed")
+    if seed is None or (type(seed) is int and _INT_MIN <= seed < _INT_LIMIT):
+        return seed
+    return short_repr(seed, _MAX_CELL)
 
 
 def format_recording(
-    summary: RecordingSummary, *, display: Callable[[Path], str] = str, all_episodes: bool = False
+    summary: RecordingSummary, *, display: Callable[[Path], str] = str
 ) -> list[str]:
-    """The text of ``gym-goldens show`` for one recording."""
+    """The text of ``gym-goldens show`` for one recording: a row for each episode it kept."""
     episodes = summary.episodes
     header = summary.header or {}
     lines = [
         f"recording: {display(summary.path)}",
-        f"  episodes: {len(episodes)}, steps: {summary.steps:,}",
+        f"  episodes: {summary.episode_count}, steps: {summary.steps:,}",
     ]
     env = header.get("env")
     if isinstance(env, dict):
@@ -207,8 +263,7 @@ def format_recording(
         )
     if not header:
         lines.append("  (no header: a file in the original format)")
-    step = next((e.first_step for e in episodes if e.first_step is not None), None)
-    reset = next((e.reset for e in episodes if e.reset is not None), None)
+    step, reset = summary.first_step, summary.reset
     lines.append("  fields:")
     for field in _STEP_FIELDS:
         source = next((r for r in (step, reset) if r is not None and field in r), None)
@@ -216,9 +271,8 @@ def format_recording(
             lines.append(f"    {field:<11} {_shape(source[field])}")
     lines.append("")
     rows = [["episode", "steps", "return", "ended", "seed"]]
-    shown = episodes if all_episodes else episodes[:_MAX_EPISODE_ROWS]
-    for episode in shown:
-        seed = ((episode.header or {}).get("reset") or {}).get("seed")
+    for episode in episodes:
+        seed = episode.seed
         rows.append(
             [
                 str(episode.index),
@@ -229,17 +283,24 @@ def format_recording(
             ]
         )
     lines += ["  " + line for line in _table(rows, right=(0, 1, 2))]
-    if len(shown) < len(episodes):
-        more = counted(len(episodes) - len(shown), "more episode", "more episodes")
-        lines.append(f"  ... {more} (show them all with --all)")
-    return lines
+    return lines + _more_episodes(summary)
+
+
+def _more_episodes(summary: RecordingSummary) -> list[str]:
+    """The line that counts the episodes a summary has no row for, if any."""
+    more = summary.episode_count - len(summary.episodes)
+    if more <= 0:
+        return []
+    listed = len(summary.episodes) >= MAX_LISTED_EPISODES
+    how = f"--all lists the first {MAX_LISTED_EPISODES:,}" if listed else "show them all with --all"
+    return [f"  ... {counted(more, 'more episode', 'more episodes')} ({how})"]
 
 
 def format_folder(
     root: Path, summaries: Sequence[RecordingSummary], *, display: Callable[[Path], str] = str
 ) -> list[str]:
     """The text of ``gym-goldens show`` for a folder of recordings (a goldens folder)."""
-    episodes = sum(len(s.episodes) for s in summaries)
+    episodes = sum(s.episode_count for s in summaries)
     steps = sum(s.steps for s in summaries)
     lines = [
         f"goldens folder: {display(root)}",
@@ -249,13 +310,14 @@ def format_folder(
     rows = [["recording", "env", "episodes", "steps", "mean return"]]
     for summary in summaries:
         env = (summary.header or {}).get("env") or {}
+        count = summary.episode_count
         rows.append(
             [
                 escape(str(summary.path.relative_to(root))) if summary.path != root else ".",
                 escape_value(env.get("id") or env.get("class") or "?"),
-                str(len(summary.episodes)),
+                str(count),
                 f"{summary.steps:,}",
-                _mean_return([e.total_reward for e in summary.episodes]),
+                _mean_return(summary.total_reward, count),
             ]
         )
     lines += ["  " + line for line in _table(rows, right=(2, 3, 4))]
@@ -567,16 +629,13 @@ def _return(total: Return) -> str:
     return _number(total)
 
 
-def _mean_return(returns: Sequence[Return]) -> str:
-    """The mean of episode returns, per objective for vectors; ``-`` when they do not agree."""
-    scalars = [total for total in returns if not isinstance(total, tuple)]
-    vectors = [total for total in returns if isinstance(total, tuple)]
-    if not vectors:
-        return _number(sum(scalars) / len(scalars)) if scalars else "-"
-    if scalars or len({len(vector) for vector in vectors}) != 1:
-        return "-"  # scalar and vector returns, or vectors of other lengths
-    columns = zip(*vectors, strict=True)
-    return _return(tuple(sum(column) / len(vectors) for column in columns))
+def _mean_return(total: Return, count: int) -> str:
+    """The mean return of ``count`` episodes whose returns add up to ``total``, per objective."""
+    if not count:
+        return "-"
+    if isinstance(total, tuple):
+        return _return(tuple(part / count for part in total))
+    return _number(total / count)
 
 
 def _flag(value: Any) -> str:

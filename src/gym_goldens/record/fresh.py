@@ -19,19 +19,32 @@ Example:
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import os
 import subprocess
 import sys
+import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Final
+from typing import IO, Final
 
-__all__ = ["HASH_SEED_RANGE", "Finished", "FreshProcess", "other_hash_seed"]
+__all__ = [
+    "HASH_SEED_RANGE",
+    "MAX_OUTPUT_TAIL",
+    "Finished",
+    "FreshProcess",
+    "StreamTail",
+    "other_hash_seed",
+]
 
 HASH_SEED_RANGE: Final = 2**32
 """``PYTHONHASHSEED`` takes 0 to 2**32 - 1."""
 
+MAX_OUTPUT_TAIL: Final = 64 * 1024
+"""The bytes of a fresh process's output kept: its end; the rest is read and dropped."""
+_READ_SIZE: Final = 64 * 1024
+_STREAM_END_WAIT: Final = 5.0
 # Variables that would make a child pytest think it is a pytest-xdist worker,
 # or in the middle of the parent's test.
 _DROPPED: Final = ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_CURRENT_TEST")
@@ -81,8 +94,10 @@ class Finished:
 class FreshProcess:
     """``python ARGS`` started now, with another ``PYTHONHASHSEED``.
 
-    Its output is kept for :meth:`wait`. It starts at once, so that its
-    interpreter's start-up can overlap with work done meanwhile.
+    It starts at once, so that its interpreter's start-up can overlap with
+    work done meanwhile. Its output is read as it comes, and only its end is
+    kept (:data:`MAX_OUTPUT_TAIL`): an env may write hundreds of MB, or bytes
+    that are not UTF-8.
 
     Args:
         args: The interpreter's arguments (``["-m", "pytest", ...]``).
@@ -109,22 +124,76 @@ class FreshProcess:
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE if stdout else subprocess.DEVNULL,
             stderr=subprocess.STDOUT if stdout else subprocess.PIPE,
-            text=True,
-            errors="replace",
         )
+        stream = self._process.stdout if stdout else self._process.stderr
+        assert stream is not None
+        self._output = StreamTail(stream)
 
     @property
     def note(self) -> str:
         """How it ran, for messages: ``in a fresh process, PYTHONHASHSEED=8``."""
         return f"in a fresh process, PYTHONHASHSEED={self.hash_seed}"
 
-    def wait(self) -> Finished:
-        """Wait for it to end."""
-        stdout, stderr = self._process.communicate()
-        return Finished(self._process.returncode, stdout if stdout is not None else stderr or "")
+    def wait(self, timeout: float | None = None) -> Finished:
+        """Wait for it to end, ``timeout`` seconds at most.
+
+        Raises:
+            subprocess.TimeoutExpired: It did not end in time (it goes on: :meth:`stop` it).
+        """
+        code = self._process.wait(timeout)
+        return Finished(code, self._output.text())
 
     def stop(self) -> None:
         """End it, unless it ended (nothing is left running when a caller gives up)."""
         if self._process.returncode is None:
             self._process.kill()
-            self._process.communicate()
+            self._process.wait()
+
+
+class StreamTail:
+    """The end of a binary stream (a process's output), read to its end by a thread of its own.
+
+    However much the stream holds, at most ``size`` bytes of it are kept (and
+    one read more while it is read): a process that writes hundreds of MB
+    costs no more memory than one that writes a line.
+
+    Args:
+        stream: The stream; it is read to its end, then closed.
+        size: The bytes of its end to keep.
+    """
+
+    def __init__(self, stream: IO[bytes], size: int = MAX_OUTPUT_TAIL) -> None:
+        self.size = size
+        self.total = 0  # the bytes read
+        self._chunks: collections.deque[bytes] = collections.deque()
+        self._kept = 0
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._read, args=(stream,), daemon=True)
+        self._thread.start()
+
+    def _read(self, stream: IO[bytes]) -> None:
+        with stream:
+            while chunk := os.read(stream.fileno(), _READ_SIZE):
+                with self._lock:
+                    self.total += len(chunk)
+                    self._chunks.append(chunk)
+                    self._kept += len(chunk)
+                    while self._kept - len(self._chunks[0]) >= self.size:
+                        self._kept -= len(self._chunks.popleft())
+
+    @property
+    def kept(self) -> int:
+        """The bytes held now: at most ``size`` and one read."""
+        return self._kept
+
+    def text(self, timeout: float = _STREAM_END_WAIT) -> str:
+        """The last ``size`` bytes, as text, once the stream ended (or after ``timeout`` s).
+
+        Bytes that are not UTF-8 are replaced (U+FFFD); a character cut at
+        the start is too. The stream outlives its process when a process it
+        started holds it: its end is then what was read within ``timeout``.
+        """
+        self._thread.join(timeout)
+        with self._lock:
+            data = b"".join(self._chunks)
+        return data[-self.size :].decode("utf-8", "replace")

@@ -45,6 +45,7 @@ from typing import Any, Final
 import numpy as np
 import orjson
 
+from gym_goldens.errors import UnrecordableValueError
 from gym_goldens.format import dtypes
 
 # The codec's own dumps options: the step loop inlines Encoder.encode.
@@ -54,8 +55,12 @@ from gym_goldens.format.codec import (
     ArraySizeSpec,
     Encoder,
     _large_obs,
+    largest_field,
+    unrecordable,
 )
+from gym_goldens.format.fields import format_path
 from gym_goldens.format.header import FORMAT_NAME, FORMAT_VERSION
+from gym_goldens.format.limits import MAX_LINE_BYTES, format_size
 
 __all__ = [
     "EpisodeWriter",
@@ -176,27 +181,37 @@ class StepTypes:
             has a numpy type).
     """
 
-    __slots__ = ("_types", "field", "key")
+    __slots__ = ("_types", "datetimes", "field", "key")
 
     def __init__(self) -> None:
         self.key: tuple[Any, ...] | None = None
         self.field: Any = None
+        self.datetimes = False  # whether the step holds a datetime64 (see dtypes.holds_datetime)
         self._types: Any = None
 
     def walk(self, action: Any, obs: Any, reward: Any, info: Any, key: tuple[Any, ...]) -> bool:
-        """Work out the types of a step in full; whether they changed since the last walk."""
-        types = (
-            dtypes.signature(action),
-            dtypes.signature(obs),
-            dtypes.signature(reward),
-            dtypes.signature(info),
-        )
+        """Work out the types of a step in full; whether they changed since the last walk.
+
+        Raises:
+            UnrecordableValueError: A value is too deep to walk, or holds itself.
+        """
+        __tracebackhide__ = True
+        try:
+            types = (
+                dtypes.signature(action),
+                dtypes.signature(obs),
+                dtypes.signature(reward),
+                dtypes.signature(info),
+            )
+        except RecursionError:
+            raise _unrecordable({"action": action, "obs": obs, "info": info}) from None
         changed: bool = types != self._types
         if changed:
             self._types = types
             fields = zip(("action", "obs", "reward", "info"), types, strict=True)
             typed = {name: found for name, found in fields if found is not None}
             self.field = dtypes.to_json(typed) if typed else None
+            self.datetimes = any(map(dtypes.holds_datetime, types))
         self.key = key if _stands_for_types(key) else None
         return changed
 
@@ -305,6 +320,7 @@ class HeaderLines:
             autoreset: Whether a vector env reset the sub-env by itself.
             index: The sub-env's index, for a sub-env of a vector env.
         """
+        __tracebackhide__ = True
         key = (index, seed, autoreset)
         cacheable = options is None and (seed is None or type(seed) is int)
         if cacheable and key in self._cache:
@@ -338,6 +354,47 @@ class HeaderLines:
         return line
 
 
+_FAST: Final = 0
+_LARGE_OBS: Final = 1
+_CAREFUL: Final = 2
+
+
+def _unrecordable(record: Any) -> UnrecordableValueError:
+    """The error for a record whose types cannot be walked: too deep, or holding itself."""
+    return UnrecordableValueError(
+        unrecordable(record) or "the record is nested too deeply to be walked: flatten it"
+    )
+
+
+def _long_line(data: bytearray) -> tuple[int, int] | None:
+    """Where the first line longer than a reader accepts starts and ends in ``data``."""
+    start = 0
+    while start < len(data):
+        end = data.find(b"\n", start)
+        end = len(data) if end < 0 else end
+        if end - start > MAX_LINE_BYTES:
+            return start, end
+        start = end + 1
+    return None
+
+
+def _too_long(line: bytes) -> str:
+    """Why a line cannot be recorded: its size, the limit, and the field that takes most of it."""
+    try:
+        record = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        record = None
+    what = "the header" if isinstance(record, dict) and record.get("event") == "header" else ""
+    if isinstance(record, dict) and not what:
+        what = f"the record of step t={record['t']}" if "t" in record else "the reset record"
+    path, size = largest_field(record)
+    return (
+        f"{what or 'a record'} is {len(line):,} bytes, longer than {format_size(MAX_LINE_BYTES)}, "
+        f"the longest line a reader accepts: {format_path(path) or 'it'} holds {size:,} bytes "
+        "of it; store a large array as a summary (max_array_size), or leave the field out"
+    )
+
+
 class EpisodeWriter:
     """The trajectory file of one env (or sub-env), written episode by episode.
 
@@ -353,15 +410,16 @@ class EpisodeWriter:
     __slots__ = (
         "_buffer",
         "_careful",
+        "_dates_careful",
         "_encode_large_obs",
         "_encoder",
         "_fast_limit",
         "_file",
         "_flush_limit",
         "_folder_made",
-        "_obs_large",
         "_options",
         "_reset_dtypes",
+        "_route",
         "_smallest_array",
         "_step_types",
         "_t",
@@ -407,11 +465,15 @@ class EpisodeWriter:
         self._write_at = self._flush_limit
         # They outlive an episode: step 1 of the next one writes the field again.
         self._step_types = StepTypes()
-        self._obs_large = False
+        # How each step is encoded, worked out when its types are: the fast
+        # path, 1 for a large obs (an image), 2 the careful path (a datetime64).
+        self._route = _FAST
+        self._dates_careful = encoder.version == FORMAT_VERSION
         self._reset_dtypes: dict[Any, Any] = {}
 
     def begin(self, header: bytes) -> None:
         """Start an episode with its header line; an unfinished one is written as it is."""
+        __tracebackhide__ = True  # a value the recorder refuses: the test's line, not ours
         if self._buffer:
             self.write_buffer()
         if not self._folder_made:
@@ -425,6 +487,7 @@ class EpisodeWriter:
 
     def reset(self, obs: Any, info: Any) -> None:
         """Record the reset that begins the episode."""
+        __tracebackhide__ = True
         record = {"event": "reset", "episode": self.episode_count - 1, "obs": obs, "info": info}
         reset_dtypes = self._reset_types(obs, info)
         if reset_dtypes is not None:
@@ -432,6 +495,9 @@ class EpisodeWriter:
         self._add(self._encoder.encode(record))
 
     def _add(self, line: bytes) -> None:
+        __tracebackhide__ = True
+        if len(line) > MAX_LINE_BYTES:
+            raise UnrecordableValueError(_too_long(line))
         buffer = self._buffer
         buffer += line
         buffer += b"\n"
@@ -439,6 +505,7 @@ class EpisodeWriter:
 
     def _reset_types(self, obs: Any, info: Any) -> Any:
         """The dtypes field of a reset record (None for none), kept by type of obs."""
+        __tracebackhide__ = True
         key: Any = type(obs)
         if key is _NDARRAY:
             key = (obs.dtype, obs.shape)
@@ -447,7 +514,10 @@ class EpisodeWriter:
         )
         if cacheable and key in self._reset_dtypes:
             return self._reset_dtypes[key]
-        types = dtypes.signature({"obs": obs, "info": info})
+        try:
+            types = dtypes.signature({"obs": obs, "info": info})
+        except RecursionError:
+            raise _unrecordable({"obs": obs, "info": info}) from None
         found = None if types is None else dtypes.to_json(types)
         if cacheable and len(self._reset_dtypes) < _MAX_CACHED:
             self._reset_dtypes[key] = found
@@ -458,6 +528,7 @@ class EpisodeWriter:
         self, action: Any, obs: Any, reward: Any, terminated: bool, truncated: bool, info: Any
     ) -> None:
         """Record one step; an episode that ends is written."""
+        __tracebackhide__ = True
         self._t = t = self._t + 1
         record = {
             "event": "step",
@@ -492,15 +563,15 @@ class EpisodeWriter:
             changed = step_types.walk(action, obs, reward, info, key)
             if (changed or t == 1) and step_types.field is not None:
                 record["dtypes"] = step_types.field
-            self._obs_large = _large_obs(obs, self._smallest_array)
+            self._route = self._route_of(obs, step_types)
         elif t == 1 and step_types.field is not None:
             # The same types as the last step of the previous episode.
             record["dtypes"] = step_types.field
         # Encoder.encode, inlined: this runs at every step of every recording.
         # Lines end with their newline here.
-        if self._obs_large:
-            # An image would be written in full only to be summarised.
-            line = self._encode_large_obs(record) + b"\n"
+        if self._route:  # an image, or a datetime64 (see _route_of)
+            encode = self._encode_large_obs if self._route == _LARGE_OBS else self._careful
+            line = encode(record) + b"\n"
         else:
             try:
                 line = _DUMPS(record, option=self._options)
@@ -546,8 +617,8 @@ class EpisodeWriter:
         self._t = t = self._t + 1
         record = {"event": "step", "t": t, **fields}
         if retyped or t == 1:
-            self._obs_large = _large_obs(fields["obs"], self._smallest_array)
-        if self._obs_large:
+            self._route = _LARGE_OBS if _large_obs(fields["obs"], self._smallest_array) else _FAST
+        if self._route:
             line = self._careful(record) + b"\n"  # summarised, never written in full first
         else:
             # The fast path of step(), for a record built by another recorder.
@@ -569,20 +640,43 @@ class EpisodeWriter:
         if done or t >= self._write_at or len(buffer) >= _WRITE_SIZE:
             self.write_buffer()
 
+    def _route_of(self, obs: Any, step_types: StepTypes) -> int:
+        """How the steps of these types are encoded.
+
+        The careful path for a datetime64, which orjson would cut to
+        microseconds; an image would be written in full only to be summarised.
+        """
+        if step_types.datetimes and self._dates_careful:
+            return _CAREFUL
+        return _LARGE_OBS if _large_obs(obs, self._smallest_array) else _FAST
+
     @property
     def buffered(self) -> int:
         """The lines that wait in memory, not yet handed to the operating system."""
         return self._buffer.count(b"\n")
 
     def write_buffer(self) -> None:
-        """Write what is buffered; recording goes on."""
+        """Write what is buffered; recording goes on.
+
+        Raises:
+            UnrecordableValueError: A line is longer than a reader accepts
+                (16 MiB); the lines before it are written, not it.
+        """
+        __tracebackhide__ = True
         self._write_at = self._t + self._flush_limit
         if self._buffer:
             data, self._buffer = self._buffer, bytearray()
+            # Only a buffer past the limit can hold a line past it: checked then alone.
+            long_line = _long_line(data) if len(data) > MAX_LINE_BYTES else None
+            if long_line is not None:
+                start, end = long_line
+                self._file.write(data[:start])
+                raise UnrecordableValueError(_too_long(bytes(data[start:end])))
             self._file.write(data)
 
     def end(self) -> None:
         """Write what is buffered and close the file; the next episode needs a begin."""
+        __tracebackhide__ = True
         self.active = False
         try:
             self.write_buffer()

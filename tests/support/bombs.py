@@ -1,0 +1,32 @@
+"""Episode bombs: recordings of many header-only episodes, as a pull request could make them.
+
+Each episode is one header line (the header of a real CartPole recording),
+so a few kB of gzip hold millions of them. The tests use a few thousand and
+check that what a reader keeps does not grow with their number;
+``benchmarks/hostile.py`` measures millions.
+"""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+from tests.support.recordings import record_alternating
+
+
+def header_line(folder: Path) -> bytes:
+    """The header line of a real recording (recorded into ``folder``), with its newline."""
+    recording = record_alternating(folder, steps=2)
+    with (recording / "trajectory.jsonl").open("rb") as handle:
+        return handle.readline()
+
+
+def episode_bomb(folder: Path, header: bytes, episodes: int, *, compress: bool = False) -> Path:
+    """A recording folder of ``episodes`` episodes, each ``header`` alone."""
+    folder.mkdir(parents=True)
+    data = header * episodes
+    if compress:
+        (folder / "trajectory.jsonl.gz").write_bytes(gzip.compress(data, mtime=0))
+    else:
+        (folder / "trajectory.jsonl").write_bytes(data)
+    return folder
