@@ -241,6 +241,7 @@ def mismatch_report(
     nodeid: str | None,
     display: Any = str,
     variant: str | None = None,
+    hints: Sequence[str] = (),
 ) -> Report:
     """A test's golden mismatch: the comparison's report, with how the recording was made.
 
@@ -250,10 +251,12 @@ def mismatch_report(
         nodeid: The test, for the update command.
         display: Turns a path into the text shown.
         variant: Which golden variant was compared, when the test keeps variants.
+        hints: Signs of nondeterminism at the divergence (:func:`format_evidence`).
     """
     notes = [REPLAY_MODE if replay else RECORDED_MODE]
     if variant is not None:
         notes.append(variant)
+    notes += hints
     if not replay and actions_differ(comparison):
         notes.append(_ACTIONS_DIFFER)
     title = "golden mismatch in replay mode" if replay else "golden mismatch"
