@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import reprlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final, Generic, SupportsFloat, TypeVar
 
@@ -257,35 +258,35 @@ def decode_action(
         return space.dtype.type(value) if space.dtype is not None else value
     if isinstance(space, (spaces.Box, spaces.MultiDiscrete, spaces.MultiBinary)):
         return np.asarray(value, dtype=space.dtype).reshape(space.shape)
+    return _decode_parts(value, space, lambda v, s: decode_action(v, s, path, t, episode=episode))
+
+
+def _decode_parts(value: Any, space: gym.Space[Any], decode: Callable[[Any, Any], Any]) -> Any:
+    """A value of a space made of other spaces, each part turned back by ``decode``."""
     if isinstance(space, spaces.Tuple) and isinstance(value, list):
-        return tuple(
-            decode_action(v, s, path, t, episode=episode)
-            for v, s in zip(value, space.spaces, strict=False)
-        )
+        return tuple(decode(v, s) for v, s in zip(value, space.spaces, strict=False))
     if isinstance(space, spaces.Dict) and isinstance(value, dict):
-        return {
-            key: decode_action(value[key], sub, path, t, episode=episode)
-            for key, sub in space.spaces.items()
-            if key in value
-        }
+        return {key: decode(value[key], sub) for key, sub in space.spaces.items() if key in value}
     if isinstance(space, spaces.OneOf) and isinstance(value, list) and len(value) == 2:
         index = int(value[0])
-        return (
-            np.int64(index),
-            decode_action(value[1], space.spaces[index], path, t, episode=episode),
-        )
+        return (np.int64(index), decode(value[1], space.spaces[index]))
     if isinstance(space, spaces.Sequence) and isinstance(value, list):
-        items = [decode_action(v, space.feature_space, path, t, episode=episode) for v in value]
+        items = [decode(v, space.feature_space) for v in value]
         return np.asarray(items) if space.stack else tuple(items)
     if isinstance(space, spaces.Graph) and isinstance(value, list) and len(value) == 3:
-        nodes, edges, links = value
-        edge_space = space.edge_space
-        edge_values = None
-        if edges is not None and edge_space is not None:
-            edge_values = np.asarray(edges, dtype=edge_space.dtype)
-        return spaces.GraphInstance(
-            np.asarray(nodes, dtype=space.node_space.dtype),
-            edge_values,
-            np.asarray(links, dtype=np.int64),
-        )
+        return _graph_instance(value, space)
     return value
+
+
+def _graph_instance(value: list[Any], space: spaces.Graph) -> spaces.GraphInstance:
+    """A recorded ``[nodes, edges, edge_links]`` as the Graph space's instance."""
+    nodes, edges, links = value
+    edge_space = space.edge_space
+    edge_values = None
+    if edges is not None and edge_space is not None:
+        edge_values = np.asarray(edges, dtype=edge_space.dtype)
+    return spaces.GraphInstance(
+        np.asarray(nodes, dtype=space.node_space.dtype),
+        edge_values,
+        np.asarray(links, dtype=np.int64),
+    )
