@@ -25,7 +25,7 @@ import gymnasium as gym
 import numpy as np
 
 from gym_goldens.errors import GoldensError
-from gym_goldens.format.files import install_recording
+from gym_goldens.format.files import install_recording, same_bytes
 from gym_goldens.format.reader import Return, add_reward, recording_files
 from gym_goldens.record.agents import agent_api
 from gym_goldens.record.multiagent_rollouts import agent_rollout
@@ -271,7 +271,7 @@ def _random_steps(
 
 def _same_file_bytes(existing: Path, recording: Path) -> bool:
     files = recording_files(recording)
-    return len(files) == 1 and files[0].read_bytes() == existing.read_bytes()
+    return len(files) == 1 and same_bytes(files[0], existing)
 
 
 def _make(env_id: str, kwargs: dict[str, Any]) -> Any:
