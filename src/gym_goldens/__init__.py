@@ -33,6 +33,7 @@ it (data flows env -> record -> format -> file, file -> format -> comparison
     - ``multiagent_replay``: a golden's actions replayed to a PettingZoo env.
     - ``fresh``: recordings by a fresh Python process, with another PYTHONHASHSEED.
 - ``comparison/``: a recording against its golden.
+    - ``defaults``: the default tolerances, those of ``pytest.approx``.
     - ``floats``: the one float rule, for scalars and arrays.
     - ``tolerance``: :class:`Tolerance` and its tree of fields.
     - ``walk``: whether two parsed records match.
