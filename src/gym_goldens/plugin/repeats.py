@@ -39,7 +39,7 @@ from gym_goldens.comparison.engine import compare
 from gym_goldens.comparison.evidence import nondeterminism_evidence
 from gym_goldens.comparison.result import Comparison
 from gym_goldens.comparison.tolerance import Tolerance
-from gym_goldens.errors import GoldenFormatError
+from gym_goldens.errors import GoldenFormatError, UnsafeGoldenPathError
 from gym_goldens.format.layout import run_dirname
 from gym_goldens.format.limits import DEFAULT_MAX_DECOMPRESSED_SIZE
 from gym_goldens.plugin.fresh import mark_recorded, record_in_fresh_pytest, recorded_folder
@@ -433,7 +433,7 @@ class _RunCheck:
             used = exactly(tolerance) if self.exact else tolerance
             try:
                 comparison = compare(reference, other_dir, used, max_decompressed_size=self.limit)
-            except GoldenFormatError as error:
+            except (GoldenFormatError, UnsafeGoldenPathError) as error:
                 return Nondeterminism(unreadable_run_report(error), kept)
             if not comparison.equal:
                 within = (

@@ -34,7 +34,7 @@ from gym_goldens.comparison.result import (
     Divergence,
     EpisodeComparison,
 )
-from gym_goldens.errors import GoldenFormatError
+from gym_goldens.errors import GoldenFormatError, UnsafeGoldenPathError
 from gym_goldens.format.agents import agent_of
 from gym_goldens.format.fields import format_path
 from gym_goldens.format.header import versions_change
@@ -472,7 +472,7 @@ def _values_beyond_types(comparison: Comparison, episode: EpisodeComparison) -> 
     """The values that part after a change of type: it headlines, they must not hide."""
     try:
         parting = value_divergences(comparison, episode)
-    except (GoldenFormatError, OSError):
+    except (GoldenFormatError, UnsafeGoldenPathError, OSError):
         return []  # the report stands without them; the files were read once already
     if not parting:
         return []
