@@ -40,16 +40,12 @@ from gym_goldens.format.limits import DEFAULT_MAX_DECOMPRESSED_SIZE
 from gym_goldens.format.reader import read_header, recording_files, sub_env_dirs
 
 __all__ = [
-    "GoldenUpdate",
     "PendingGolden",
     "golden_header",
     "holds",
     "still_matches",
     "update_golden",
 ]
-
-GoldenUpdate = Installed
-"""What :func:`update_golden` did to one golden folder."""
 
 _EXACT: Final = Tolerance(rtol=0.0, atol=0.0)
 
@@ -84,7 +80,7 @@ def update_golden(
     tolerance: Tolerance | None = None,
     rewrite: bool = False,
     max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
-) -> GoldenUpdate:
+) -> Installed:
     """Make ``golden_dir`` hold the recording of ``actual_dir``, unless it still does.
 
     Args:
