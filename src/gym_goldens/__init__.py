@@ -1,7 +1,8 @@
 """pytest-gym-goldens: golden-trajectory regression tests for Gymnasium envs.
 
 The public API is :data:`__all__`; it loads lazily, so that the pytest plugin
-costs nothing at start-up for suites that do not use it.
+costs nothing at start-up for suites that do not use it. The subpackages and
+modules below are internal: they may change in any release.
 
 The package, layer by layer from the bottom; each layer uses only those below
 it (data flows env -> record -> format -> file, file -> format -> comparison
