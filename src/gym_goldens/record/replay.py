@@ -29,7 +29,7 @@ from gym_goldens.format.limits import DEFAULT_MAX_DECOMPRESSED_SIZE
 from gym_goldens.format.lines import iter_episodes
 from gym_goldens.format.reader import iter_records, recording_files
 
-__all__ = ["ReplayActions", "decode_action"]
+__all__ = ["ReplayActions", "bad_reset", "decode_action", "env_failed", "env_said", "shown"]
 
 ObsType = TypeVar("ObsType")
 ActType = TypeVar("ActType")
@@ -137,12 +137,12 @@ class ReplayActions(
         try:
             return self.env.reset(seed=seed, options=options)
         except Exception as error:
-            raise GoldenFormatError(
+            raise env_failed(
                 episode.path,
-                f"the env raised {type(error).__name__} when it was reset with the golden's "
-                f"seed and options of episode {self._episode} (seed {_SHOWN.repr(seed)}, "
-                f"options {_SHOWN.repr(options)}): {_message(error)}; {_FIX}",
-                line=episode.line,
+                episode.line,
+                f"was reset with the golden's seed and options of episode {self._episode} "
+                f"(seed {shown(seed)}, options {shown(options)})",
+                error,
             ) from None
 
     def step(self, action: ActType) -> tuple[ObsType, SupportsFloat, bool, bool, dict[str, Any]]:
@@ -159,12 +159,12 @@ class ReplayActions(
         try:
             return self.env.step(replayed.action)
         except Exception as error:
-            raise GoldenFormatError(
+            raise env_failed(
                 self._episodes[self._episode].path,
-                f"the env raised {type(error).__name__} when it replayed the golden's action of "
-                f"episode {self._episode}, step t={replayed.t} ({_SHOWN.repr(replayed.recorded)}): "
-                f"{_message(error)}; {_FIX}",
-                line=replayed.line,
+                replayed.line,
+                f"replayed the golden's action of episode {self._episode}, step t={replayed.t} "
+                f"({shown(replayed.recorded)})",
+                error,
             ) from None
 
 
@@ -200,9 +200,9 @@ def _read_episode(path: Path, lines: Any, index: int, space: gym.Space[Any]) -> 
         except (ValueError, TypeError, OverflowError, IndexError, KeyError) as error:
             raise GoldenFormatError(
                 path,
-                f"the golden's action of episode {index}, step t={t} ({_SHOWN.repr(recorded)}) "
-                f"does not fit the env's action space {_SHOWN.repr(space)}: "
-                f"{type(error).__name__}: {_message(error)}",
+                f"the golden's action of episode {index}, step t={t} ({shown(recorded)}) "
+                f"does not fit the env's action space {shown(space)}: "
+                f"{type(error).__name__}: {env_said(error)}",
                 line=number,
             ) from None
         if not typed and isinstance(action, np.generic):
@@ -210,19 +210,44 @@ def _read_episode(path: Path, lines: Any, index: int, space: gym.Space[Any]) -> 
         steps.append(_Step(action, recorded, number, t))
     reset = _NO_HEADER if header is None else header.get("reset") or {}
     if not isinstance(reset, dict) and reset is not _NO_HEADER:
-        raise GoldenFormatError(
-            path,
-            f'expected the header\'s "reset" to be an object of seed and options, found '
-            f"{_SHOWN.repr(reset)}",
-            line=first,
-        )
+        raise bad_reset(path, first, reset)
     return _Episode(path, first or 1, reset, steps)
 
 
-def _message(error: BaseException) -> str:
+def shown(value: object) -> str:
+    """A value from the golden or the env, for a message: short, and escaped by ``repr``."""
+    return _SHOWN.repr(value)
+
+
+def env_said(error: BaseException) -> str:
     """The first line of an error's message, short and escaped (the env's words, quoted)."""
     text = str(error).strip().partition("\n")[0]
-    return _SHOWN.repr(text) if text else "(no message)"
+    return shown(text) if text else "(no message)"
+
+
+def env_failed(path: Path, line: int, doing: str, error: BaseException) -> GoldenFormatError:
+    """The error of an env that raised on what the golden gave it, and the fix.
+
+    Args:
+        path: The golden file.
+        line: The line of what the env was given.
+        doing: What the env did, after ``when it``: ``replayed the golden's action of ...``.
+        error: What it raised.
+    """
+    return GoldenFormatError(
+        path,
+        f"the env raised {type(error).__name__} when it {doing}: {env_said(error)}; {_FIX}",
+        line=line,
+    )
+
+
+def bad_reset(path: Path, line: int, reset: object) -> GoldenFormatError:
+    """The error of a header whose ``reset`` is no object of seed and options."""
+    return GoldenFormatError(
+        path,
+        f'expected the header\'s "reset" to be an object of seed and options, found {shown(reset)}',
+        line=line,
+    )
 
 
 def decode_action(
