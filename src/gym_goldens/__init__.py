@@ -1,7 +1,8 @@
 """pytest-gym-goldens: golden-trajectory regression tests for Gymnasium envs.
 
 The public API is :data:`__all__`; it loads lazily, so that the pytest plugin
-costs nothing at start-up for suites that do not use it.
+costs nothing at start-up for suites that do not use it. The subpackages and
+modules below are internal: they may change in any release.
 
 The package, layer by layer from the bottom; each layer uses only those below
 it (data flows env -> record -> format -> file, file -> format -> comparison
@@ -33,6 +34,7 @@ it (data flows env -> record -> format -> file, file -> format -> comparison
     - ``multiagent_replay``: a golden's actions replayed to a PettingZoo env.
     - ``fresh``: recordings by a fresh Python process, with another PYTHONHASHSEED.
 - ``comparison/``: a recording against its golden.
+    - ``defaults``: the default tolerances, those of ``pytest.approx``.
     - ``floats``: the one float rule, for scalars and arrays.
     - ``tolerance``: :class:`Tolerance` and its tree of fields.
     - ``walk``: whether two parsed records match.

@@ -34,6 +34,7 @@ from typing import Any, Final
 import gym_goldens
 from gym_goldens.audit.registry import select_envs
 from gym_goldens.audit.survey import DEFAULT_TIMEOUT, AuditSettings, audit_envs, audit_failed
+from gym_goldens.comparison.defaults import DEFAULT_ATOL, DEFAULT_RTOL
 from gym_goldens.comparison.engine import compare
 from gym_goldens.comparison.result import Comparison, EpisodeComparison
 from gym_goldens.comparison.tolerance import Tolerance
@@ -272,14 +273,16 @@ def _add_tolerance_options(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="[FIELD=]X",
-        help="relative tolerance, for all fields or a field pattern (repeatable; default 1e-6)",
+        help="relative tolerance, for all fields or a field pattern "
+        f"(repeatable; default {DEFAULT_RTOL:g})",
     )
     parser.add_argument(
         "--atol",
         action="append",
         default=[],
         metavar="[FIELD=]X",
-        help="absolute tolerance, for all fields or a field pattern (repeatable; default 1e-12)",
+        help="absolute tolerance, for all fields or a field pattern "
+        f"(repeatable; default {DEFAULT_ATOL:g})",
     )
     parser.add_argument(
         "--ignore",

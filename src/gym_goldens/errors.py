@@ -42,11 +42,21 @@ class UnsupportedFormatVersionError(GoldenFormatError):
     """A file was written by a newer, incompatible version of the format."""
 
 
-class UnsafeGoldenPathError(GoldenFormatError):
-    """A golden path leads outside the goldens dir (through a symlink).
+class UnsafeGoldenPathError(GoldensError, ValueError):
+    """A path leads outside our folders (through a symlink), so it is refused.
 
-    Such a golden is neither read nor written.
+    Such a golden is neither read nor written. Not a :class:`GoldenFormatError`:
+    the file may be perfectly readable, and it is not read.
+
+    Attributes:
+        path: The path refused (the symlink met, or the path that leaves the root).
+        reason: Why, and the fix.
     """
+
+    def __init__(self, path: object, reason: str) -> None:
+        self.path = str(path)
+        self.reason = reason
+        super().__init__(f"{self.path}: {reason}")
 
 
 class GoldenWriteError(GoldensError, OSError):

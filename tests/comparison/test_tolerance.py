@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import pytest
 
 from gym_goldens import Tolerance
-from gym_goldens.comparison.tolerance import DEFAULT_ATOL, DEFAULT_RTOL
+from gym_goldens.comparison.defaults import DEFAULT_ATOL, DEFAULT_RTOL
 from gym_goldens.format.fields import parse_pattern
 
 

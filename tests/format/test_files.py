@@ -18,6 +18,7 @@ from gym_goldens.format.files import (
     atomic_write_bytes,
     checked_recording_files,
     install_recording,
+    same_bytes,
 )
 from gym_goldens.format.layout import UPDATE_LOCK
 from gym_goldens.format.lock import golden_lock
@@ -236,6 +237,38 @@ def test_a_large_recording_is_installed_byte_for_byte_without_being_held_in_memo
     assert (target / "trajectory.jsonl").read_bytes() == content
     assert [p.name for p in target.iterdir()] == ["trajectory.jsonl"]
     assert peak < 4 * MiB, f"installing a 24 MiB recording took {peak / MiB:.0f} MiB"
+
+
+def test_same_bytes_tells_files_apart_by_every_byte(tmp_path: Path) -> None:
+    content = bytes(range(256)) * (MiB // 64)  # four chunks of the comparison
+    one, other = tmp_path / "one", tmp_path / "other"
+    one.write_bytes(content)
+    other.write_bytes(content)
+    assert same_bytes(one, other)
+    other.write_bytes(content[:-1] + b"x")  # the last byte of the last chunk
+    assert not same_bytes(one, other)
+    other.write_bytes(content + b"\n")  # one byte more
+    assert not same_bytes(one, other)
+    other.write_bytes(b"")
+    assert not same_bytes(one, other)
+    assert same_bytes(other, other)
+    assert not same_bytes(one, tmp_path / "missing")  # not the same: read it the long way
+
+
+def test_same_bytes_reads_large_files_a_chunk_at_a_time(tmp_path: Path) -> None:
+    content = b"".join(i.to_bytes(4, "little") * (MiB // 16) for i in range(24 * 4))
+    one, other = tmp_path / "one", tmp_path / "other"
+    one.write_bytes(content)
+    other.write_bytes(content)
+    del content
+    tracemalloc.start()
+    try:
+        same = same_bytes(one, other)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert same
+    assert peak < 4 * MiB, f"comparing two 24 MiB files took {peak / MiB:.0f} MiB"
 
 
 @pytest.mark.parametrize("compress", [False, True])

@@ -43,3 +43,12 @@ def test_errors_say_what_could_not_be_made(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="steps must be 0 or more"):
         record_rollout("CartPole-v1", tmp_path / "r", seed=0, steps=-3)
     assert not (tmp_path / "r").exists()
+
+
+def test_a_recording_made_again_is_unchanged_and_a_different_one_updated(tmp_path: Path) -> None:
+    target = tmp_path / "r"
+    assert record_rollout("CartPole-v1", target, seed=0, steps=40).status == "created"
+    before = (target / "trajectory.jsonl").stat().st_mtime_ns
+    assert record_rollout("CartPole-v1", target, seed=0, steps=40).status == "unchanged"
+    assert (target / "trajectory.jsonl").stat().st_mtime_ns == before
+    assert record_rollout("CartPole-v1", target, seed=1, steps=40).status == "updated"

@@ -54,6 +54,7 @@ from gym_goldens.comparison.walk import values_match
 from gym_goldens.errors import GoldenFormatError
 from gym_goldens.format.codec import duplicated_key
 from gym_goldens.format.fields import format_path
+from gym_goldens.format.files import same_bytes
 from gym_goldens.format.header import LEGACY_VERSION
 from gym_goldens.format.limits import DEFAULT_MAX_DECOMPRESSED_SIZE
 from gym_goldens.format.lines import count_episodes, iter_episodes
@@ -62,7 +63,6 @@ from gym_goldens.format.reader import parse_record, recording_files, sub_env_dir
 __all__ = ["compare", "skeleton"]
 
 _MAX_HEADERS: Final = 64
-_CHUNK: Final = 1 << 20
 # The lines of first divergences kept to be explained on demand, and the
 # headers of differing episodes kept for their report, in bytes: those of the
 # first differing episode are always kept, later ones while under this.
@@ -166,7 +166,7 @@ class _Comparer:
         if (
             len(golden_files) == len(actual_files) == 1
             and golden_files[0].name == actual_files[0].name
-            and _same_bytes(golden_files[0], actual_files[0])
+            and same_bytes(golden_files[0], actual_files[0])
         ):
             # Byte-identical: every episode matches, counted without parsing.
             limit = self.max_decompressed_size
@@ -548,18 +548,3 @@ def _count_steps(lines: Iterator[tuple[int, bytes]]) -> int:
         if b'"event":"step"' in raw:
             count += 1
     return count
-
-
-def _same_bytes(first: Path, second: Path) -> bool:
-    try:
-        if first.stat().st_size != second.stat().st_size:
-            return False
-        with open(first, "rb") as one, open(second, "rb") as two:
-            while True:
-                chunk = one.read(_CHUNK)
-                if chunk != two.read(_CHUNK):
-                    return False
-                if not chunk:
-                    return True
-    except OSError:
-        return False

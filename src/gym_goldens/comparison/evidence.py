@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Final, Literal
 
 from gym_goldens.comparison.result import Comparison, Difference, EpisodeComparison
-from gym_goldens.errors import GoldenFormatError
+from gym_goldens.errors import GoldenFormatError, UnsafeGoldenPathError
 from gym_goldens.format.fields import FieldPath, format_path
 from gym_goldens.format.limits import DEFAULT_MAX_DECOMPRESSED_SIZE
 from gym_goldens.format.reader import episode_lines, iter_records
@@ -94,8 +94,8 @@ def nondeterminism_evidence(
     ]
     try:
         orders = _orders(comparison, episode, differences, max_decompressed_size)
-    except GoldenFormatError:
-        orders = []
+    except (GoldenFormatError, UnsafeGoldenPathError):
+        orders = []  # the comparison said what it could read
     return (*orders, *clocks)
 
 

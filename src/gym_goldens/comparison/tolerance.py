@@ -3,7 +3,7 @@
 A float matches when ``|actual - golden| <= atol + rtol * |golden|``; NaN
 matches NaN; +/-inf match only themselves (the rule of
 :mod:`gym_goldens.comparison.floats`). Ints, bools and strings match exactly.
-The defaults, ``rtol=1e-6`` and ``atol=1e-12``, are those of ``pytest.approx``.
+The defaults are those of ``pytest.approx`` (:mod:`~gym_goldens.comparison.defaults`).
 
 A *field pattern* (:mod:`gym_goldens.format.fields`) names a part of a
 record: ``"obs"``, ``"reward"``, ``"info.x_velocity"``, ``"obs.image"``,
@@ -19,20 +19,15 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Iterable, Mapping
-from typing import Final
 
+from gym_goldens.comparison.defaults import DEFAULT_ATOL, DEFAULT_RTOL
 from gym_goldens.format.fields import ANY, FieldPath, parse_pattern, specificity
 
 __all__ = [
-    "DEFAULT_ATOL",
-    "DEFAULT_RTOL",
     "Tolerance",
     "ToleranceNode",
     "ToleranceSpec",
 ]
-
-DEFAULT_RTOL: Final = 1e-6
-DEFAULT_ATOL: Final = 1e-12
 
 ToleranceSpec = float | Mapping[str, float]
 """A number for every field, or a mapping from field patterns to numbers."""

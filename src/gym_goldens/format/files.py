@@ -54,11 +54,12 @@ __all__ = [
     "install_recording",
     "is_dead_leftover",
     "remove_dead_leftovers",
+    "same_bytes",
 ]
 
 InstallStatus = Literal["created", "updated", "unchanged"]
 
-# Copies go through memory in chunks of this size, whatever the file's size.
+# Copies and comparisons go through memory in chunks of this size, whatever the file's size.
 _COPY_CHUNK: Final = 1 << 20
 
 
@@ -82,6 +83,26 @@ def checked_recording_files(root: Path, folder: Path) -> list[Path]:
     """
     __tracebackhide__ = True
     return list(resolve_golden(root, folder).files)
+
+
+def same_bytes(first: Path, second: Path) -> bool:
+    """Whether two files hold the same bytes, read a chunk at a time.
+
+    A file that cannot be read is not the same: the caller reads it the long
+    way, and says why it cannot.
+    """
+    try:
+        if first.stat().st_size != second.stat().st_size:
+            return False
+        with first.open("rb") as one, second.open("rb") as other:
+            while True:
+                chunk = one.read(_COPY_CHUNK)
+                if chunk != other.read(_COPY_CHUNK):
+                    return False
+                if not chunk:
+                    return True
+    except OSError:
+        return False
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:

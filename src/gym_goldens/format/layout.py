@@ -58,7 +58,6 @@ __all__ = [
     "golden_test_dir",
     "is_leftover_file_name",
     "is_recording_file_name",
-    "is_sub_env_dir_name",
     "is_trajectory_file_name",
     "leftover_owner",
     "run_dirname",
@@ -147,11 +146,6 @@ def sub_env_index(name: str) -> int | None:
     """The sub-env index of a folder name (``env_3`` is 3), else None."""
     match = _SUB_ENV.match(name)
     return None if match is None else int(match.group(1))
-
-
-def is_sub_env_dir_name(name: str) -> bool:
-    """Whether ``name`` is that of a sub-env's folder in a vector recording (``env_<i>``)."""
-    return sub_env_index(name) is not None
 
 
 def run_dirname(number: int) -> str:

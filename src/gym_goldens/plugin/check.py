@@ -29,7 +29,7 @@ from gym_goldens.format.header import FORMAT_VERSION, LEGACY_VERSION, version_to
 from gym_goldens.format.layout import DIVERGENCE_PLOT, golden_dir_for, safe_segment
 from gym_goldens.format.reader import has_episodes, read_header, recording_files, sub_env_dirs
 from gym_goldens.plugin.renamed import KnownTests, renamed_goldens
-from gym_goldens.plugin.repeats import PlotRuns, Run, find_nondeterminism
+from gym_goldens.plugin.repeats import Nondeterminism, PlotRuns, Run, find_nondeterminism
 from gym_goldens.plugin.settings import GoldensSettings
 from gym_goldens.plugin.store import (
     PendingGolden,
@@ -47,10 +47,13 @@ from gym_goldens.plugin.variants import (
 )
 from gym_goldens.present.report import (
     RenamedGolden,
-    format_comparison,
     format_evidence,
-    format_missing,
-    format_unreadable,
+    mismatch_report,
+    missing_report,
+    not_updated_report,
+    nothing_recorded_report,
+    refused_report,
+    unreadable_report,
     update_command,
 )
 from gym_goldens.present.viz import VizDependencyError, write_divergence_plot
@@ -59,7 +62,13 @@ from gym_goldens.record.replay import ReplayActions
 from gym_goldens.record.single import RecordTrajectory
 from gym_goldens.record.vector import RecordVectorTrajectory
 
-__all__ = ["CheckResult", "TrajectoryChecks", "plot_runs", "write_golden"]
+__all__ = [
+    "CheckResult",
+    "TrajectoryChecks",
+    "nondeterministic_result",
+    "plot_runs",
+    "write_golden",
+]
 
 Status = Literal[
     "passed",
@@ -72,11 +81,6 @@ Status = Literal[
     "pending",
 ]
 _MARKER_KEYS: Final = frozenset({"rtol", "atol", "ignore", "variant_by", "update_once"})
-_RECORDED_MODE: Final = "mode: recorded (the test's own actions)"
-_REPLAY_MODE: Final = (
-    "mode: replay (the golden's own actions and reset seeds drove the env, "
-    "so the dynamics changed, not the policy)"
-)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -183,17 +187,7 @@ class TrajectoryChecks:
         current version.
         """
         __tracebackhide__ = True  # a golden that cannot be replayed: the test's line, not ours
-        is_vector = isinstance(env, gym.vector.VectorEnv)
-        if not is_vector and not isinstance(env, gym.Env) and agent_api(env) is None:
-            raise TypeError(
-                f"record_trajectory expects a gymnasium.Env or gymnasium.vector.VectorEnv, got "
-                f"{type(env).__name__}; pass the env itself, for example "
-                'record_trajectory(gym.make("CartPole-v1")) (or a PettingZoo ParallelEnv or AECEnv)'
-            )
-        if name is not None and (not isinstance(name, str) or not name.strip()):
-            raise ValueError(f"record_trajectory name must be a non-empty string, got {name!r}")
-        if replay and is_vector:
-            raise ValueError("record_trajectory(replay=True) replays single envs, not vector envs")
+        _check_recordable(env, name, replay=replay)
         tolerance = self._tolerance.refine(rtol=rtol, atol=atol, ignore=ignore)
         unique = self._unique_name(name or _default_name(env))
         storage: dict[str, Any] = {
@@ -205,17 +199,10 @@ class TrajectoryChecks:
             "format_version": (
                 FORMAT_VERSION if self._records_update else self._version_of_golden(unique)
             ),
+            # The versions of the distributions that name variants go in the header too.
+            "versions_of": self._variant_by,
         }
-        output = self.output_dir / _dir_name(unique)
-        wrapped: RecordTrajectory[Any, Any] | RecordVectorTrajectory
-        # The versions of the distributions that name variants go in the header too.
-        storage["versions_of"] = self._variant_by
-        if is_vector:
-            wrapped = RecordVectorTrajectory(env, output, **storage)  # type: ignore[arg-type]
-        elif agent_api(env) is not None:  # a PettingZoo env
-            wrapped = record_agents(env, output, **storage)
-        else:
-            wrapped = RecordTrajectory(env, output, **storage)  # type: ignore[arg-type]
+        wrapped = _wrap(env, self.output_dir / _dir_name(unique), storage)
         self._recordings.append(_Recording(unique, wrapped, tolerance, replay))
         if replay:
             assert not isinstance(wrapped, RecordVectorTrajectory)
@@ -272,13 +259,11 @@ class TrajectoryChecks:
             )
             if found:
                 results = [
-                    CheckResult(
+                    nondeterministic_result(
                         recording.name,
                         self._golden(recording.name).path,
-                        "nondeterministic",
-                        found[recording.name].message,
                         recording.env.output_dir,
-                        other_runs=found[recording.name].other_runs,
+                        found[recording.name],
                     )
                     for recording in self._recordings
                     if recording.name in found
@@ -313,84 +298,95 @@ class TrajectoryChecks:
         known: KnownTests | None = None,
     ) -> CheckResult:
         recording.env.flush()
-        actual_dir = recording.env.output_dir
         choice = self._golden(recording.name)
-        golden_dir = choice.path
-        display = self.settings.display
-        limit = self.settings.max_decompressed_size
-        notes = [_REPLAY_MODE if recording.replay else _RECORDED_MODE]
-        if self._variant_by:
-            notes.append(choice.describe(display))
         if recording.env.episode_count == 0:
-            return CheckResult(
-                recording.name,
-                golden_dir,
-                "failed",
-                f"nothing recorded: the env recorded as {recording.name!r} was never reset; "
-                "call env.reset(seed=...) before stepping it",
-            )
+            message = nothing_recorded_report(recording.name).render()
+            return CheckResult(recording.name, choice.path, "failed", message)
         if self.settings.update:
             return self._update(recording, choice, defer=defer, run=run)
+        return self._compare(recording, choice, known)
+
+    def _compare(
+        self, recording: _Recording, choice: GoldenChoice, known: KnownTests | None
+    ) -> CheckResult:
+        """The recording against its golden: passed, failed, or the golden missing."""
+        golden_dir, actual_dir = choice.path, recording.env.output_dir
+        display = self.settings.display
+        variant = choice.describe(display) if self._variant_by else None
         try:
             # Checked before reading: no symlink out of the goldens dir, no
             # folder or empty file where the recording file should be.
             # A vector golden keeps one recording file per sub-env folder.
             safe_files = checked_recording_files(self.settings.goldens_dir, golden_dir)
             if not safe_files and not has_episodes(golden_dir):
-                message = format_missing(
-                    golden_dir,
-                    actual_dir,
-                    nodeid=self.nodeid,
-                    display=display,
-                    renamed=self._renamed(recording, golden_dir, known),
-                )
-                message = _with_notes(message, notes[1:])
-                return CheckResult(recording.name, golden_dir, "missing", message, actual_dir)
+                return self._missing(recording, golden_dir, variant, known)
             comparison = compare(
-                golden_dir, actual_dir, recording.tolerance, max_decompressed_size=limit
+                golden_dir,
+                actual_dir,
+                recording.tolerance,
+                max_decompressed_size=self.settings.max_decompressed_size,
             )
         except UnsafeGoldenPathError as error:
-            message = _format_refused(
-                _displayed(error, display), actual_dir=display(actual_dir), nodeid=self.nodeid
+            shown = display(actual_dir)
+            report = refused_report(
+                _displayed(error, display), actual_dir=shown, nodeid=self.nodeid
             )
-            return CheckResult(recording.name, golden_dir, "failed", message, actual_dir)
+            return CheckResult(recording.name, golden_dir, "failed", report.render(), actual_dir)
         except GoldenFormatError as error:
-            shown = _displayed(error, display)
-            message = format_unreadable(
-                shown, nodeid=self.nodeid, actual_dir=actual_dir, display=display
+            report = unreadable_report(
+                _displayed(error, display),
+                nodeid=self.nodeid,
+                actual_dir=actual_dir,
+                display=display,
             )
-            return CheckResult(recording.name, golden_dir, "failed", message, actual_dir)
+            return CheckResult(recording.name, golden_dir, "failed", report.render(), actual_dir)
         if comparison.equal:
             return CheckResult(recording.name, golden_dir, "passed")
-        return self._mismatch(recording, comparison, golden_dir, notes)
+        return self._mismatch(recording, comparison, golden_dir, variant)
+
+    def _missing(
+        self,
+        recording: _Recording,
+        golden_dir: Path,
+        variant: str | None,
+        known: KnownTests | None,
+    ) -> CheckResult:
+        """The failure of a recording whose golden was never recorded."""
+        actual_dir = recording.env.output_dir
+        report = missing_report(
+            golden_dir,
+            actual_dir,
+            nodeid=self.nodeid,
+            display=self.settings.display,
+            renamed=self._renamed(recording, golden_dir, known),
+        )
+        if variant is not None:
+            report = report.with_notes(variant)
+        return CheckResult(recording.name, golden_dir, "missing", report.render(), actual_dir)
 
     def _mismatch(
-        self, recording: _Recording, comparison: Comparison, golden_dir: Path, notes: list[str]
+        self,
+        recording: _Recording,
+        comparison: Comparison,
+        golden_dir: Path,
+        variant: str | None,
     ) -> CheckResult:
         """The failure of a recording that left its golden."""
         display, limit = self.settings.display, self.settings.max_decompressed_size
         actual_dir = recording.env.output_dir
-        message = format_comparison(
+        evidence = nondeterminism_evidence(comparison, max_decompressed_size=limit)
+        report = mismatch_report(
             comparison,
-            title="golden mismatch in replay mode" if recording.replay else "golden mismatch",
+            replay=recording.replay,
             nodeid=self.nodeid,
             display=display,
+            variant=variant,
+            hints=format_evidence(evidence),
         )
-        evidence = nondeterminism_evidence(comparison, max_decompressed_size=limit)
-        notes = [*notes, *format_evidence(evidence)]
-        if not recording.replay and _actions_differ(comparison):
-            notes.append(
-                "the actions differ at the first divergence: either the policy changed, or "
-                "observations within tolerance fed back into it (a controller that reads them); "
-                "to compare the dynamics alone, replay the golden's actions with "
-                "record_trajectory(env, replay=True)"
-            )
-        message = _with_notes(message, notes)
         plot, plot_line = _divergence_plot(comparison, actual_dir, display, limit)
         if plot_line:
-            # Beside the actual recording, before the last line (the fix).
-            head, _, fix = message.rpartition("\n")
-            message = f"{head}\n  {plot_line}\n{fix}"
+            report = report.with_files(plot_line)  # beside the actual recording, before the fix
+        message = report.render()
         return CheckResult(recording.name, golden_dir, "failed", message, actual_dir, plot)
 
     def _update(
@@ -542,19 +538,27 @@ def _not_written(
     """The failure of an update that left the golden as it was."""
     display = settings.display
     name, target, actual_dir = golden.name, golden.target, golden.actual_dir
+    shown = display(actual_dir)
     if isinstance(error, UnsafeGoldenPathError):
-        message = _format_refused(
-            _displayed(error, display), actual_dir=display(actual_dir), nodeid=golden.nodeid
-        )
-        return CheckResult(name, target, "failed", message, actual_dir)
+        report = refused_report(_displayed(error, display), actual_dir=shown, nodeid=golden.nodeid)
+        return CheckResult(name, target, "failed", report.render(), actual_dir)
     if isinstance(error, GoldenWriteError):
         # A read-only folder, a full disk: nothing of ours to fix, and the
         # golden is as it was (written to a temporary file, never renamed).
         refused = GoldenWriteError(display(Path(error.path)), error.reason)
-        message = _format_not_updated(refused, actual_dir=display(actual_dir), fix=_WRITE_FIX)
-        return CheckResult(name, target, "failed", message)
-    message = _format_not_updated(_displayed(error, display), actual_dir=display(actual_dir))
-    return CheckResult(name, target, "failed", message)
+        report = not_updated_report(refused, actual_dir=shown, not_written=True)
+        return CheckResult(name, target, "failed", report.render())
+    report = not_updated_report(_displayed(error, display), actual_dir=shown)
+    return CheckResult(name, target, "failed", report.render())
+
+
+def nondeterministic_result(
+    name: str, golden_dir: Path, actual_dir: Path, found: Nondeterminism
+) -> CheckResult:
+    """The failure of a recording that differs between the runs of a determinism check."""
+    return CheckResult(
+        name, golden_dir, "nondeterministic", found.message, actual_dir, other_runs=found.other_runs
+    )
 
 
 def plot_runs(settings: GoldensSettings) -> PlotRuns:
@@ -567,51 +571,14 @@ def plot_runs(settings: GoldensSettings) -> PlotRuns:
     return plot
 
 
-def _with_notes(message: str, notes: Sequence[str]) -> str:
-    """Put note lines under the first line of a failure message."""
-    if not notes:
-        return message
-    head, _, rest = message.partition("\n")
-    return "\n".join([head, *(f"  {note}" for note in notes), *([rest] if rest else [])])
-
-
-def _actions_differ(comparison: Comparison) -> bool:
-    """Whether the actions differ at the first divergence the report shows."""
-    first = comparison.differing[0].first if comparison.differing else None
-    return first is not None and any(d.path[:1] == ("action",) for d in first.differences)
-
-
-def _displayed(error: GoldenFormatError, display: Callable[[Path], str]) -> GoldenFormatError:
+def _displayed(
+    error: GoldenFormatError | UnsafeGoldenPathError, display: Callable[[Path], str]
+) -> GoldenFormatError | UnsafeGoldenPathError:
     """The same error, naming the file as the user sees it (relative when possible)."""
-    return type(error)(display(Path(error.path)), error.reason, line=error.line)
-
-
-def _format_refused(error: Exception, *, actual_dir: str, nodeid: str) -> str:
-    return "\n".join(
-        [
-            f"golden refused: {error}",
-            "  nothing was read from or written to it",
-            f"  actual recording: {actual_dir}",
-            f"  or remove the symlink and record the golden with: {update_command(nodeid)}",
-        ]
-    )
-
-
-_NOT_UPDATED_FIX: Final = "fix or remove the golden, then run pytest --update-goldens again"
-_WRITE_FIX: Final = (
-    "free space or fix the permissions of the goldens dir, then run pytest --update-goldens again"
-)
-
-
-def _format_not_updated(error: Exception, *, actual_dir: str, fix: str = _NOT_UPDATED_FIX) -> str:
-    return "\n".join(
-        [
-            f"golden not updated: {error}",
-            "  the golden was left as it is",
-            f"  actual recording: {actual_dir}",
-            f"  {fix}",
-        ]
-    )
+    shown = display(Path(error.path))
+    if isinstance(error, UnsafeGoldenPathError):
+        return UnsafeGoldenPathError(shown, error.reason)
+    return type(error)(shown, error.reason, line=error.line)
 
 
 def _divergence_plot(
@@ -640,6 +607,33 @@ def _divergence_plot(
     except Exception as error:  # a broken plot must not hide the mismatch
         return None, f"plot: not drawn ({type(error).__name__}: {error})"
     return plot, None if plot is None else f"plot: {display(plot)}"
+
+
+def _check_recordable(env: object, name: str | None, *, replay: bool) -> None:
+    """Refuse what ``record_trajectory`` cannot record, in the test's words."""
+    __tracebackhide__ = True
+    is_vector = isinstance(env, gym.vector.VectorEnv)
+    if not is_vector and not isinstance(env, gym.Env) and agent_api(env) is None:
+        raise TypeError(
+            f"record_trajectory expects a gymnasium.Env or gymnasium.vector.VectorEnv, got "
+            f"{type(env).__name__}; pass the env itself, for example "
+            'record_trajectory(gym.make("CartPole-v1")) (or a PettingZoo ParallelEnv or AECEnv)'
+        )
+    if name is not None and (not isinstance(name, str) or not name.strip()):
+        raise ValueError(f"record_trajectory name must be a non-empty string, got {name!r}")
+    if replay and is_vector:
+        raise ValueError("record_trajectory(replay=True) replays single envs, not vector envs")
+
+
+def _wrap(
+    env: Any, output: Path, storage: dict[str, Any]
+) -> RecordTrajectory[Any, Any] | RecordVectorTrajectory:
+    """The recorder of ``env``: single, vector or PettingZoo."""
+    if isinstance(env, gym.vector.VectorEnv):
+        return RecordVectorTrajectory(env, output, **storage)
+    if agent_api(env) is not None:  # a PettingZoo env
+        return record_agents(env, output, **storage)
+    return RecordTrajectory(env, output, **storage)
 
 
 def _default_name(env: gym.Env[Any, Any] | gym.vector.VectorEnv[Any, Any, Any]) -> str:

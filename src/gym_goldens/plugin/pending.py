@@ -29,7 +29,7 @@ from typing import Any
 import pytest
 
 from gym_goldens.plugin.artifacts import save_artifacts
-from gym_goldens.plugin.check import CheckResult, plot_runs, write_golden
+from gym_goldens.plugin.check import CheckResult, nondeterministic_result, plot_runs, write_golden
 from gym_goldens.plugin.fresh import FreshRun, record_in_fresh_pytest
 from gym_goldens.plugin.repeats import Run, find_nondeterminism, update_context
 from gym_goldens.plugin.settings import GoldensSettings, settings_key
@@ -119,14 +119,7 @@ def _finish_test(
         return [write_golden(settings, golden) for golden in goldens]
     # A nondeterministic test writes none of its goldens.
     return [
-        CheckResult(
-            golden.name,
-            golden.target,
-            "nondeterministic",
-            found[golden.name].message,
-            golden.actual_dir,
-            other_runs=found[golden.name].other_runs,
-        )
+        nondeterministic_result(golden.name, golden.target, golden.actual_dir, found[golden.name])
         for golden in goldens
         if golden.name in found
     ]

@@ -39,13 +39,20 @@ from gym_goldens.comparison.engine import compare
 from gym_goldens.comparison.evidence import nondeterminism_evidence
 from gym_goldens.comparison.result import Comparison
 from gym_goldens.comparison.tolerance import Tolerance
-from gym_goldens.errors import GoldenFormatError
+from gym_goldens.errors import GoldenFormatError, UnsafeGoldenPathError
 from gym_goldens.format.layout import run_dirname
 from gym_goldens.format.limits import DEFAULT_MAX_DECOMPRESSED_SIZE
 from gym_goldens.plugin.fresh import mark_recorded, record_in_fresh_pytest, recorded_folder
 from gym_goldens.plugin.session import golden_nodeid, session_key
 from gym_goldens.plugin.settings import GoldensSettings, settings_key
-from gym_goldens.present.report import format_evidence, format_nondeterminism
+from gym_goldens.present.report import (
+    Report,
+    failed_run_report,
+    format_evidence,
+    nondeterminism_report,
+    unreadable_run_report,
+    unrecorded_run_report,
+)
 from gym_goldens.present.text import escape, python_string
 
 Flush = Callable[[], Mapping[str, Path]]
@@ -337,12 +344,17 @@ class Nondeterminism:
     """A recording that is not the same in every run.
 
     Attributes:
-        message: The failure text; None when another recording's text says it all.
+        report: The failure; None when another recording's report says it all.
         other_runs: The other runs' folders that differ, as ``(folder name, path)``.
     """
 
-    message: str | None
+    report: Report | None
     other_runs: tuple[tuple[str, Path], ...] = ()
+
+    @property
+    def message(self) -> str | None:
+        """The failure text."""
+        return None if self.report is None else self.report.render()
 
 
 def find_nondeterminism(
@@ -374,12 +386,10 @@ def find_nondeterminism(
     failed = next((run for run in ordered if run.failure), None)
     if failed is not None:
         checked = next(run for run in ordered if run.dirs is None)
-        message = (
-            f"nondeterministic: {failed.label} failed, {checked.label} passed\n"
-            f"  {failed.name}: {failed.note}; {failed.failure}"
-        )
+        how = f"{failed.name}: {failed.note}; {failed.failure}"
+        report = failed_run_report(failed.label, checked.label, how=how)
         return {
-            name: Nondeterminism(message if index == 0 else None)
+            name: Nondeterminism(report if index == 0 else None)
             for index, (name, _, _) in enumerate(recordings)
         }
     check = _RunCheck(ordered, exact, display, plot, max_decompressed_size)
@@ -415,19 +425,16 @@ class _RunCheck:
             )
             if reference is None or other_dir is None:
                 missing, present = (first, other) if reference is None else (other, first)
-                return Nondeterminism(
-                    f"nondeterministic: {missing.label} did not record {name!r}, "
-                    f"{present.label} did\n"
-                    f"  {first.name}: {first.note}\n  {other.name}: {other.note}",
-                    kept,
+                runs = [f"{first.name}: {first.note}", f"{other.name}: {other.note}"]
+                report = unrecorded_run_report(
+                    name, missing=missing.label, present=present.label, runs=runs
                 )
+                return Nondeterminism(report, kept)
             used = exactly(tolerance) if self.exact else tolerance
             try:
                 comparison = compare(reference, other_dir, used, max_decompressed_size=self.limit)
-            except GoldenFormatError as error:
-                return Nondeterminism(
-                    f"nondeterministic: a run's recording is unreadable: {error}", kept
-                )
+            except (GoldenFormatError, UnsafeGoldenPathError) as error:
+                return Nondeterminism(unreadable_run_report(error), kept)
             if not comparison.equal:
                 within = (
                     self.exact
@@ -438,7 +445,7 @@ class _RunCheck:
                 return Nondeterminism(self._report(comparison, other, this_dir, within), kept)
         return None
 
-    def _report(self, comparison: Comparison, other: Run, this_dir: Path, within: bool) -> str:
+    def _report(self, comparison: Comparison, other: Run, this_dir: Path, within: bool) -> Report:
         first = self.runs[0]
         notes = [f"{first.name}: {first.note}", f"{other.name}: {other.note}"]
         if _FRESH_NOTE in other.note:
@@ -449,16 +456,14 @@ class _RunCheck:
         if within:
             notes += _within_tolerance(comparison, suggest=not evidence)
         notes += hints
-        text = format_nondeterminism(
+        report = nondeterminism_report(
             comparison, first=first.label, second=other.label, notes=notes, display=self.display
         )
         names = (first.label, other.label)
         plot_line = self.plot(comparison, this_dir, names) if self.plot is not None else None
         if plot_line:
-            # Before the last line, the fix, as in a golden mismatch.
-            head, _, fix = text.rpartition("\n")
-            text = f"{head}\n  {plot_line}\n{fix}"
-        return text
+            report = report.with_files(plot_line)  # before the fix, as in a golden mismatch
+        return report
 
 
 def _folder(run: Run, name: str, this_dir: Path) -> Path | None:

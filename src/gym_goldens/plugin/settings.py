@@ -10,17 +10,15 @@ from typing import Any, Final
 
 import pytest
 
+from gym_goldens.comparison.defaults import DEFAULT_ATOL, DEFAULT_RTOL
 from gym_goldens.format.limits import DEFAULT_MAX_DECOMPRESSED_SIZE, format_size, parse_size
 
 __all__ = ["GoldensSettings", "add_options", "settings_key"]
 
 _GROUP: Final = "gym-goldens"
-# Written out, as they load in every pytest run: codec.DEFAULT_MAX_ARRAY_SIZE
-# (the codec imports numpy) and tolerance.DEFAULT_RTOL and DEFAULT_ATOL.
-# tests/test_startup.py checks that they agree.
+# Written out, as it loads in every pytest run: codec.DEFAULT_MAX_ARRAY_SIZE
+# (the codec imports numpy). tests/test_startup.py checks that they agree.
 DEFAULT_MAX_ARRAY_SIZE: Final = 4096
-DEFAULT_RTOL: Final = 1e-6
-DEFAULT_ATOL: Final = 1e-12
 
 
 @dataclasses.dataclass(frozen=True)

@@ -21,7 +21,7 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from gym_goldens.errors import GoldenFormatError, GoldenWriteError
+from gym_goldens.errors import GoldenFormatError, GoldenWriteError, UnsafeGoldenPathError
 from gym_goldens.format.files import is_dead_leftover
 from gym_goldens.format.layout import (
     golden_file_dir,
@@ -39,7 +39,10 @@ from gym_goldens.format.paths import (
     symlink_error,
 )
 
-__all__ = ["Found", "find_stale", "prune", "stale_goldens"]
+__all__ = ["Found", "Refusal", "find_stale", "prune", "stale_goldens"]
+
+Refusal = GoldenFormatError | UnsafeGoldenPathError
+"""Why a folder was not looked into or not pruned: an entry in the way, or a symlink met."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -53,7 +56,7 @@ class Found:
     """
 
     goldens: list[str] = dataclasses.field(default_factory=list)
-    refused: list[GoldenFormatError] = dataclasses.field(default_factory=list)
+    refused: list[Refusal] = dataclasses.field(default_factory=list)
 
 
 def stale_goldens(
@@ -89,7 +92,7 @@ def stale_goldens(
     """
     root = goldens_dir.resolve()
     file_dirs = {golden_file_dir(root, file).relative_to(root).as_posix() for file in test_files}
-    refused: list[GoldenFormatError] = []
+    refused: list[Refusal] = []
     if rootdir is not None:
         file_dirs |= _orphans(root, rootdir, dirs, refused)
     skipped_dirs = {
@@ -101,9 +104,7 @@ def stale_goldens(
     return Found(found.goldens, list(unique.values()))
 
 
-def _orphans(
-    root: Path, rootdir: Path, dirs: Iterable[str], refused: list[GoldenFormatError]
-) -> set[str]:
+def _orphans(root: Path, rootdir: Path, dirs: Iterable[str], refused: list[Refusal]) -> set[str]:
     """The golden folders, in those of ``dirs``, that no entry of the test tree maps to.
 
     A file ``test_x.py`` maps to ``test_x``, a folder to its own name, each
@@ -115,7 +116,7 @@ def _orphans(
         source = rootdir / relative
         try:
             ensure_inside(root, folder)
-        except GoldenFormatError as error:
+        except (GoldenFormatError, UnsafeGoldenPathError) as error:
             refused.append(error)
             continue
         if not folder.is_dir() or not source.is_dir():
@@ -154,12 +155,12 @@ def find_stale(
     used_set = set(used)
     protected_prefixes = tuple(f"{p}/" for p in protected)
     found: set[str] = set()
-    refused: list[GoldenFormatError] = []
+    refused: list[Refusal] = []
     for file_dir in sorted(set(file_dirs)):
         folder = root / file_dir
         try:
             ensure_inside(root, folder)
-        except GoldenFormatError as error:
+        except (GoldenFormatError, UnsafeGoldenPathError) as error:
             refused.append(error)
             continue
         for here, names in _walk(folder, refused):
@@ -171,7 +172,7 @@ def find_stale(
     return Found(sorted(found), refused)
 
 
-def _walk(folder: Path, refused: list[GoldenFormatError]) -> Iterable[tuple[Path, list[str]]]:
+def _walk(folder: Path, refused: list[Refusal]) -> Iterable[tuple[Path, list[str]]]:
     """``(folder, file names)`` under ``folder``, refusing the symlinks that matter on the way."""
     for current, dirs, names in os.walk(folder):
         here = Path(current)
@@ -208,7 +209,7 @@ def prune(goldens_dir: Path, stale: Iterable[str]) -> Found:
     """
     root = goldens_dir.resolve()
     pruned: list[str] = []
-    refused: list[GoldenFormatError] = []
+    refused: list[Refusal] = []
     for relative in stale:
         folder = root / relative
         try:
@@ -222,7 +223,7 @@ def prune(goldens_dir: Path, stale: Iterable[str]) -> Found:
                     _remove_recording_files(removed.folder, removed.files)
                     if removed is not entries and not any(removed.folder.iterdir()):
                         removed.folder.rmdir()
-        except (GoldenFormatError, OSError) as error:
+        except (GoldenFormatError, UnsafeGoldenPathError, OSError) as error:
             refused.append(_refusal(error, folder))
             continue
         pruned.append(relative)
@@ -230,9 +231,9 @@ def prune(goldens_dir: Path, stale: Iterable[str]) -> Found:
     return Found(pruned, refused)
 
 
-def _refusal(error: GoldenFormatError | OSError, folder: Path) -> GoldenFormatError:
+def _refusal(error: Refusal | OSError, folder: Path) -> Refusal:
     """The reason a golden was not pruned, as the error of a file."""
-    if isinstance(error, GoldenFormatError):
+    if isinstance(error, (GoldenFormatError, UnsafeGoldenPathError)):
         return error
     if isinstance(error, GoldenWriteError):
         return GoldenFormatError(error.path, error.reason)

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from gym_goldens.errors import GoldenFormatError
+from gym_goldens.errors import GoldenFormatError, UnsafeGoldenPathError
 from gym_goldens.format.files import checked_recording_files
 from gym_goldens.format.header import platform_facts, software_versions
 from gym_goldens.format.layout import variant_dir
@@ -184,7 +184,7 @@ def update_target(
 def _folders(goldens_dir: Path, plain: Path) -> list[Path]:
     try:
         ensure_inside(goldens_dir, plain)
-    except GoldenFormatError:
+    except (GoldenFormatError, UnsafeGoldenPathError):
         return []  # the check refuses it, with the reason
     if not plain.is_dir():
         return []
@@ -196,7 +196,7 @@ def _has_golden(goldens_dir: Path, folder: Path) -> bool:
     try:
         checked_recording_files(goldens_dir, folder)
         return has_episodes(folder)
-    except GoldenFormatError:
+    except (GoldenFormatError, UnsafeGoldenPathError):
         # A damaged golden, or one that leads out of the goldens dir, is still
         # a golden: the check reports what is wrong with it.
         return True

@@ -34,7 +34,7 @@ from gym_goldens.comparison.result import (
     Divergence,
     EpisodeComparison,
 )
-from gym_goldens.errors import GoldenFormatError
+from gym_goldens.errors import GoldenFormatError, UnsafeGoldenPathError
 from gym_goldens.format.agents import agent_of
 from gym_goldens.format.fields import format_path
 from gym_goldens.format.header import versions_change
@@ -241,6 +241,7 @@ def mismatch_report(
     nodeid: str | None,
     display: Any = str,
     variant: str | None = None,
+    hints: Sequence[str] = (),
 ) -> Report:
     """A test's golden mismatch: the comparison's report, with how the recording was made.
 
@@ -250,10 +251,12 @@ def mismatch_report(
         nodeid: The test, for the update command.
         display: Turns a path into the text shown.
         variant: Which golden variant was compared, when the test keeps variants.
+        hints: Signs of nondeterminism at the divergence (:func:`format_evidence`).
     """
     notes = [REPLAY_MODE if replay else RECORDED_MODE]
     if variant is not None:
         notes.append(variant)
+    notes += hints
     if not replay and actions_differ(comparison):
         notes.append(_ACTIONS_DIFFER)
     title = "golden mismatch in replay mode" if replay else "golden mismatch"
@@ -469,7 +472,7 @@ def _values_beyond_types(comparison: Comparison, episode: EpisodeComparison) -> 
     """The values that part after a change of type: it headlines, they must not hide."""
     try:
         parting = value_divergences(comparison, episode)
-    except (GoldenFormatError, OSError):
+    except (GoldenFormatError, UnsafeGoldenPathError, OSError):
         return []  # the report stands without them; the files were read once already
     if not parting:
         return []

@@ -17,10 +17,9 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import reprlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
 
 import numpy as np
 from pettingzoo.utils.wrappers import BaseParallelWrapper, BaseWrapper
@@ -29,17 +28,9 @@ from gym_goldens.errors import GoldenFormatError
 from gym_goldens.format.limits import DEFAULT_MAX_DECOMPRESSED_SIZE
 from gym_goldens.format.lines import iter_episodes
 from gym_goldens.format.reader import iter_records, recording_files
-from gym_goldens.record.replay import decode_action
+from gym_goldens.record.replay import bad_reset, decode_action, env_failed, env_said, shown
 
 __all__ = ["ReplayAECActions", "ReplayParallelActions"]
-
-_SHOWN: Final = reprlib.Repr()
-_SHOWN.maxstring = _SHOWN.maxother = 120
-_FIX: Final = (
-    "the golden does not fit the env (or the env changed): delete the golden's folder and "
-    "record it again with pytest --update-goldens; if the golden's value is one the env "
-    "takes, run the test without replay=True to see the env's own traceback"
-)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -87,12 +78,12 @@ class _Golden:
         try:
             return env.reset(seed=seed, options=options)
         except Exception as error:
-            raise GoldenFormatError(
+            raise env_failed(
                 episode.path,
-                f"the env raised {type(error).__name__} when it was reset with the golden's "
-                f"seed and options of episode {self.episode} (seed {_SHOWN.repr(seed)}, "
-                f"options {_SHOWN.repr(options)}): {_message(error)}; {_FIX}",
-                line=episode.line,
+                episode.line,
+                f"was reset with the golden's seed and options of episode {self.episode} "
+                f"(seed {shown(seed)}, options {shown(options)})",
+                error,
             ) from None
 
     def next_step(self) -> _Step | None:
@@ -107,12 +98,12 @@ class _Golden:
 
     def failed(self, step: _Step, error: Exception) -> GoldenFormatError:
         """The error of an env that raised on the golden's actions of ``step``."""
-        return GoldenFormatError(
+        return env_failed(
             self.episodes[self.episode].path,
-            f"the env raised {type(error).__name__} when it replayed the golden's actions of "
-            f"episode {self.episode}, step t={step.t} ({_SHOWN.repr(step.actions)}): "
-            f"{_message(error)}; {_FIX}",
-            line=step.line,
+            step.line,
+            f"replayed the golden's actions of episode {self.episode}, step t={step.t} "
+            f"({shown(step.actions)})",
+            error,
         )
 
 
@@ -230,12 +221,7 @@ def _read_episode(env: Any, path: Path, lines: Any, index: int) -> _Episode:
         steps.append(_Step(decoded, number, record["t"]))
     reset = header.get("reset") or {}
     if not isinstance(reset, dict):
-        raise GoldenFormatError(
-            path,
-            f'expected the header\'s "reset" to be an object of seed and options, found '
-            f"{_SHOWN.repr(reset)}",
-            line=first,
-        )
+        raise bad_reset(path, first, reset)
     return _Episode(path, first or 1, reset, steps)
 
 
@@ -259,17 +245,11 @@ def _decode(env: Any, agent: Any, value: Any, *, typed: bool, path: Path, line: 
     except Exception as error:
         raise GoldenFormatError(
             path,
-            f"the golden's action of agent {_SHOWN.repr(agent)} at step t={t} "
-            f"({_SHOWN.repr(value)}) does not fit the env's action space of that agent: "
-            f"{type(error).__name__}: {_message(error)}",
+            f"the golden's action of agent {shown(agent)} at step t={t} "
+            f"({shown(value)}) does not fit the env's action space of that agent: "
+            f"{type(error).__name__}: {env_said(error)}",
             line=line,
         ) from None
     if not typed and isinstance(action, np.generic):
         return action.item()
     return action
-
-
-def _message(error: BaseException) -> str:
-    """The first line of an error's message, short and escaped (the env's words, quoted)."""
-    text = str(error).strip().partition("\n")[0]
-    return _SHOWN.repr(text) if text else "(no message)"

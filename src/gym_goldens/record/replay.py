@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import reprlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final, Generic, SupportsFloat, TypeVar
 
@@ -28,7 +29,7 @@ from gym_goldens.format.limits import DEFAULT_MAX_DECOMPRESSED_SIZE
 from gym_goldens.format.lines import iter_episodes
 from gym_goldens.format.reader import iter_records, recording_files
 
-__all__ = ["ReplayActions", "decode_action"]
+__all__ = ["ReplayActions", "bad_reset", "decode_action", "env_failed", "env_said", "shown"]
 
 ObsType = TypeVar("ObsType")
 ActType = TypeVar("ActType")
@@ -136,12 +137,12 @@ class ReplayActions(
         try:
             return self.env.reset(seed=seed, options=options)
         except Exception as error:
-            raise GoldenFormatError(
+            raise env_failed(
                 episode.path,
-                f"the env raised {type(error).__name__} when it was reset with the golden's "
-                f"seed and options of episode {self._episode} (seed {_SHOWN.repr(seed)}, "
-                f"options {_SHOWN.repr(options)}): {_message(error)}; {_FIX}",
-                line=episode.line,
+                episode.line,
+                f"was reset with the golden's seed and options of episode {self._episode} "
+                f"(seed {shown(seed)}, options {shown(options)})",
+                error,
             ) from None
 
     def step(self, action: ActType) -> tuple[ObsType, SupportsFloat, bool, bool, dict[str, Any]]:
@@ -158,12 +159,12 @@ class ReplayActions(
         try:
             return self.env.step(replayed.action)
         except Exception as error:
-            raise GoldenFormatError(
+            raise env_failed(
                 self._episodes[self._episode].path,
-                f"the env raised {type(error).__name__} when it replayed the golden's action of "
-                f"episode {self._episode}, step t={replayed.t} ({_SHOWN.repr(replayed.recorded)}): "
-                f"{_message(error)}; {_FIX}",
-                line=replayed.line,
+                replayed.line,
+                f"replayed the golden's action of episode {self._episode}, step t={replayed.t} "
+                f"({shown(replayed.recorded)})",
+                error,
             ) from None
 
 
@@ -199,9 +200,9 @@ def _read_episode(path: Path, lines: Any, index: int, space: gym.Space[Any]) -> 
         except (ValueError, TypeError, OverflowError, IndexError, KeyError) as error:
             raise GoldenFormatError(
                 path,
-                f"the golden's action of episode {index}, step t={t} ({_SHOWN.repr(recorded)}) "
-                f"does not fit the env's action space {_SHOWN.repr(space)}: "
-                f"{type(error).__name__}: {_message(error)}",
+                f"the golden's action of episode {index}, step t={t} ({shown(recorded)}) "
+                f"does not fit the env's action space {shown(space)}: "
+                f"{type(error).__name__}: {env_said(error)}",
                 line=number,
             ) from None
         if not typed and isinstance(action, np.generic):
@@ -209,19 +210,44 @@ def _read_episode(path: Path, lines: Any, index: int, space: gym.Space[Any]) -> 
         steps.append(_Step(action, recorded, number, t))
     reset = _NO_HEADER if header is None else header.get("reset") or {}
     if not isinstance(reset, dict) and reset is not _NO_HEADER:
-        raise GoldenFormatError(
-            path,
-            f'expected the header\'s "reset" to be an object of seed and options, found '
-            f"{_SHOWN.repr(reset)}",
-            line=first,
-        )
+        raise bad_reset(path, first, reset)
     return _Episode(path, first or 1, reset, steps)
 
 
-def _message(error: BaseException) -> str:
+def shown(value: object) -> str:
+    """A value from the golden or the env, for a message: short, and escaped by ``repr``."""
+    return _SHOWN.repr(value)
+
+
+def env_said(error: BaseException) -> str:
     """The first line of an error's message, short and escaped (the env's words, quoted)."""
     text = str(error).strip().partition("\n")[0]
-    return _SHOWN.repr(text) if text else "(no message)"
+    return shown(text) if text else "(no message)"
+
+
+def env_failed(path: Path, line: int, doing: str, error: BaseException) -> GoldenFormatError:
+    """The error of an env that raised on what the golden gave it, and the fix.
+
+    Args:
+        path: The golden file.
+        line: The line of what the env was given.
+        doing: What the env did, after ``when it``: ``replayed the golden's action of ...``.
+        error: What it raised.
+    """
+    return GoldenFormatError(
+        path,
+        f"the env raised {type(error).__name__} when it {doing}: {env_said(error)}; {_FIX}",
+        line=line,
+    )
+
+
+def bad_reset(path: Path, line: int, reset: object) -> GoldenFormatError:
+    """The error of a header whose ``reset`` is no object of seed and options."""
+    return GoldenFormatError(
+        path,
+        f'expected the header\'s "reset" to be an object of seed and options, found {shown(reset)}',
+        line=line,
+    )
 
 
 def decode_action(
@@ -257,35 +283,35 @@ def decode_action(
         return space.dtype.type(value) if space.dtype is not None else value
     if isinstance(space, (spaces.Box, spaces.MultiDiscrete, spaces.MultiBinary)):
         return np.asarray(value, dtype=space.dtype).reshape(space.shape)
+    return _decode_parts(value, space, lambda v, s: decode_action(v, s, path, t, episode=episode))
+
+
+def _decode_parts(value: Any, space: gym.Space[Any], decode: Callable[[Any, Any], Any]) -> Any:
+    """A value of a space made of other spaces, each part turned back by ``decode``."""
     if isinstance(space, spaces.Tuple) and isinstance(value, list):
-        return tuple(
-            decode_action(v, s, path, t, episode=episode)
-            for v, s in zip(value, space.spaces, strict=False)
-        )
+        return tuple(decode(v, s) for v, s in zip(value, space.spaces, strict=False))
     if isinstance(space, spaces.Dict) and isinstance(value, dict):
-        return {
-            key: decode_action(value[key], sub, path, t, episode=episode)
-            for key, sub in space.spaces.items()
-            if key in value
-        }
+        return {key: decode(value[key], sub) for key, sub in space.spaces.items() if key in value}
     if isinstance(space, spaces.OneOf) and isinstance(value, list) and len(value) == 2:
         index = int(value[0])
-        return (
-            np.int64(index),
-            decode_action(value[1], space.spaces[index], path, t, episode=episode),
-        )
+        return (np.int64(index), decode(value[1], space.spaces[index]))
     if isinstance(space, spaces.Sequence) and isinstance(value, list):
-        items = [decode_action(v, space.feature_space, path, t, episode=episode) for v in value]
+        items = [decode(v, space.feature_space) for v in value]
         return np.asarray(items) if space.stack else tuple(items)
     if isinstance(space, spaces.Graph) and isinstance(value, list) and len(value) == 3:
-        nodes, edges, links = value
-        edge_space = space.edge_space
-        edge_values = None
-        if edges is not None and edge_space is not None:
-            edge_values = np.asarray(edges, dtype=edge_space.dtype)
-        return spaces.GraphInstance(
-            np.asarray(nodes, dtype=space.node_space.dtype),
-            edge_values,
-            np.asarray(links, dtype=np.int64),
-        )
+        return _graph_instance(value, space)
     return value
+
+
+def _graph_instance(value: list[Any], space: spaces.Graph) -> spaces.GraphInstance:
+    """A recorded ``[nodes, edges, edge_links]`` as the Graph space's instance."""
+    nodes, edges, links = value
+    edge_space = space.edge_space
+    edge_values = None
+    if edges is not None and edge_space is not None:
+        edge_values = np.asarray(edges, dtype=edge_space.dtype)
+    return spaces.GraphInstance(
+        np.asarray(nodes, dtype=space.node_space.dtype),
+        edge_values,
+        np.asarray(links, dtype=np.int64),
+    )

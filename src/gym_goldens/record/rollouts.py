@@ -25,7 +25,7 @@ import gymnasium as gym
 import numpy as np
 
 from gym_goldens.errors import GoldensError
-from gym_goldens.format.files import install_recording
+from gym_goldens.format.files import install_recording, same_bytes
 from gym_goldens.format.reader import Return, add_reward, recording_files
 from gym_goldens.record.agents import agent_api
 from gym_goldens.record.multiagent_rollouts import agent_rollout
@@ -98,16 +98,7 @@ def rollout(
         >>> result.steps, result.episodes
         (50, 4)
     """
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise TypeError(f"rollout seed must be an int, got {type(seed).__name__} {seed!r}")
-    if isinstance(steps, bool) or not isinstance(steps, int):
-        raise TypeError(f"rollout steps must be an int, got {type(steps).__name__} {steps!r}")
-    if steps < 0:
-        raise ValueError(f"rollout steps must be zero or more, got {steps}")
-    if policy is not None and not callable(policy):
-        raise TypeError(
-            f"rollout policy must be a callable obs -> action, got {type(policy).__name__}"
-        )
+    _check_rollout(seed=seed, steps=steps, policy=policy)
     if agent_api(env) is not None:  # a PettingZoo env
         return agent_rollout(env, seed=seed, steps=steps, policy=policy)
     obs, _ = env.reset(seed=seed)
@@ -124,6 +115,20 @@ def rollout(
             returns.append((0.0,) * len(last) if isinstance(last, tuple) else 0.0)
             actions.after_reset()
     return RolloutResult(steps=steps, episodes=len(returns), returns=tuple(returns))
+
+
+def _check_rollout(*, seed: object, steps: object, policy: object) -> None:
+    """Refuse arguments :func:`rollout` cannot take, saying what it expects."""
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise TypeError(f"rollout seed must be an int, got {type(seed).__name__} {seed!r}")
+    if isinstance(steps, bool) or not isinstance(steps, int):
+        raise TypeError(f"rollout steps must be an int, got {type(steps).__name__} {steps!r}")
+    if steps < 0:
+        raise ValueError(f"rollout steps must be zero or more, got {steps}")
+    if policy is not None and not callable(policy):
+        raise TypeError(
+            f"rollout policy must be a callable obs -> action, got {type(policy).__name__}"
+        )
 
 
 class SeededActions:
@@ -227,17 +232,7 @@ def record_rollout(
     try:
         recorder: RecordTrajectory[Any, Any] = RecordTrajectory(env, scratch)
         try:
-            recorder.reset(seed=seed)
-            actions = SeededActions(recorder, seed)
-            ended = False
-            for _ in range(steps):
-                if ended:  # reset only before a step, so no episode is a bare reset
-                    recorder.reset()
-                    actions.after_reset()
-                _, _, terminated, truncated, _ = recorder.step(actions.sample())
-                ended = bool(terminated or truncated)
-                if advance is not None:
-                    advance(1)
+            _random_steps(recorder, seed=seed, steps=steps, advance=advance)
         except gym.error.Error as error:
             raise EnvCreationError(f"{env_id} failed during the rollout: {error}") from None
         finally:
@@ -254,9 +249,29 @@ def record_rollout(
         shutil.rmtree(scratch, ignore_errors=True)
 
 
+def _random_steps(
+    env: gym.Env[Any, Any], *, seed: int, steps: int, advance: Callable[[int], None] | None
+) -> None:
+    """Take ``steps`` seeded random steps, resetting only before the next step.
+
+    So no episode is a bare reset.
+    """
+    env.reset(seed=seed)
+    actions = SeededActions(env, seed)
+    ended = False
+    for _ in range(steps):
+        if ended:
+            env.reset()
+            actions.after_reset()
+        _, _, terminated, truncated, _ = env.step(actions.sample())
+        ended = bool(terminated or truncated)
+        if advance is not None:
+            advance(1)
+
+
 def _same_file_bytes(existing: Path, recording: Path) -> bool:
     files = recording_files(recording)
-    return len(files) == 1 and files[0].read_bytes() == existing.read_bytes()
+    return len(files) == 1 and same_bytes(files[0], existing)
 
 
 def _make(env_id: str, kwargs: dict[str, Any]) -> Any:

@@ -2,7 +2,7 @@
 
 A recording is the folder ``output_dir`` holding ``trajectory.jsonl``: for each
 episode a ``header`` record, a ``reset`` record and one ``step`` record per
-step; see ``docs/FORMAT.md``. What is written when, and how fast, is the
+step; see ``docs/format.md``. What is written when, and how fast, is the
 episode writer's (:mod:`gym_goldens.record.writer`).
 
 Storage options keep goldens of image envs and long rollouts small:

@@ -252,11 +252,6 @@ class TrajectoryFile:
         self._fd: int | None = None
         self._started = False
 
-    @property
-    def is_open(self) -> bool:
-        """Whether a handle on the file is open."""
-        return self._fd is not None
-
     def write(self, data: bytes | bytearray) -> None:
         """Append ``data``: whole lines, each ending in a newline."""
         if self._compress:
