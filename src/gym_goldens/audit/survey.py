@@ -55,7 +55,8 @@ from gym_goldens.comparison.result import Comparison
 from gym_goldens.comparison.tolerance import Tolerance
 from gym_goldens.format.layout import run_dirname, seed_dirname
 from gym_goldens.present.report import format_nondeterminism
-from gym_goldens.present.table import (
+from gym_goldens.present.text import uncoloured
+from gym_goldens.present.verdicts import (
     CHECK_FAILED,
     DETERMINISTIC,
     ERROR,
@@ -64,7 +65,6 @@ from gym_goldens.present.table import (
     AuditRow,
     RunDifference,
 )
-from gym_goldens.present.text import uncoloured
 from gym_goldens.record.fresh import FreshProcess, other_hash_seed
 from gym_goldens.record.rollouts import rollout
 from gym_goldens.record.single import RecordTrajectory
@@ -154,7 +154,7 @@ class AuditSettings:
 
 def audit_failed(rows: Iterable[AuditRow]) -> bool:
     """Whether an env that ran is nondeterministic, failed ``check_env`` or erred."""
-    return any(row.verdict in (NONDETERMINISTIC, CHECK_FAILED, ERROR) for row in rows)
+    return any(row.failed for row in rows)
 
 
 def audit_envs(
