@@ -210,3 +210,9 @@ def test_a_long_stderr_keeps_its_last_lines() -> None:
     assert details[:2] == ["stderr (what the env wrote there):", "  ... (80 lines before)"]
     assert details[2] == "  line 80"
     assert details[-1] == "  line 99"
+
+
+def test_a_warning_of_several_lines_stays_under_its_row() -> None:
+    row = AuditRow("Go-v0", DETERMINISTIC, 1, 0.1, warnings=("deprecated;\nwill be removed",))
+    lines = format_table([row])
+    assert lines[2:4] == ["    warning: deprecated;", "    will be removed"]

@@ -13,7 +13,8 @@ import time
 from pathlib import Path
 from typing import Final
 
-from gym_goldens.audit.registry import select_envs
+from gym_goldens.audit.pettingzoo import select_pettingzoo
+from gym_goldens.audit.registry import Selection, select_envs
 from gym_goldens.audit.survey import DEFAULT_TIMEOUT, AuditSettings, audit_envs, audit_failed
 from gym_goldens.cli._common import (
     EXIT_DIFFERENT,
@@ -102,6 +103,17 @@ def add_parser(commands: Subcommands) -> argparse.ArgumentParser:
         "--json", type=Path, metavar="FILE", help="also write the table as JSON to FILE, for CI"
     )
     audit.add_argument(
+        "--pettingzoo",
+        action="store_true",
+        help="the PATTERNs select PettingZoo's envs, by family/module (classic/*, "
+        "classic/rps_v2), as pettingzoo_envs selects them; each env() (AEC) is audited",
+    )
+    audit.add_argument(
+        "--api-test",
+        action="store_true",
+        help="with --pettingzoo: also run PettingZoo's api_test on each env",
+    )
+    audit.add_argument(
         "--no-check-env",
         dest="check_env",
         action="store_false",
@@ -114,13 +126,7 @@ def run(args: argparse.Namespace) -> int:
     """Audit the envs selected; print the table (and write it as JSON with --json)."""
     import_from_here()
     settings = _settings(args)
-    selection = select_envs(
-        *args.patterns,
-        exclude=args.exclude,
-        entry_point=args.entry_point,
-        import_modules=settings.import_modules,
-        spell_imports=lambda modules: " ".join(f"--import {name}" for name in modules),
-    )
+    selection = _selection(args, settings)
     runs = sum(env.kind == "ok" for env in selection.envs)
     print(f"{PROG} audit: {settings.describe(len(selection.envs), runs)}", flush=True)
     started = time.perf_counter()
@@ -136,6 +142,19 @@ def run(args: argparse.Namespace) -> int:
     return code
 
 
+def _selection(args: argparse.Namespace, settings: AuditSettings) -> Selection:
+    """The envs the patterns select: registered Gymnasium envs, or PettingZoo's."""
+    if settings.pettingzoo:
+        return select_pettingzoo(*args.patterns, exclude=args.exclude)
+    return select_envs(
+        *args.patterns,
+        exclude=args.exclude,
+        entry_point=args.entry_point,
+        import_modules=settings.import_modules,
+        spell_imports=lambda modules: " ".join(f"--import {name}" for name in modules),
+    )
+
+
 def _settings(args: argparse.Namespace) -> AuditSettings:
     """The audit's settings from its options, each checked."""
     if args.steps < 0:
@@ -144,14 +163,22 @@ def _settings(args: argparse.Namespace) -> AuditSettings:
         raise UsageError(f"--jobs must be 1 or more, got {args.jobs}")
     if not args.timeout >= 0:
         raise UsageError(f"--timeout must be 0 (no limit) or more seconds, got {args.timeout}")
+    if args.api_test and not args.pettingzoo:
+        raise UsageError("--api-test runs PettingZoo's api_test; add --pettingzoo")
+    if args.pettingzoo and args.entry_point is not None:
+        raise UsageError(
+            "--entry-point selects registered Gymnasium envs; PettingZoo's are chosen by name"
+        )
     return AuditSettings(
         seeds=_seeds(args.seeds),
         steps=args.steps,
         # The runs of one seed must be equal, unless --rtol, --atol or --ignore say otherwise.
         tolerance=tolerance(args, base=Tolerance(rtol=0.0, atol=0.0)),
-        check_env=args.check_env,
+        check_env=args.check_env and not args.pettingzoo,
         import_modules=tuple(args.import_modules),
         timeout=args.timeout or None,
+        pettingzoo=args.pettingzoo,
+        api_test=args.api_test,
     )
 
 

@@ -40,8 +40,8 @@ def row_details(row: AuditRow) -> list[str]:
     if row.recordings is not None:
         lines.append(f"recordings kept in {row.recordings}")
     if row.check_failure is not None:
-        lines += f"check_env failed: {row.check_failure}".splitlines()
-    lines += [f"warning: {text}" for text in row.warnings]
+        lines += f"{row.check} failed: {row.check_failure}".splitlines()
+    lines += [line for text in row.warnings for line in f"warning: {text}".splitlines()]
     lines += _stderr_lines(row.stderr)
     return lines
 

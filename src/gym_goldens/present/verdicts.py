@@ -74,7 +74,8 @@ class AuditRow:
         seconds: The time the env's audit took; None when it did not run.
         reason: Why it was skipped, or the error.
         difference: The first difference between runs, when nondeterministic.
-        check_failure: The ``AssertionError`` of gymnasium's ``check_env``.
+        check_failure: The ``AssertionError`` of the check (gymnasium's ``check_env``).
+        check: The check that ran: ``check_env``, or PettingZoo's ``api_test``.
         warnings: Warnings raised while the env was made, run and checked.
         recordings: Where the recordings were kept (nondeterministic envs).
         nondeterministic_spec: The spec says ``nondeterministic=True``.
@@ -90,6 +91,7 @@ class AuditRow:
     reason: str | None = None
     difference: RunDifference | None = None
     check_failure: str | None = None
+    check: str = "check_env"
     warnings: tuple[str, ...] = ()
     recordings: str | None = None
     nondeterministic_spec: bool = False
