@@ -367,8 +367,10 @@ def test_pettingzoo_names_that_match_nothing_are_named(
         (["CartPole-v1", "--api-test"], "--api-test runs PettingZoo's api_test; add --pettingzoo"),
         (
             ["--pettingzoo", "classic/*", "--entry-point", "x*"],
-            "--entry-point selects registered Gymnasium envs; PettingZoo's are chosen by name",
+            "--entry-point applies to registered Gymnasium envs; PettingZoo's are chosen by "
+            "family/module, such as classic/*",
         ),
+        (["--pettingzoo", "classic/*", "--import", "planted_envs"], "--import applies to"),
     ],
 )
 def test_pettingzoo_options_used_apart_are_usage_errors(

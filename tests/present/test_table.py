@@ -216,3 +216,8 @@ def test_a_warning_of_several_lines_stays_under_its_row() -> None:
     row = AuditRow("Go-v0", DETERMINISTIC, 1, 0.1, warnings=("deprecated;\nwill be removed",))
     lines = format_table([row])
     assert lines[2:4] == ["    warning: deprecated;", "    will be removed"]
+
+
+def test_a_failed_api_test_is_named_under_its_row() -> None:
+    row = AuditRow("classic/x_v0", CHECK_FAILED, 1, 0.1, check_failure="bad", check="api_test")
+    assert row_details(row) == ["api_test failed: bad"]

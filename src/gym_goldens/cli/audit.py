@@ -165,10 +165,12 @@ def _settings(args: argparse.Namespace) -> AuditSettings:
         raise UsageError(f"--timeout must be 0 (no limit) or more seconds, got {args.timeout}")
     if args.api_test and not args.pettingzoo:
         raise UsageError("--api-test runs PettingZoo's api_test; add --pettingzoo")
-    if args.pettingzoo and args.entry_point is not None:
-        raise UsageError(
-            "--entry-point selects registered Gymnasium envs; PettingZoo's are chosen by name"
-        )
+    for option, given in (("--entry-point", args.entry_point), ("--import", args.import_modules)):
+        if args.pettingzoo and given:
+            raise UsageError(
+                f"{option} applies to registered Gymnasium envs; PettingZoo's are chosen by "
+                "family/module, such as classic/*"
+            )
     return AuditSettings(
         seeds=_seeds(args.seeds),
         steps=args.steps,
