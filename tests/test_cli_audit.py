@@ -323,3 +323,59 @@ def test_an_env_that_hangs_is_an_error_row_after_the_timeout(
     code, out, err = run(capsys, "CartPole-v1", "--timeout", "-1")
     assert (code, out) == (2, "")
     assert err.startswith("gym-goldens: error: --timeout must be 0 (no limit) or more seconds")
+
+
+def test_pettingzoo_envs_are_audited_with_api_test(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("pettingzoo", reason="pettingzoo is not installed")
+    report = tmp_path / "audit.json"
+    argv = ["--pettingzoo", "classic/rps_v2", "classic/tictactoe_v3", "--api-test"]
+    code, out, err = run(capsys, *argv, "--steps", "30", "--json", str(report))
+    assert (code, err) == (0, ""), out
+    assert out.splitlines()[0].endswith("compared exactly; PettingZoo's api_test on each env")
+    assert {env_id: row[:2] for env_id, row in rows(out).items()} == {
+        "classic/rps_v2": ("deterministic", "30"),
+        "classic/tictactoe_v3": ("deterministic", "30"),
+    }
+    # api_test's own progress lines stay out of the table; its warnings are listed.
+    assert "API test" not in out
+    # Only the envs' own warnings: not PettingZoo's deprecation of what api_test imports.
+    for name in ("classic/rps_v2", "classic/tictactoe_v3"):
+        assert details(out, name) == ["warning: Observation numpy array is all zeros."]
+    settings = json.loads(report.read_text())["settings"]
+    assert (settings["pettingzoo"], settings["api_test"], settings["check_env"]) == (
+        True,
+        True,
+        False,
+    )
+
+
+def test_pettingzoo_names_that_match_nothing_are_named(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    pytest.importorskip("pettingzoo", reason="pettingzoo is not installed")
+    code, out, err = run(capsys, "--pettingzoo", "classic/no_such_v1")
+    assert (code, out) == (2, "")
+    assert "no PettingZoo env matches 'classic/no_such_v1'" in err
+    assert "classic (" in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["CartPole-v1", "--api-test"], "--api-test runs PettingZoo's api_test; add --pettingzoo"),
+        (
+            ["--pettingzoo", "classic/*", "--entry-point", "x*"],
+            "--entry-point applies to registered Gymnasium envs; PettingZoo's are chosen by "
+            "family/module, such as classic/*",
+        ),
+        (["--pettingzoo", "classic/*", "--import", "planted_envs"], "--import applies to"),
+    ],
+)
+def test_pettingzoo_options_used_apart_are_usage_errors(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run(capsys, *argv)
+    assert (code, out) == (2, "")
+    assert message in err

@@ -52,6 +52,8 @@ it (data flows env -> record -> format -> file, file -> format -> comparison
     - ``viz``: plots (matplotlib, optional).
     - ``html``: self-contained HTML pages of mismatches.
     - ``progress``: a progress bar on a terminal.
+    - ``verdicts``: the results of ``gym-goldens audit`` as data (made by
+      ``audit/``, rendered by ``table``; here, as ``present/`` is below ``audit/``).
     - ``table``: the table of ``gym-goldens audit``, as text and JSON.
     - ``text``: text from files and envs escaped for display.
 - ``audit/``: checks of envs themselves.
@@ -74,7 +76,13 @@ it (data flows env -> record -> format -> file, file -> format -> comparison
     - ``artifacts``: failing recordings copied for CI.
     - ``htmlreport``: ``--goldens-report``.
 - ``pytest_plugin``: the entry point: hooks and the fixture, wiring only.
-- ``cli``: the ``gym-goldens`` command.
+- ``cli/``: the ``gym-goldens`` command, one module per command.
+    - ``__init__``: ``main(argv)``; the parser, from the list of commands.
+    - ``show``, ``diff``, ``plot``, ``record``, ``audit``: each a command
+      (``add_parser(commands)``, ``run(args) -> int``).
+    - ``_common``: the command's name, exit codes, usage errors, output.
+    - ``_options``: options more than one command takes (tolerances, sizes, fields).
+    - ``_recordings``: recordings named on the command line, compared, with a progress bar.
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ from gym_goldens.audit.survey import (
     audit_failed,
     fresh_hash_seed,
 )
-from gym_goldens.present.table import (
+from gym_goldens.present.verdicts import (
     CHECK_FAILED,
     DETERMINISTIC,
     ERROR,

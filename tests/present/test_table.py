@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 
 from gym_goldens.format.codec import ArraySummary
-from gym_goldens.present.table import (
+from gym_goldens.present.table import audit_json, format_left_out, format_table, row_details
+from gym_goldens.present.text import printable, uncoloured
+from gym_goldens.present.verdicts import (
     CHECK_FAILED,
     DETERMINISTIC,
     ERROR,
@@ -13,11 +15,7 @@ from gym_goldens.present.table import (
     SKIPPED,
     AuditRow,
     RunDifference,
-    audit_json,
-    format_left_out,
-    format_table,
 )
-from gym_goldens.present.text import printable, uncoloured
 
 DIFFERENCE = RunDifference(
     seed=1,
@@ -208,7 +206,18 @@ def test_what_an_env_wrote_to_stderr_is_under_its_row() -> None:
 
 def test_a_long_stderr_keeps_its_last_lines() -> None:
     noise = "".join(f"line {i}\n" for i in range(100))
-    details = AuditRow("Loud-v0", DETERMINISTIC, 1, 0.1, stderr=noise).details
+    details = row_details(AuditRow("Loud-v0", DETERMINISTIC, 1, 0.1, stderr=noise))
     assert details[:2] == ["stderr (what the env wrote there):", "  ... (80 lines before)"]
     assert details[2] == "  line 80"
     assert details[-1] == "  line 99"
+
+
+def test_a_warning_of_several_lines_stays_under_its_row() -> None:
+    row = AuditRow("Go-v0", DETERMINISTIC, 1, 0.1, warnings=("deprecated;\nwill be removed",))
+    lines = format_table([row])
+    assert lines[2:4] == ["    warning: deprecated;", "    will be removed"]
+
+
+def test_a_failed_api_test_is_named_under_its_row() -> None:
+    row = AuditRow("classic/x_v0", CHECK_FAILED, 1, 0.1, check_failure="bad", check="api_test")
+    assert row_details(row) == ["api_test failed: bad"]

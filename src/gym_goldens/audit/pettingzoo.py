@@ -32,9 +32,15 @@ from typing import Any, Final
 
 import pytest
 
-from gym_goldens.audit.registry import NoRegisteredEnvsError, RegisteredEnvs, missing_dependency
+from gym_goldens.audit.registry import (
+    NoRegisteredEnvsError,
+    RegisteredEnv,
+    RegisteredEnvs,
+    Selection,
+    missing_dependency,
+)
 
-__all__ = ["UnimportableEnv", "pettingzoo_envs"]
+__all__ = ["UnimportableEnv", "make_pettingzoo_env", "pettingzoo_envs", "select_pettingzoo"]
 
 _INSTALL: Final = "pip install 'pytest-gym-goldens[pettingzoo]'"
 # PettingZoo's own name for an env module: a name and a version.
@@ -98,6 +104,43 @@ def pettingzoo_envs(*patterns: str, exclude: Iterable[str] = ()) -> RegisteredEn
     """
     __tracebackhide__ = True
     pytest.importorskip("pettingzoo", reason=f"pettingzoo is not installed: {_INSTALL}")
+    return RegisteredEnvs([_param(name) for name in _matching(patterns, exclude)], {})
+
+
+def select_pettingzoo(*patterns: str, exclude: Iterable[str] = ()) -> Selection:
+    """PettingZoo's envs that match, sorted as ``gym-goldens audit`` takes them.
+
+    Each env's module is imported: ``ok``, ``skip`` (an extra is missing,
+    with the reason) or ``error`` (any other import error), as
+    :func:`pettingzoo_envs` sorts them; its ``id`` is its name, ``family/module``.
+
+    Raises:
+        NoRegisteredEnvsError: PettingZoo is not installed, or no env matches.
+    """
+    if importlib.util.find_spec("pettingzoo") is None:
+        raise NoRegisteredEnvsError(f"pettingzoo is not installed: {_INSTALL}")
+    envs = []
+    for name in _matching(patterns, exclude):
+        _, env = _import_env(name)
+        envs.append(env)
+    return Selection(envs=tuple(envs), left_out=())
+
+
+def make_pettingzoo_env(name: str) -> Any:
+    """A new env of ``name`` (``classic/rps_v2``): its module's ``env()``, the AEC env."""
+    return _env_module(name).env()
+
+
+def _env_module(name: str) -> Any:
+    family, _, module_name = name.partition("/")
+    with warnings.catch_warnings():
+        # PettingZoo 1.27 deprecates importing env modules in favour of its registry.
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return importlib.import_module(f"pettingzoo.{family}.{module_name}")
+
+
+def _matching(patterns: Sequence[str], exclude: Iterable[str]) -> list[str]:
+    """The names that match a pattern and no exclude pattern, sorted; at least one."""
     excluded = [exclude] if isinstance(exclude, str) else list(exclude)
     wanted = list(patterns) or ["*"]
     names = sorted(
@@ -110,7 +153,7 @@ def pettingzoo_envs(*patterns: str, exclude: Iterable[str] = ()) -> RegisteredEn
     )
     if not names:
         raise NoRegisteredEnvsError(_no_match(wanted, excluded))
-    return RegisteredEnvs([_param(name) for name in names], {})
+    return names
 
 
 def _families() -> list[str]:
@@ -139,21 +182,30 @@ def _env_names(family: str) -> list[str]:
 
 def _param(name: str) -> Any:
     """The param of one env module: the module, or a skip with the reason, or its error."""
+    module, env = _import_env(name)
+    if env.kind == "skip":
+        return pytest.param(name, id=name, marks=[pytest.mark.skip(reason=env.reason or "")])
+    return pytest.param(module, id=name)
+
+
+def _import_env(name: str) -> tuple[Any, RegisteredEnv]:
+    """An env's module imported (or what stands for it) and how it sorts: ok, skip or error."""
     family, _, module_name = name.partition("/")
+    where = f"pettingzoo.{family}.{module_name}"
     try:
-        with warnings.catch_warnings():
-            # PettingZoo 1.27 deprecates importing env modules in favour of its registry.
-            warnings.simplefilter("ignore", DeprecationWarning)
-            module = importlib.import_module(f"pettingzoo.{family}.{module_name}")
+        module = _env_module(name)
     except Exception as error:
         reason = missing_dependency(error)
         if reason is None:
-            return pytest.param(UnimportableEnv(name, error), id=name)
-        return _skipped(name, f"{reason}; pip install 'pettingzoo[{family}]'")
+            broken = UnimportableEnv(name, error)
+            return broken, RegisteredEnv(name, where, "error", f"{type(error).__name__}: {error}")
+        return None, RegisteredEnv(
+            name, where, "skip", f"{reason}; pip install 'pettingzoo[{family}]'"
+        )
     reason = _missing_when_made(module_name)
     if reason is not None:
-        return _skipped(name, reason)
-    return pytest.param(module, id=name)
+        return None, RegisteredEnv(name, where, "skip", reason)
+    return module, RegisteredEnv(name, where, "ok")
 
 
 def _missing_when_made(module_name: str) -> str | None:
@@ -161,10 +213,6 @@ def _missing_when_made(module_name: str) -> str | None:
     if needs is None or importlib.util.find_spec(needs[0]) is not None:
         return None
     return f"{needs[0]} is not installed; {needs[1]}"
-
-
-def _skipped(name: str, reason: str) -> Any:
-    return pytest.param(name, id=name, marks=[pytest.mark.skip(reason=reason)])
 
 
 def _no_match(patterns: Sequence[str], excluded: Sequence[str]) -> str:

@@ -17,6 +17,10 @@ gymnasium's ``check_env`` runs on the env's unwrapped env. An env that meets
 a missing optional dependency (by the rule of
 :func:`gym_goldens.audit.registry.missing_dependency`) is skipped.
 
+PettingZoo's envs (``settings.pettingzoo``, ids such as ``classic/rps_v2``)
+are audited the same way, their AEC env (``env()``) recorded agent by agent;
+PettingZoo's ``api_test`` takes the place of ``check_env`` (``settings.api_test``).
+
 With ``jobs`` above 1 the envs are audited in spawned worker processes, each
 of which imports the modules that register the envs itself (a spawned
 process starts with gymnasium's registry alone). An env that ends its
@@ -31,6 +35,7 @@ import concurrent.futures.process
 import contextlib
 import dataclasses
 import importlib
+import io
 import json
 import multiprocessing
 import shutil
@@ -49,13 +54,15 @@ from typing import Any, Final, SupportsFloat
 import gymnasium as gym
 from gymnasium.utils.env_checker import check_env
 
+from gym_goldens.audit.pettingzoo import make_pettingzoo_env
 from gym_goldens.audit.registry import Selection, missing_dependency
 from gym_goldens.comparison.engine import compare
 from gym_goldens.comparison.result import Comparison
 from gym_goldens.comparison.tolerance import Tolerance
 from gym_goldens.format.layout import run_dirname, seed_dirname
 from gym_goldens.present.report import format_nondeterminism
-from gym_goldens.present.table import (
+from gym_goldens.present.text import uncoloured
+from gym_goldens.present.verdicts import (
     CHECK_FAILED,
     DETERMINISTIC,
     ERROR,
@@ -64,7 +71,7 @@ from gym_goldens.present.table import (
     AuditRow,
     RunDifference,
 )
-from gym_goldens.present.text import uncoloured
+from gym_goldens.record.agents import record_agents
 from gym_goldens.record.fresh import FreshProcess, other_hash_seed
 from gym_goldens.record.rollouts import rollout
 from gym_goldens.record.single import RecordTrajectory
@@ -91,6 +98,7 @@ _DIED: Final = (
 _MAX_ERROR_LINES: Final = 12
 # What is kept of the fresh process's stderr: its end, whatever it writes.
 
+_CHECK_NAMES: Final = {"check_env": "gymnasium's check_env", "api_test": "PettingZoo's api_test"}
 DEFAULT_TIMEOUT: Final = 300.0
 """The seconds an env's audit may take by default (``--timeout``): far more than
 a hundred steps of any env take, far less than a CI job's limit."""
@@ -117,6 +125,10 @@ class AuditSettings:
             for no limit. The runs in this process are stopped by SIGALRM
             (not on Windows; not an env stuck in native code that never
             returns to Python), the fresh process is killed.
+        pettingzoo: The env ids are PettingZoo's names (``classic/rps_v2``,
+            see :func:`~gym_goldens.audit.pettingzoo.select_pettingzoo`),
+            whose AEC env (``env()``) is audited.
+        api_test: Also run PettingZoo's ``api_test`` on each PettingZoo env.
     """
 
     seeds: tuple[int, ...] = (0,)
@@ -125,12 +137,24 @@ class AuditSettings:
     check_env: bool = True
     import_modules: tuple[str, ...] = ()
     timeout: float | None = DEFAULT_TIMEOUT
+    pettingzoo: bool = False
+    api_test: bool = False
+
+    @property
+    def check(self) -> str | None:
+        """The check run on each env after its runs: ``check_env``, ``api_test`` or None."""
+        if self.pettingzoo:
+            return "api_test" if self.api_test else None
+        return "check_env" if self.check_env else None
 
     def describe(self, count: int, runs: int) -> str:
         """The audit in one line: what matched and how each env is checked."""
         exact = self.tolerance == Tolerance(0.0, 0.0)
         compared = "compared exactly" if exact else f"compared with {self.tolerance.describe()}"
-        checked = "; gymnasium's check_env on each unwrapped env" if self.check_env else ""
+        checked = {
+            "check_env": "; gymnasium's check_env on each unwrapped env",
+            "api_test": "; PettingZoo's api_test on each env",
+        }.get(self.check or "", "")
         envs = f"{count} env{'s' if count != 1 else ''}"
         ready = f" ({runs} to run)" if runs != count else ""
         return (
@@ -147,6 +171,8 @@ class AuditSettings:
             "steps": self.steps,
             "tolerance": self.tolerance.describe(),
             "check_env": self.check_env,
+            "pettingzoo": self.pettingzoo,
+            "api_test": self.api_test,
             "fresh_process_hash_seed": fresh_hash_seed(),
             "timeout": self.timeout,
         }
@@ -154,7 +180,7 @@ class AuditSettings:
 
 def audit_failed(rows: Iterable[AuditRow]) -> bool:
     """Whether an env that ran is nondeterministic, failed ``check_env`` or erred."""
-    return any(row.verdict in (NONDETERMINISTIC, CHECK_FAILED, ERROR) for row in rows)
+    return any(row.failed for row in rows)
 
 
 def audit_envs(
@@ -301,6 +327,7 @@ def audit_env(env_id: str, settings: AuditSettings) -> AuditRow:
         seconds=time.perf_counter() - start,
         difference=difference,
         check_failure=check_failure,
+        check=settings.check or "check_env",
         warnings=_warning_texts(caught),
         recordings=str(root) if difference is not None else None,
         nondeterministic_spec=declared,
@@ -314,14 +341,16 @@ def _audit_runs(
     for seed in settings.seeds:
         for run in (1, 2):
             stage.now = f"seed {seed}, run {run} (in this process)"
-            done = _record_run(env_id, seed, settings.steps, _run_dir(root, seed, run))
+            folder = _run_dir(root, seed, run)
+            done = _record_run(env_id, seed, settings.steps, folder, pettingzoo=settings.pettingzoo)
             stage.steps += done if run == 1 else 0
     stage.now = f"run 3 (in a fresh process, PYTHONHASHSEED={fresh.hash_seed})"
     fresh.wait(stage.deadline)
     stage.now = "the comparison of the runs"
     difference = _first_difference(root, settings, fresh.hash_seed)
-    stage.now = "gymnasium's check_env"
-    return difference, _check(env_id) if settings.check_env else None
+    if settings.check is not None:
+        stage.now = _CHECK_NAMES[settings.check]
+    return difference, _check(env_id, settings)
 
 
 class _TimedOut(BaseException):
@@ -394,14 +423,15 @@ def run_fresh(spec_json: str) -> int:
 
     Args:
         spec_json: ``{"env_id", "seeds", "steps", "root", "import_modules",
-            "sys_path"}`` as JSON.
+            "sys_path", "pettingzoo"}`` as JSON.
     """
     spec = json.loads(spec_json)
     sys.path[:] = list(spec["sys_path"])
     try:
         _import_all(spec["import_modules"])
         for seed in spec["seeds"]:
-            _record_run(spec["env_id"], seed, spec["steps"], _run_dir(Path(spec["root"]), seed, 3))
+            folder = _run_dir(Path(spec["root"]), seed, 3)
+            _record_run(spec["env_id"], seed, spec["steps"], folder, pettingzoo=spec["pettingzoo"])
     except (_RunError, _MissingDependency) as error:
         print(error, file=sys.stderr)
         return 1
@@ -430,8 +460,10 @@ class _StepCounter(gym.Wrapper[Any, Any, Any, Any]):
         return result
 
 
-def _record_run(env_id: str, seed: int, steps: int, folder: Path) -> int:
+def _record_run(env_id: str, seed: int, steps: int, folder: Path, *, pettingzoo: bool) -> int:
     """Record the seeded rollout of a fresh env into ``folder``; the steps taken."""
+    if pettingzoo:
+        return _record_agent_run(env_id, seed, steps, folder)
     try:
         env = gym.make(env_id)
     except Exception as error:
@@ -452,6 +484,23 @@ def _record_run(env_id: str, seed: int, steps: int, folder: Path) -> int:
     return counter.steps
 
 
+def _record_agent_run(name: str, seed: int, steps: int, folder: Path) -> int:
+    """Record the seeded rollout of a fresh PettingZoo env (its AEC env); the steps taken."""
+    try:
+        env = make_pettingzoo_env(name)
+    except Exception as error:
+        raise _failed(f"{name}: env() failed: ", error) from error
+    recorder = record_agents(env, folder)
+    try:
+        return rollout(recorder, seed=seed, steps=steps).steps
+    except Exception as error:
+        run = folder.name.replace("-", " ")
+        raise _failed(f"seed {seed}, {run}: ", error) from error
+    finally:
+        with contextlib.suppress(Exception):  # as for a Gymnasium env's recorder
+            recorder.close()
+
+
 class _FreshProcess:
     """Run 3 of every seed, recorded by a fresh Python process with another ``PYTHONHASHSEED``.
 
@@ -467,6 +516,7 @@ class _FreshProcess:
             "root": str(root),
             "import_modules": list(settings.import_modules),
             "sys_path": list(sys.path),
+            "pettingzoo": settings.pettingzoo,
         }
         # Warnings were seen in this process's runs; the fresh process only records.
         self.process = FreshProcess(
@@ -534,20 +584,50 @@ def _difference(comparison: Comparison, seed: int, run: int, how: str) -> RunDif
     )
 
 
-def _check(env_id: str) -> str | None:
-    """Gymnasium's ``check_env`` on a fresh env's unwrapped env: its failure, if any."""
-    try:
-        env = gym.make(env_id)
-    except Exception as error:
-        raise _failed(f"gym.make({env_id!r}) failed: ", error) from error
-    try:
+def _check(env_id: str, settings: AuditSettings) -> str | None:
+    """The check of ``settings.check`` on a fresh env: its failure, if any."""
+    if settings.check == "check_env":
         # The unwrapped env: on the wrappers of gym.make, check_env always
         # warns that it is not checking the env itself.
-        check_env(env.unwrapped, skip_render_check=True)
+        return _run_check(
+            env_id,
+            lambda: gym.make(env_id),
+            lambda env: check_env(env.unwrapped, skip_render_check=True),
+            "check_env",
+            f"gym.make({env_id!r})",
+        )
+    if settings.check == "api_test":
+        return _run_check(
+            env_id, lambda: make_pettingzoo_env(env_id), _api_test, "api_test", f"{env_id}: env()"
+        )
+    return None
+
+
+def _api_test(env: Any) -> None:
+    """PettingZoo's ``api_test``, what it prints kept out of the table."""
+    with warnings.catch_warnings():
+        # It imports an env module, which PettingZoo 1.27 deprecates in favour of its registry.
+        warnings.simplefilter("ignore", DeprecationWarning)
+        from pettingzoo.test import api_test  # the extra, for PettingZoo's envs only
+
+    with contextlib.redirect_stdout(io.StringIO()):
+        api_test(env)
+
+
+def _run_check(
+    env_id: str, make: Callable[[], Any], check: Callable[[Any], None], name: str, made: str
+) -> str | None:
+    """``check`` on the env ``make`` makes: its ``AssertionError`` as text, if any."""
+    try:
+        env = make()
+    except Exception as error:
+        raise _failed(f"{made} failed: ", error) from error
+    try:
+        check(env)
     except AssertionError as error:
         return str(error).strip() or "AssertionError"
     except Exception as error:
-        raise _failed("check_env raised ", error) from error
+        raise _failed(f"{name} raised ", error) from error
     finally:
         with contextlib.suppress(Exception):  # its close failing is not what is audited
             env.close()

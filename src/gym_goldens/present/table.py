@@ -10,35 +10,15 @@ stripped and other control characters escaped (see
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
 from gym_goldens.format.codec import ArraySummary
 from gym_goldens.present.text import counted, uncoloured
+from gym_goldens.present.verdicts import NONDETERMINISTIC, VERDICTS, AuditRow
 
-__all__ = [
-    "CHECK_FAILED",
-    "DETERMINISTIC",
-    "ERROR",
-    "NONDETERMINISTIC",
-    "SKIPPED",
-    "VERDICTS",
-    "AuditRow",
-    "RunDifference",
-    "audit_json",
-    "format_left_out",
-    "format_table",
-]
-
-DETERMINISTIC: Final = "deterministic"
-NONDETERMINISTIC: Final = "NONDETERMINISTIC"
-ERROR: Final = "error"
-SKIPPED: Final = "skipped"
-CHECK_FAILED: Final = "check failed"
-VERDICTS: Final = (DETERMINISTIC, NONDETERMINISTIC, CHECK_FAILED, ERROR, SKIPPED)
-"""Every verdict, in the order the summary counts them."""
+__all__ = ["audit_json", "format_left_out", "format_table", "row_details"]
 
 JSON_FORMAT: Final = 1
 """The version of the layout of ``--json``; raised when a key changes meaning."""
@@ -48,83 +28,22 @@ _MAX_JSON_FIELDS: Final = 20
 _MAX_STDERR_LINES: Final = 20
 
 
-@dataclasses.dataclass(frozen=True)
-class RunDifference:
-    """Where two runs of the same seeded rollout first differ.
-
-    Attributes:
-        seed: The rollout's seed.
-        first: The run compared against (``run 1``).
-        second: The run that differs (``run 2``, ``run 3``).
-        how: How the second run was made (``in this process``, ``in a fresh
-            process, PYTHONHASHSEED=1``).
-        episode: The episode that differs first.
-        t: Its first differing step; None for the reset record.
-        fields: ``(field, value in the first run, value in the second)`` for
-            the fields that differ there.
-        report: The nondeterminism report, as ``--goldens-determinism`` words it.
-    """
-
-    seed: int
-    first: str
-    second: str
-    how: str
-    episode: int
-    t: int | None
-    fields: tuple[tuple[str, Any, Any], ...]
-    report: str
-
-
-@dataclasses.dataclass(frozen=True)
-class AuditRow:
-    """The audit of one env.
-
-    Attributes:
-        env_id: The env id.
-        verdict: One of :data:`VERDICTS`.
-        steps: Steps recorded in one run, over all seeds (for an error, as
-            far as the run got); None when the env did not run.
-        seconds: The time the env's audit took; None when it did not run.
-        reason: Why it was skipped, or the error.
-        difference: The first difference between runs, when nondeterministic.
-        check_failure: The ``AssertionError`` of gymnasium's ``check_env``.
-        warnings: Warnings raised while the env was made, run and checked.
-        recordings: Where the recordings were kept (nondeterministic envs).
-        nondeterministic_spec: The spec says ``nondeterministic=True``.
-        stderr: What the env wrote to the process's stderr while it was
-            audited (MuJoCo's warnings come from C, past Python's warnings),
-            shown under its row, never among the rows.
-    """
-
-    env_id: str
-    verdict: str
-    steps: int | None = None
-    seconds: float | None = None
-    reason: str | None = None
-    difference: RunDifference | None = None
-    check_failure: str | None = None
-    warnings: tuple[str, ...] = ()
-    recordings: str | None = None
-    nondeterministic_spec: bool = False
-    stderr: str = ""
-
-    @property
-    def details(self) -> list[str]:
-        """The lines shown under the row."""
-        lines: list[str] = []
-        if self.reason is not None:
-            lines += self.reason.splitlines()
-        if self.difference is not None:
-            lines += self.difference.report.splitlines()
-        if self.nondeterministic_spec and self.verdict == NONDETERMINISTIC:
-            lines.append("its spec says nondeterministic=True: gymnasium expects as much")
-        if self.recordings is not None:
-            lines.append(f"recordings kept in {self.recordings}")
-        if self.check_failure is not None:
-            lines += f"check_env failed: {self.check_failure}".splitlines()
-        lines += [f"warning: {text}" for text in self.warnings]
-        lines += _stderr_lines(self.stderr)
-        return lines
+def row_details(row: AuditRow) -> list[str]:
+    """The lines shown under a row: why it has its verdict, its warnings, its stderr."""
+    lines: list[str] = []
+    if row.reason is not None:
+        lines += row.reason.splitlines()
+    if row.difference is not None:
+        lines += row.difference.report.splitlines()
+    if row.nondeterministic_spec and row.verdict == NONDETERMINISTIC:
+        lines.append("its spec says nondeterministic=True: gymnasium expects as much")
+    if row.recordings is not None:
+        lines.append(f"recordings kept in {row.recordings}")
+    if row.check_failure is not None:
+        lines += f"{row.check} failed: {row.check_failure}".splitlines()
+    lines += [line for text in row.warnings for line in f"warning: {text}".splitlines()]
+    lines += _stderr_lines(row.stderr)
+    return lines
 
 
 def _stderr_lines(stderr: str) -> list[str]:
@@ -147,6 +66,7 @@ def format_table(
     """The table of an audit, its counts and the ids left out, as lines.
 
     Example:
+        >>> from gym_goldens.present.verdicts import DETERMINISTIC
         >>> for line in format_table([AuditRow("CartPole-v1", DETERMINISTIC, 100, 0.52)]):
         ...     print(line)
         env          verdict           steps  time
@@ -163,7 +83,7 @@ def format_table(
         lines.append(
             f"{uncoloured(row.env_id):<{width}}  {row.verdict:<{verdict_width}}  {steps:>5}  {time}"
         )
-        lines += [f"{_INDENT}{uncoloured(line)}" for line in row.details]
+        lines += [f"{_INDENT}{uncoloured(line)}" for line in row_details(row)]
     counts = _counts(rows)
     shown = ", ".join(f"{count} {verdict}" for verdict, count in counts.items() if count)
     took = "" if seconds is None else f" in {seconds:.1f}s"
