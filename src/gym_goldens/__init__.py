@@ -27,6 +27,7 @@ it (data flows env -> record -> format -> file, file -> format -> comparison
     - ``single``: :class:`RecordTrajectory`, the wrapper of one env.
     - ``vector``: :class:`RecordVectorTrajectory`, one file per sub-env.
     - ``agents``: PettingZoo envs told apart (without importing it) and described.
+    - ``agent_recorders``: the recorder or replay of a PettingZoo env, by its API.
     - ``multiagent``: the recorders of PettingZoo's parallel and AEC envs.
     - ``replay``: :class:`ReplayActions`, a golden's actions and seeds replayed.
     - ``rollouts``: :func:`rollout` and ``gym-goldens record``'s rollouts.

@@ -18,10 +18,9 @@ from gym_goldens.plugin.session import (
     REGISTRY_MODULE,
     SKIPPED_ATTRIBUTE,
     GoldensSession,
-    golden_nodeid,
     session_key,
 )
-from gym_goldens.plugin.settings import GoldensSettings, add_options, settings_key
+from gym_goldens.plugin.settings import GoldensSettings, add_options, golden_nodeid, settings_key
 
 if TYPE_CHECKING:
     import gymnasium as gym

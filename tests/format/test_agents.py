@@ -53,7 +53,7 @@ def test_patterns_name_agents_and_the_agent_fields() -> None:
 def test_every_field_of_a_multi_agent_recording_is_documented(tmp_path: Path) -> None:
     pytest.importorskip("pettingzoo", reason="pettingzoo is not installed: pip install pettingzoo")
     from gym_goldens import read_recording, rollout
-    from gym_goldens.record.agents import record_agents
+    from gym_goldens.record.agent_recorders import record_agents
     from tests.support.agent_envs import Drifters
 
     text = (Path(__file__).parents[2] / "docs" / "format.md").read_text()

@@ -24,7 +24,8 @@ with warnings.catch_warnings():
 from gym_goldens import compare, read_recording, rollout
 from gym_goldens.format.codec import Encoder
 from gym_goldens.format.reader import Episode
-from gym_goldens.record.agents import agent_api, record_agents, replay_agents
+from gym_goldens.record.agent_recorders import record_agents, replay_agents
+from gym_goldens.record.agents import agent_api
 from gym_goldens.record.multiagent import RecordAECTrajectory, RecordParallelTrajectory
 from gym_goldens.record.writer import EpisodeWriter
 from tests.support.agent_envs import Drifters

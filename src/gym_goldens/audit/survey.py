@@ -71,7 +71,7 @@ from gym_goldens.present.verdicts import (
     AuditRow,
     RunDifference,
 )
-from gym_goldens.record.agents import record_agents
+from gym_goldens.record.agent_recorders import record_agents
 from gym_goldens.record.fresh import FreshProcess, other_hash_seed
 from gym_goldens.record.rollouts import rollout
 from gym_goldens.record.single import RecordTrajectory

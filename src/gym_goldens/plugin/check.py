@@ -57,7 +57,8 @@ from gym_goldens.present.report import (
     update_command,
 )
 from gym_goldens.present.viz import VizDependencyError, write_divergence_plot
-from gym_goldens.record.agents import agent_api, agent_env_name, record_agents, replay_agents
+from gym_goldens.record.agent_recorders import record_agents, replay_agents
+from gym_goldens.record.agents import agent_api, agent_env_name
 from gym_goldens.record.replay import ReplayActions
 from gym_goldens.record.single import RecordTrajectory
 from gym_goldens.record.vector import RecordVectorTrajectory

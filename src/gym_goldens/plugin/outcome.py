@@ -29,11 +29,10 @@ from gym_goldens.plugin.session import (
     PROTECTED_ATTRIBUTE,
     REPORT_ATTRIBUTE,
     USED_ATTRIBUTE,
-    golden_nodeid,
     relative_golden_dir,
     session_key,
 )
-from gym_goldens.plugin.settings import settings_key
+from gym_goldens.plugin.settings import golden_nodeid, settings_key
 from gym_goldens.present.html import Mismatch
 from gym_goldens.present.text import printable
 

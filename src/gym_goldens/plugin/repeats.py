@@ -43,8 +43,12 @@ from gym_goldens.errors import GoldenFormatError, UnsafeGoldenPathError
 from gym_goldens.format.layout import run_dirname
 from gym_goldens.format.limits import DEFAULT_MAX_DECOMPRESSED_SIZE
 from gym_goldens.plugin.fresh import mark_recorded, record_in_fresh_pytest, recorded_folder
-from gym_goldens.plugin.session import golden_nodeid, session_key
-from gym_goldens.plugin.settings import GoldensSettings, settings_key
+from gym_goldens.plugin.settings import (
+    GoldensSettings,
+    fresh_base_key,
+    golden_nodeid,
+    settings_key,
+)
 from gym_goldens.present.report import (
     Report,
     failed_run_report,
@@ -253,9 +257,8 @@ def output_dir(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
         # process agreed, and tmp_path_retention_policy = "failed" removes
         # the tmp_path of a test that passed when it ends.
         factory: pytest.TempPathFactory = request.getfixturevalue("tmp_path_factory")
-        session = request.config.stash[session_key]
-        if session.fresh_base is None:
-            session.fresh_base = factory.mktemp("fresh")
+        if fresh_base_key not in request.config.stash:
+            request.config.stash[fresh_base_key] = factory.mktemp("fresh")
         return factory.mktemp(re.sub(r"\W", "_", node.name)[:30], numbered=True)
     return tmp_path
 

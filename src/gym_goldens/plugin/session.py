@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import pytest
 
-from gym_goldens.plugin.settings import GoldensSettings
+from gym_goldens.plugin.settings import GoldensSettings, fresh_base_key, golden_nodeid
 
 if TYPE_CHECKING:
     from gym_goldens.plugin.pending import LateResult
@@ -38,7 +38,6 @@ __all__ = [
     "GoldensSession",
     "StaleTracker",
     "SummaryReport",
-    "golden_nodeid",
     "relative_golden_dir",
     "session_key",
 ]
@@ -138,25 +137,6 @@ class StaleTracker:
         if not self.test_files:
             return "no test file was collected"
         return None
-
-
-def golden_nodeid(item: pytest.Item, settings: GoldensSettings) -> str:
-    """The node id that names the goldens of ``item``.
-
-    pytest-xdist's ``--dist loadgroup`` appends ``@<group>`` to the node ids
-    of grouped tests on its workers; that suffix is dropped, so goldens are
-    the same files with and without xdist.
-    """
-    nodeid = item.nodeid
-    if settings.loadgroup:
-        groups = {
-            str(mark.args[0] if mark.args else mark.kwargs.get("name", "default"))
-            for mark in item.iter_markers("xdist_group")
-        }
-        suffix = "@" + "_".join(sorted(groups))
-        if groups and nodeid.endswith(suffix):
-            nodeid = nodeid[: -len(suffix)]
-    return nodeid
 
 
 def relative_golden_dir(settings: GoldensSettings, path: Path) -> str:
@@ -268,7 +248,6 @@ class GoldensSession:
         self.tracker = StaleTracker()
         self.waiting: list[PendingGolden] = []
         """Goldens about to be written, waiting for the fresh process."""
-        self.fresh_base: Path | None = None
         """The folder of the fresh process's recordings, made with the first waiting golden."""
         self.deselected: list[str] = []
         """The golden node ids of the tests collected but deselected (``-k``, ``-m``)."""
@@ -445,7 +424,8 @@ class GoldensSession:
 
     def _finish_waiting(self, *, interrupted: bool) -> list[LateResult]:
         """Write the goldens that waited, if the fresh process agrees."""
-        if not self.waiting or self.fresh_base is None:
+        fresh_base = self.config.stash.get(fresh_base_key, None)
+        if not self.waiting or fresh_base is None:
             return []
         if interrupted:
             count = len(self.waiting)
@@ -460,7 +440,7 @@ class GoldensSession:
         from gym_goldens.plugin.pending import finish_pending
 
         waiting, self.waiting = self.waiting, []
-        return finish_pending(self.config, waiting, self.fresh_base)
+        return finish_pending(self.config, waiting, fresh_base)
 
     def _add_late(self, late: Sequence[LateResult]) -> None:
         for result in late:

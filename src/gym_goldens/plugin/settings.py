@@ -13,7 +13,13 @@ import pytest
 from gym_goldens.comparison.defaults import DEFAULT_ATOL, DEFAULT_RTOL
 from gym_goldens.format.limits import DEFAULT_MAX_DECOMPRESSED_SIZE, format_size, parse_size
 
-__all__ = ["GoldensSettings", "add_options", "settings_key"]
+__all__ = [
+    "GoldensSettings",
+    "add_options",
+    "fresh_base_key",
+    "golden_nodeid",
+    "settings_key",
+]
 
 _GROUP: Final = "gym-goldens"
 # Written out, as it loads in every pytest run: codec.DEFAULT_MAX_ARRAY_SIZE
@@ -398,3 +404,27 @@ def _ini_number(config: pytest.Config, name: str) -> float:
     if not value >= 0:
         raise pytest.UsageError(f"ini {name} must be a non-negative number, got {raw!r}")
     return value
+
+
+def golden_nodeid(item: pytest.Item, settings: GoldensSettings) -> str:
+    """The node id that names the goldens of ``item``.
+
+    pytest-xdist's ``--dist loadgroup`` appends ``@<group>`` to the node ids
+    of grouped tests on its workers; that suffix is dropped, so goldens are
+    the same files with and without xdist.
+    """
+    nodeid = item.nodeid
+    if settings.loadgroup:
+        groups = {
+            str(mark.args[0] if mark.args else mark.kwargs.get("name", "default"))
+            for mark in item.iter_markers("xdist_group")
+        }
+        suffix = "@" + "_".join(sorted(groups))
+        if groups and nodeid.endswith(suffix):
+            nodeid = nodeid[: -len(suffix)]
+    return nodeid
+
+
+fresh_base_key: Final = pytest.StashKey[Path]()
+"""Where the fresh process of ``--update-goldens`` records: the temporary folder the first
+test whose golden waits for it makes (:func:`gym_goldens.plugin.repeats.verifies_fresh`)."""

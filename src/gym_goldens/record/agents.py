@@ -5,29 +5,22 @@ envs alike. They ask :func:`agent_api` which API an env has: the classes of
 the env (PettingZoo's ``AECEnv`` and ``ParallelEnv``, which every PettingZoo
 env and wrapper derives from) are looked up by module and name, so that
 PettingZoo is imported only when one of its envs is recorded or replayed
-(:func:`record_agents`, :func:`replay_agents`), never for a Gymnasium env or
-at pytest's start-up.
+(:mod:`gym_goldens.record.agent_recorders`), never for a Gymnasium env or at
+pytest's start-up.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import Any, Final, Literal
 
 from gym_goldens.format.header import describe_space, platform_facts, recorded_versions
-
-if TYPE_CHECKING:
-    from gym_goldens.record.multiagent import RecordAECTrajectory, RecordParallelTrajectory
-    from gym_goldens.record.multiagent_replay import ReplayAECActions, ReplayParallelActions
 
 __all__ = [
     "AgentApi",
     "agent_api",
     "agent_env_name",
     "describe_agent_env",
-    "record_agents",
-    "replay_agents",
 ]
 
 AgentApi = Literal["parallel", "aec"]
@@ -109,42 +102,3 @@ def _wrappers(env: Any) -> list[str]:
             return names
         names.append(type(inner).__name__)
         inner = wrapped
-
-
-def record_agents(
-    env: Any, output_dir: str | os.PathLike[str], **storage: Any
-) -> RecordParallelTrajectory | RecordAECTrajectory:
-    """The recorder of a PettingZoo env: parallel or AEC, as the env is.
-
-    Args:
-        env: A PettingZoo ``ParallelEnv`` or ``AECEnv`` (or a wrapper of one).
-        output_dir: Folder of the recording.
-        **storage: The recorders' keyword arguments (``max_array_size``, ...).
-    """
-    from gym_goldens.record import multiagent  # PettingZoo: imported for its envs only
-
-    if agent_api(env) == "aec":
-        return multiagent.RecordAECTrajectory(env, output_dir, **storage)
-    return multiagent.RecordParallelTrajectory(env, output_dir, **storage)
-
-
-def replay_agents(
-    env: Any, recording: str | os.PathLike[str], *, max_decompressed_size: int
-) -> ReplayParallelActions | ReplayAECActions:
-    """The replay of a recording's actions for a PettingZoo env: parallel or AEC, as the env is.
-
-    Args:
-        env: The env to drive (its recorder, to record the replay).
-        recording: A recording folder (a golden) or its trajectory file.
-        max_decompressed_size: What the recording may expand to when read, in bytes.
-    """
-    __tracebackhide__ = True
-    from gym_goldens.record import multiagent_replay  # PettingZoo: imported for its envs only
-
-    if agent_api(env) == "aec":
-        return multiagent_replay.ReplayAECActions(
-            env, recording, max_decompressed_size=max_decompressed_size
-        )
-    return multiagent_replay.ReplayParallelActions(
-        env, recording, max_decompressed_size=max_decompressed_size
-    )

@@ -19,15 +19,12 @@ PettingZoo itself is not imported: the env is driven through its API.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 import numpy as np
 from gymnasium import spaces
 
 from gym_goldens.record.agents import agent_api
-
-if TYPE_CHECKING:
-    from gym_goldens.record.rollouts import RolloutResult
 
 __all__ = ["AgentActions", "AgentPolicy", "action_mask", "agent_rollout"]
 
@@ -39,7 +36,7 @@ _MASK_KEY: Final = "action_mask"
 
 def agent_rollout(
     env: Any, *, seed: int, steps: int, policy: Callable[..., Any] | None = None
-) -> RolloutResult:
+) -> list[float]:
     """Run a seeded rollout of ``steps`` steps of a PettingZoo env.
 
     Args:
@@ -51,16 +48,12 @@ def agent_rollout(
         policy: ``policy(agent, obs) -> action``; None samples the action spaces.
 
     Returns:
-        The number of steps and episodes, and each episode's return: the
-        rewards of every agent, summed.
+        Each episode's return, the last one possibly unfinished: the rewards
+        of every agent, summed.
     """
-    # Imported here: rollouts imports this module, to hand PettingZoo envs to it.
-    from gym_goldens.record.rollouts import RolloutResult
-
     actions = AgentActions(env, seed)
     run = _aec if agent_api(env) == "aec" else _parallel
-    returns = run(env, seed, steps, actions, policy)
-    return RolloutResult(steps=steps, episodes=len(returns), returns=tuple(returns))
+    return run(env, seed, steps, actions, policy)
 
 
 def _parallel(

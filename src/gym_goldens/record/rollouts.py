@@ -100,7 +100,8 @@ def rollout(
     """
     _check_rollout(seed=seed, steps=steps, policy=policy)
     if agent_api(env) is not None:  # a PettingZoo env
-        return agent_rollout(env, seed=seed, steps=steps, policy=policy)
+        agent_returns = agent_rollout(env, seed=seed, steps=steps, policy=policy)
+        return RolloutResult(steps, len(agent_returns), tuple(agent_returns))
     obs, _ = env.reset(seed=seed)
     actions = SeededActions(env, seed)
     returns: list[Return] = [0.0]
