@@ -278,33 +278,6 @@ class TestMixedStorage:
         assert not compare(tmp_path / "summary", tmp_path / "full").equal
 
 
-class TestOlderSummaries:
-    """Goldens of format 2.0 hold SHA-256 summaries; recordings of 2.1 hold xxh3 ones."""
-
-    def test_a_recording_in_2_0_compares_with_a_golden_of_2_0(self, tmp_path: Path) -> None:
-        record_image(tmp_path / "golden", steps=5, format_version="2.0")
-        record_image(tmp_path / "same", steps=5, format_version="2.0")
-        record_image(tmp_path / "poked", poke=3, steps=5, format_version="2.0")
-        record_image(tmp_path / "full", steps=5, max_array_size=None)
-        assert compare(tmp_path / "golden", tmp_path / "same").equal
-        assert not compare(tmp_path / "golden", tmp_path / "poked").equal
-        # A full array is summarised the golden's way to be compared with it.
-        assert compare(tmp_path / "golden", tmp_path / "full").equal
-
-    def test_summaries_of_two_versions_never_match_and_say_so(self, tmp_path: Path) -> None:
-        record_image(tmp_path / "golden", steps=5, format_version="2.0")
-        record_image(tmp_path / "actual", steps=5)
-        comparison = compare(tmp_path / "golden", tmp_path / "actual")
-        assert not comparison.equal
-        message = format_comparison(comparison)
-        assert (
-            "array uint8[210, 160, 3] is stored as summaries of different format versions "
-            "(golden 2.0, SHA-256; actual 2.1, xxh3), whose digests cannot be compared" in message
-        )
-        fix = "Record the golden again in format 2.1 (a golden: pytest --update-goldens)"
-        assert fix in message
-
-
 class TestCompress:
     def test_gzip_files_read_and_compare_transparently(self, tmp_path: Path) -> None:
         record_image(tmp_path / "plain", steps=50)

@@ -23,7 +23,6 @@ from gym_goldens.format.layout import UPDATE_LOCK
 from gym_goldens.format.lock import golden_lock
 from gym_goldens.format.paths import ensure_inside, is_sub_env_folder, resolve_golden
 from gym_goldens.plugin.store import update_golden
-from tests.support.legacy import split_into_episode_files
 from tests.support.recordings import record_alternating
 
 
@@ -50,9 +49,6 @@ def test_recording_files_of_a_golden(tmp_path: Path) -> None:
     new = goldens / "new"
     update_golden(record_alternating(tmp_path / "run", resets=2), new)
     assert checked_recording_files(goldens, new) == [new / "trajectory.jsonl"]
-    legacy = goldens / "legacy"
-    files = split_into_episode_files(tmp_path / "run" / "trajectory.jsonl", legacy)
-    assert checked_recording_files(goldens, legacy) == files
 
 
 @pytest.mark.parametrize(
@@ -70,7 +66,7 @@ def test_recording_files_of_a_golden(tmp_path: Path) -> None:
         ),
         pytest.param(
             lambda golden, outside: (golden / "episode_00000.jsonl").write_bytes(b"{}\n"),
-            "holds both trajectory.jsonl and episode files",
+            "recorded by a pre-release format (1.0)",
             id="both layouts",
         ),
     ],
@@ -236,19 +232,3 @@ def test_a_large_recording_is_installed_byte_for_byte_without_being_held_in_memo
     assert (target / "trajectory.jsonl").read_bytes() == content
     assert [p.name for p in target.iterdir()] == ["trajectory.jsonl"]
     assert peak < 4 * MiB, f"installing a 24 MiB recording took {peak / MiB:.0f} MiB"
-
-
-@pytest.mark.parametrize("compress", [False, True])
-def test_the_episode_files_of_format_1_are_concatenated(tmp_path: Path, compress: bool) -> None:
-    legacy = tmp_path / "legacy"
-    legacy.mkdir()
-    suffix = ".jsonl.gz" if compress else ".jsonl"
-    parts = [bytes([65 + i]) * (MiB + i) for i in range(3)]
-    for i, part in enumerate(parts):
-        (legacy / f"episode_{i:05d}{suffix}").write_bytes(part)
-    target = tmp_path / "goldens" / "CartPole-v1"
-
-    install_recording(legacy, target, is_current=_never_current)
-
-    assert [p.name for p in target.iterdir()] == [f"trajectory{suffix}"]
-    assert (target / f"trajectory{suffix}").read_bytes() == b"".join(parts)
