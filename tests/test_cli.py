@@ -21,6 +21,7 @@ import pytest
 
 from gym_goldens import RecordTrajectory, compare
 from gym_goldens.cli import main
+from gym_goldens.format.header import FORMAT_VERSION
 from gym_goldens.format.reader import read_recording
 from tests.support.recordings import perturb, record_cartpole
 
@@ -652,3 +653,37 @@ def test_record_imports_a_module_of_the_current_folder_as_python_m_does(tmp_path
         )
         assert done.returncode == 0, done.stderr
         assert "recorded 5 steps of my_envs:MyCartPole-v0" in done.stdout
+
+
+# a pre-release format
+
+_PRE_RELEASE = "recorded by a pre-release format ({}): rewrite it with pytest --update-goldens-all"
+
+
+def _older(golden: Path, folder: Path, version: str) -> Path:
+    """A copy of ``golden`` as a format before this one wrote it: 2.0, or format 1's files."""
+    folder.mkdir()
+    content = (golden / "trajectory.jsonl").read_bytes()
+    if version == "2.0":
+        older = content.replace(f'"version":"{FORMAT_VERSION}"'.encode(), b'"version":"2.0"')
+        (folder / "trajectory.jsonl").write_bytes(older)
+    else:
+        (folder / "episode_00000.jsonl").write_bytes(content)
+    return folder
+
+
+@pytest.mark.parametrize(
+    "case", [(command, version) for command in ("show", "diff") for version in ("2.0", "1.0")]
+)
+def test_a_golden_of_a_pre_release_format_is_refused_with_the_fix(
+    golden: Path,
+    actual: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    case: tuple[str, str],
+) -> None:
+    command, version = case
+    older = _older(golden, tmp_path / "older", version)
+    code, out, err = run(capsys, command, older, *([actual] if command == "diff" else []))
+    assert (code, out) == (2, "")
+    assert _PRE_RELEASE.format(version) in err
