@@ -444,8 +444,7 @@ def episode_lines(
 
     Args:
         path: A recording folder or a recording file; episodes are numbered
-            from 0 in the order of the file (of the episode files in a folder
-            of format 1).
+            from 0 in the order of the file.
         episode: The episode number.
         max_decompressed_size: What the compressed files of the recording
             may expand to, together, in bytes.
@@ -481,13 +480,12 @@ def missing_episode(
 def find_recordings(root: str | Path) -> list[Path]:
     """The folders under ``root`` (itself included) that hold a recording file.
 
-    A recording file is ``trajectory.jsonl`` (or ``.jsonl.gz``); folders of
-    format 1, holding ``episode_00000.jsonl`` and so on, count too. Each
+    A recording file is ``trajectory.jsonl`` (or ``.jsonl.gz``). Each
     sub-env folder of a vector recording (``env_0``, ...) is a recording.
 
     Raises:
         GoldenFormatError: ``root`` is not a folder, or a folder below it
-            holds both layouts.
+            holds the episode files of a pre-release format.
     """
     folder = Path(root)
     if not folder.is_dir():
