@@ -254,7 +254,7 @@ def test_a_compiled_check_agrees_with_the_walk_on_any_keys_a_file_holds(
     root = dataclasses.replace(tolerance).tree()  # a tree of its own: no check kept from before
 
     # As the comparison has it: compiled for a skeleton from one of its lines.
-    check = check_for(layout, template, root, legacy=False)
+    check = check_for(layout, template, root)
 
     assume(check is not None)
     assert check is not None
@@ -270,9 +270,9 @@ def test_a_repeated_key_cannot_hide_another_key() -> None:
     assert skeleton(repeated) == skeleton(both)
     golden, actual = orjson.loads(repeated), orjson.loads(both)
     # No check from the line that reads as fewer keys than it names...
-    assert check_for(skeleton(repeated), golden, root, legacy=False) is None
+    assert check_for(skeleton(repeated), golden, root) is None
     # ... and the check from the other finds a key missing.
-    check = check_for(skeleton(both), actual, Tolerance().tree(), legacy=False)
+    check = check_for(skeleton(both), actual, Tolerance().tree())
     assert check is not None
     assert check(golden, actual) is None
     assert check(actual, golden) is None

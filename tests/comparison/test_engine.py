@@ -335,3 +335,17 @@ def test_a_golden_that_names_a_key_twice_is_malformed_not_a_match(tmp_path: Path
     path.write_bytes(b"\n".join(lines))
     with pytest.raises(GoldenFormatError, match=r"'info\.k1' is named twice"):
         compare(golden, actual)
+
+
+def test_a_golden_without_headers_is_refused_as_a_pre_release_format(tmp_path: Path) -> None:
+    # Format 1.0 wrote episodes without a header record.
+    actual = _record(tmp_path / "actual")
+    golden = tmp_path / "golden"
+    golden.mkdir()
+    lines = (actual / "trajectory.jsonl").read_bytes().splitlines(keepends=True)
+    (golden / "trajectory.jsonl").write_bytes(b"".join(lines[1:]))
+    with pytest.raises(GoldenFormatError) as caught:
+        compare(golden, actual)
+    assert caught.value.reason == (
+        "recorded by a pre-release format (1.0): rewrite it with pytest --update-goldens-all"
+    )

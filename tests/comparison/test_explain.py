@@ -119,7 +119,7 @@ def _changed_record(draw: st.DrawFn, record: dict[str, Any]) -> dict[str, Any]:
     return {"event": record["event"], **({"t": record["t"]} if "t" in record else {}), **changed}
 
 
-def _header(episode: int, space: Any, version: str = "1.0") -> dict[str, Any]:
+def _header(episode: int, space: Any, version: str = FORMAT_VERSION) -> dict[str, Any]:
     return {
         "event": "header",
         "format": "gym-goldens",
@@ -134,8 +134,7 @@ def _header(episode: int, space: Any, version: str = "1.0") -> dict[str, Any]:
 def trajectories(draw: st.DrawFn) -> tuple[list[list[dict[str, Any]]], list[list[dict[str, Any]]]]:
     """A golden trajectory (episodes of records) and an actual one derived from it."""
     golden: list[list[dict[str, Any]]] = []
-    # Goldens of format 1.0 have no dtypes: an actual one's are not compared.
-    version = draw(st.sampled_from(["1.0", FORMAT_VERSION]))
+    version = FORMAT_VERSION
     for episode in range(draw(st.integers(1, 3))):
         steps = draw(st.integers(0, 4))
         records = [_header(episode, {"type": "Box", "shape": [2]}, version)]
@@ -155,13 +154,7 @@ def trajectories(draw: st.DrawFn) -> tuple[list[list[dict[str, Any]]], list[list
         actual.append([header, *copied[:length]])
     episodes = draw(st.sampled_from([len(actual), len(actual), len(actual) - 1, len(actual) + 1]))
     actual = (actual + golden)[:episodes] if episodes else actual[:1]
-    if version == "1.0":
-        golden = [[_without_dtypes(record) for record in records] for records in golden]
     return golden, actual
-
-
-def _without_dtypes(record: dict[str, Any]) -> dict[str, Any]:
-    return {key: value for key, value in record.items() if key != "dtypes"}
 
 
 def _write(folder: Path, episodes: list[list[dict[str, Any]]]) -> Path:
@@ -214,14 +207,11 @@ def _slow_episode(
     root = tolerance.tree()
     differing = 0
     first = None
-    legacy = golden_header.get("version") == "1.0"
     types_differ = False  # a record without dtypes has the types of the last one with them
     for (golden_line, g), (actual_line, a) in zip(golden_records, actual_records, strict=False):
-        if legacy:
-            a.pop("dtypes", None)
         found = explain(g, a, root)
         golden_types, actual_types = g.get("dtypes"), a.get("dtypes")
-        if not legacy and (golden_types is not None or actual_types is not None):
+        if golden_types is not None or actual_types is not None:
             types_differ = (
                 golden_types is None
                 or actual_types is None

@@ -91,12 +91,6 @@ def test_other_tags_round_trip() -> None:
     assert decoded["$dollar"] == 1
 
 
-def test_format_2_0_writes_enums_as_it_did() -> None:
-    # To compare with goldens of 2.0, whose careful path tagged enums.
-    decoded = decode_line(Encoder(version="2.0").encode({"enum": Color.RED, "none": None}))
-    assert decoded["enum"] == TaggedValue("$enum", f"{__name__}.Color.RED")
-
-
 def test_large_arrays_are_summaries_that_see_one_element_change() -> None:
     encoder = Encoder(max_array_size=10)
     image = np.zeros((4, 4), dtype=np.uint8)

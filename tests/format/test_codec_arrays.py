@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import gzip
-import hashlib
 import itertools
 import math
 import warnings
-import zlib
 from pathlib import Path
 
 import numpy as np
-import orjson
 import pytest
 import xxhash
 from gymnasium import spaces
@@ -84,7 +81,7 @@ class TestArraySummary:
 
 
 class TestDigests:
-    """The digests of format 2.1 (xxh3), and those of 2.0 and earlier (SHA-256), as documented."""
+    """The digests of summaries (xxh3), as documented."""
 
     def test_the_digest_is_the_xxh3_of_the_band_hashes(self) -> None:
         array = np.arange(40 * 3, dtype=np.int16).reshape(40, 3)
@@ -93,25 +90,6 @@ class TestDigests:
         assert summary.bands == tuple(band.hex() for band in bands)
         assert summary.digest == xxhash.xxh3_128_hexdigest(b"".join(bands))
         assert decode_line(Encoder(max_array_size=4).encode({"obs": array}))["obs"] == summary
-
-    def test_format_2_0_summaries_are_sha256_and_crc32_as_before(self) -> None:
-        array = np.arange(40 * 3, dtype=np.int16).reshape(40, 3)
-        line = Encoder(max_array_size=4, version="2.0").encode({"obs": array})
-        content = orjson.loads(line)["obs"]["$array"]
-        assert content["sha256"] == hashlib.sha256(array.tobytes()).hexdigest()
-        assert content["bands"] == [
-            f"{zlib.crc32(part.tobytes()):08x}" for part in np.array_split(array, 16)
-        ]
-        assert "digest" not in content
-        read = decode_line(line)["obs"]
-        assert read.scheme == "sha256"
-        assert read == ArraySummary.of(array, scheme="sha256")
-
-    def test_summaries_of_two_schemes_are_never_equal(self) -> None:
-        array = np.zeros(5000, dtype=np.uint8)
-        new, old = ArraySummary.of(array), ArraySummary.of(array, scheme="sha256")
-        assert new != old
-        assert (new.version, old.version) == ("2.1", "2.0")
 
     @pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.complex128])
     def test_negative_zero_and_nan_payloads_summarise_as_the_float_rule_compares(
@@ -130,7 +108,6 @@ class TestDigests:
         assert np.isnan(odd[7])
         assert odd.tobytes() != plain.tobytes()
         assert ArraySummary.of(odd) == ArraySummary.of(plain)
-        assert ArraySummary.of(odd, scheme="sha256") != ArraySummary.of(plain, scheme="sha256")
 
     def test_negative_zero_in_a_summarised_obs_matches_zero_without_tolerance(
         self, tmp_path: Path
@@ -151,9 +128,8 @@ class TestDigests:
         second = np.array([f"item {i}" for i in range(5000)], dtype=object)
         changed = second.copy()
         changed[4321] = "moved"
-        for scheme in ("xxh3", "sha256"):
-            assert ArraySummary.of(first, scheme=scheme) == ArraySummary.of(second, scheme=scheme)
-            assert ArraySummary.of(first, scheme=scheme) != ArraySummary.of(changed, scheme=scheme)
+        assert ArraySummary.of(first) == ArraySummary.of(second)
+        assert ArraySummary.of(first) != ArraySummary.of(changed)
         encoder = Encoder()
         assert encoder.encode({"info": {"names": first}}) == encoder.encode(
             {"info": {"names": second}}
@@ -276,33 +252,6 @@ class TestMixedStorage:
         )
         run(small, [0, 0])
         assert not compare(tmp_path / "summary", tmp_path / "full").equal
-
-
-class TestOlderSummaries:
-    """Goldens of format 2.0 hold SHA-256 summaries; recordings of 2.1 hold xxh3 ones."""
-
-    def test_a_recording_in_2_0_compares_with_a_golden_of_2_0(self, tmp_path: Path) -> None:
-        record_image(tmp_path / "golden", steps=5, format_version="2.0")
-        record_image(tmp_path / "same", steps=5, format_version="2.0")
-        record_image(tmp_path / "poked", poke=3, steps=5, format_version="2.0")
-        record_image(tmp_path / "full", steps=5, max_array_size=None)
-        assert compare(tmp_path / "golden", tmp_path / "same").equal
-        assert not compare(tmp_path / "golden", tmp_path / "poked").equal
-        # A full array is summarised the golden's way to be compared with it.
-        assert compare(tmp_path / "golden", tmp_path / "full").equal
-
-    def test_summaries_of_two_versions_never_match_and_say_so(self, tmp_path: Path) -> None:
-        record_image(tmp_path / "golden", steps=5, format_version="2.0")
-        record_image(tmp_path / "actual", steps=5)
-        comparison = compare(tmp_path / "golden", tmp_path / "actual")
-        assert not comparison.equal
-        message = format_comparison(comparison)
-        assert (
-            "array uint8[210, 160, 3] is stored as summaries of different format versions "
-            "(golden 2.0, SHA-256; actual 2.1, xxh3), whose digests cannot be compared" in message
-        )
-        fix = "Record the golden again in format 2.1 (a golden: pytest --update-goldens)"
-        assert fix in message
 
 
 class TestCompress:

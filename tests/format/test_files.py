@@ -24,7 +24,6 @@ from gym_goldens.format.layout import UPDATE_LOCK
 from gym_goldens.format.lock import golden_lock
 from gym_goldens.format.paths import ensure_inside, is_sub_env_folder, resolve_golden
 from gym_goldens.plugin.store import update_golden
-from tests.support.legacy import split_into_episode_files
 from tests.support.recordings import record_alternating
 
 
@@ -51,9 +50,6 @@ def test_recording_files_of_a_golden(tmp_path: Path) -> None:
     new = goldens / "new"
     update_golden(record_alternating(tmp_path / "run", resets=2), new)
     assert checked_recording_files(goldens, new) == [new / "trajectory.jsonl"]
-    legacy = goldens / "legacy"
-    files = split_into_episode_files(tmp_path / "run" / "trajectory.jsonl", legacy)
-    assert checked_recording_files(goldens, legacy) == files
 
 
 @pytest.mark.parametrize(
@@ -71,7 +67,7 @@ def test_recording_files_of_a_golden(tmp_path: Path) -> None:
         ),
         pytest.param(
             lambda golden, outside: (golden / "episode_00000.jsonl").write_bytes(b"{}\n"),
-            "holds both trajectory.jsonl and episode files",
+            "recorded by a pre-release format (1.0)",
             id="both layouts",
         ),
     ],
@@ -269,19 +265,3 @@ def test_same_bytes_reads_large_files_a_chunk_at_a_time(tmp_path: Path) -> None:
         tracemalloc.stop()
     assert same
     assert peak < 4 * MiB, f"comparing two 24 MiB files took {peak / MiB:.0f} MiB"
-
-
-@pytest.mark.parametrize("compress", [False, True])
-def test_the_episode_files_of_format_1_are_concatenated(tmp_path: Path, compress: bool) -> None:
-    legacy = tmp_path / "legacy"
-    legacy.mkdir()
-    suffix = ".jsonl.gz" if compress else ".jsonl"
-    parts = [bytes([65 + i]) * (MiB + i) for i in range(3)]
-    for i, part in enumerate(parts):
-        (legacy / f"episode_{i:05d}{suffix}").write_bytes(part)
-    target = tmp_path / "goldens" / "CartPole-v1"
-
-    install_recording(legacy, target, is_current=_never_current)
-
-    assert [p.name for p in target.iterdir()] == [f"trajectory{suffix}"]
-    assert (target / f"trajectory{suffix}").read_bytes() == b"".join(parts)

@@ -125,42 +125,6 @@ class TestImageEnvs:
             ]
         )
 
-    def test_a_golden_of_format_2_0_keeps_comparing_until_updated(
-        self, pytester: pytest.Pytester
-    ) -> None:
-        # Its summaries are SHA-256 ones: the test records in 2.0 to compare with them.
-        write_image_test(pytester, steps=30)
-        golden = pytester.path / "goldens" / "test_img" / "test_frames" / "Frames"
-        pytester.makepyfile(
-            make_golden=f"""
-            import test_img
-            from gym_goldens import RecordTrajectory
-            env = RecordTrajectory(test_img.Frames(), {str(golden)!r}, format_version="2.0")
-            env.reset(seed=0)
-            for _ in range(30):
-                env.step(0)
-            env.close()
-            """
-        )
-        assert pytester.runpython(pytester.path / "make_golden.py").ret == 0
-        old = (golden / "trajectory.jsonl").read_bytes()
-        assert b'"version":"2.0"' in old
-        assert b'"sha256":' in old
-        run(pytester).assert_outcomes(passed=1)
-
-        write_image_test(pytester, poke=12, steps=30)
-        result = run(pytester)
-        result.assert_outcomes(failed=1)
-        result.stdout.fnmatch_lines(["*changed: rows 28-40 of 210 (1 of 16 bands); sum*"])
-
-        write_image_test(pytester, steps=30)
-        run(pytester, "--update-goldens").assert_outcomes(passed=1)
-        new = (golden / "trajectory.jsonl").read_bytes()
-        assert b'"version":"2.1"' in new
-        assert b'"digest":' in new
-        assert b'"sha256":' not in new
-        run(pytester).assert_outcomes(passed=1)
-
     def test_full_arrays_count_the_differing_elements(self, pytester: pytest.Pytester) -> None:
         # Frames kept in full are 100,800 numbers a line: a few steps are enough.
         storage = ', max_array_size={"obs": None}'

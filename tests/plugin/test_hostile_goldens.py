@@ -31,7 +31,6 @@ import gym_goldens.comparison.engine
 import gym_goldens.plugin.check
 import gym_goldens.present.report  # noqa: F401
 from gym_goldens import RecordTrajectory
-from tests.support.legacy import split_into_episode_files
 
 TEST_FILE = """
 import gymnasium as gym
@@ -83,13 +82,6 @@ def test_the_undamaged_golden_matches(project: pytest.Pytester) -> None:
     result = project.runpytest()
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["goldens: 1 matched"])
-
-
-def to_format_1(golden: Path) -> None:
-    """Turn a golden into one of format 1: a file per episode, no trajectory.jsonl."""
-    files = split_into_episode_files(golden, golden.parent)
-    assert [file.name for file in files] == ["episode_00000.jsonl", "episode_00001.jsonl"]
-    golden.unlink()
 
 
 def snapshot(folder: Path) -> dict[str, object]:
@@ -321,7 +313,7 @@ FAILING_CASES: list[tuple[str, Damage, str]] = [
     (
         "both layouts",
         _both_layouts,
-        "*CartPole-v1: holds both trajectory.jsonl and episode files of format 1*",
+        "*CartPole-v1: recorded by a pre-release format (1.0): rewrite it with pytest*",
     ),
     (
         "folder for file",
@@ -408,35 +400,6 @@ def test_update_refuses_a_golden_in_the_way(
     result.stdout.fnmatch_lines(expected)
     assert snapshot(project.path / "goldens") == before
     assert snapshot(outside) == outside_before
-
-
-def test_a_golden_of_format_1_still_matches_and_is_migrated_by_an_update(
-    project: pytest.Pytester,
-) -> None:
-    golden = project.path / GOLDEN_FILE
-    content = golden.read_bytes()
-    to_format_1(golden)
-
-    check = project.runpytest()
-    check.assert_outcomes(passed=1)
-    check.stdout.fnmatch_lines(["goldens: 1 matched"])
-
-    update = project.runpytest("--update-goldens")
-    update.assert_outcomes(passed=1)
-    update.stdout.fnmatch_lines(["goldens: 1 updated"])
-    assert sorted(p.name for p in golden.parent.iterdir()) == ["trajectory.jsonl"]
-    assert golden.read_bytes() == content
-
-
-def test_a_damaged_golden_of_format_1_names_the_episode_file(project: pytest.Pytester) -> None:
-    to_format_1(project.path / GOLDEN_FILE)
-    second = project.path / GOLDEN_DIR / "episode_00001.jsonl"
-    _step_t_is_a_string(second, project.path)
-
-    result = project.runpytest()
-
-    assert_clean_failure(result)
-    result.stdout.fnmatch_lines(['*episode_00001.jsonl:3: a step record needs an integer "t"*'])
 
 
 @pytest.mark.parametrize(

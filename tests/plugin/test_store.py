@@ -9,10 +9,9 @@ import orjson
 import pytest
 
 from gym_goldens.errors import GoldenFormatError
-from gym_goldens.format.files import checked_recording_files, remove_dead_leftovers
+from gym_goldens.format.files import remove_dead_leftovers
 from gym_goldens.format.reader import read_recording
 from gym_goldens.plugin.store import update_golden
-from tests.support.legacy import split_into_episode_files
 from tests.support.recordings import record_alternating
 
 ROOT = Path("goldens")
@@ -100,12 +99,24 @@ def test_update_replaces_an_unreadable_golden(tmp_path: Path) -> None:
     ).read_bytes()
 
 
+def _episode_files(recording: Path, folder: Path) -> list[Path]:
+    """The episodes of a recording as format 1 kept them: one file each, in ``folder``."""
+    folder.mkdir(parents=True)
+    episodes = [episode.path for episode in read_recording(recording)]
+    lines = (recording / "trajectory.jsonl").read_bytes().splitlines(keepends=True)
+    starts = [n for n, line in enumerate(lines) if line.startswith(b'{"action_space"')]
+    files = []
+    for index, (start, end) in enumerate(zip(starts, [*starts[1:], len(lines)], strict=True)):
+        files.append(folder / f"episode_{index:05d}.jsonl")
+        files[-1].write_bytes(b"".join(lines[start:end]))
+    assert len(files) == len(episodes)
+    return files
+
+
 @pytest.mark.parametrize("same", [True, False], ids=["same episodes", "other episodes"])
-def test_update_migrates_a_golden_of_format_1(tmp_path: Path, same: bool) -> None:
+def test_update_rewrites_a_golden_of_format_1(tmp_path: Path, same: bool) -> None:
     golden = tmp_path / "goldens" / "env"
-    episode_files = split_into_episode_files(
-        record_alternating(tmp_path / "old", resets=2) / "trajectory.jsonl", golden
-    )
+    episode_files = _episode_files(record_alternating(tmp_path / "old", resets=2), golden)
     assert [p.name for p in episode_files] == ["episode_00000.jsonl", "episode_00001.jsonl"]
     leftover = golden / ".episode_00001.jsonl.x7f2k.tmp"
     leftover.write_bytes(b"half")
@@ -140,22 +151,6 @@ def test_update_switches_compression_and_removes_the_other_file(tmp_path: Path) 
     )
 
 
-def test_update_clears_a_folder_left_with_both_layouts(tmp_path: Path) -> None:
-    # What an update killed after writing the new file and before removing the old ones leaves.
-    golden = tmp_path / "goldens" / "env"
-    actual = record_alternating(tmp_path / "run", resets=2)
-    split_into_episode_files(actual / "trajectory.jsonl", golden)
-    (golden / "trajectory.jsonl").write_bytes((actual / "trajectory.jsonl").read_bytes())
-    with pytest.raises(GoldenFormatError, match=r"holds both trajectory\.jsonl and episode files"):
-        checked_recording_files(tmp_path / "goldens", golden)
-
-    result = update_golden(actual, golden, goldens_dir=tmp_path / "goldens")
-
-    assert (result.status, result.written) == ("updated", ())
-    assert [p.name for p in result.removed] == ["episode_00000.jsonl", "episode_00001.jsonl"]
-    assert checked_recording_files(tmp_path / "goldens", golden) == [golden / "trajectory.jsonl"]
-
-
 def test_update_refuses_a_folder_where_the_file_should_be(tmp_path: Path) -> None:
     golden = tmp_path / "goldens" / "env"
     (golden / "trajectory.jsonl").mkdir(parents=True)
@@ -164,19 +159,3 @@ def test_update_refuses_a_folder_where_the_file_should_be(tmp_path: Path) -> Non
         update_golden(actual, golden, goldens_dir=tmp_path / "goldens")
     assert [p.name for p in golden.iterdir()] == ["trajectory.jsonl"]
     assert (golden / "trajectory.jsonl").is_dir()
-
-
-def test_an_actual_recording_of_format_1_is_written_as_one_file(tmp_path: Path) -> None:
-    recording = record_alternating(tmp_path / "run", resets=3)
-    old_layout = tmp_path / "old"
-    files = split_into_episode_files(recording / "trajectory.jsonl", old_layout)
-    golden = tmp_path / "goldens" / "env"
-    result = update_golden(old_layout, golden)
-    assert (result.status, result.written) == ("created", (golden / "trajectory.jsonl",))
-    assert (golden / "trajectory.jsonl").read_bytes() == (
-        recording / "trajectory.jsonl"
-    ).read_bytes()
-
-    files[1].rename(files[1].with_name("episode_00001.jsonl.gz"))
-    with pytest.raises(GoldenFormatError, match="holds both compressed and plain episode files"):
-        update_golden(old_layout, golden)

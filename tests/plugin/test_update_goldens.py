@@ -10,7 +10,6 @@ import pytest
 
 from gym_goldens.format.header import FORMAT_VERSION
 from gym_goldens.format.reader import read_recording
-from tests.support.legacy import split_into_episode_files
 
 GOLDEN = Path("goldens/test_cp/test_cartpole/CartPole-v1")
 
@@ -73,35 +72,57 @@ def test_update_replaces_a_changed_golden(
     pytester.runpytest().assert_outcomes(passed=1)
 
 
-def test_a_golden_of_format_1_matches_until_the_update_migrates_it(
-    pytester: pytest.Pytester, cartpole_test: Callable[..., Path]
+def _as_format_2_0(golden: Path) -> bytes:
+    """Make a golden folder say it was recorded by format 2.0; its bytes before."""
+    trajectory = golden / "trajectory.jsonl"
+    content = trajectory.read_bytes()
+    current = f'"version":"{FORMAT_VERSION}"'.encode()
+    trajectory.write_bytes(content.replace(current, b'"version":"2.0"'))
+    return content
+
+
+def _as_format_1(golden: Path) -> bytes:
+    """Make a golden folder hold one file per episode, as format 1 kept them; its bytes before."""
+    trajectory = golden / "trajectory.jsonl"
+    content = trajectory.read_bytes()
+    current = f'"version":"{FORMAT_VERSION}"'.encode()
+    episodes = content.replace(current, b'"version":"1.1"').split(b'{"action_space"')
+    for index, episode in enumerate(part for part in episodes if part):
+        (golden / f"episode_{index:05d}.jsonl").write_bytes(b'{"action_space"' + episode)
+    trajectory.unlink()
+    return content
+
+
+@pytest.mark.parametrize(
+    ("older", "version"), [(_as_format_2_0, "2.0"), (_as_format_1, "1.0")], ids=["2.0", "1"]
+)
+@pytest.mark.parametrize("update", ["--update-goldens", "--update-goldens-all"])
+def test_a_golden_of_a_pre_release_format_is_refused_until_an_update_rewrites_it(
+    pytester: pytest.Pytester,
+    cartpole_test: Callable[..., Path],
+    older: Callable[[Path], bytes],
+    version: str,
+    update: str,
 ) -> None:
     cartpole_test()
     pytester.runpytest("--update-goldens").assert_outcomes(passed=1)
     golden = pytester.path / GOLDEN
-    trajectory = golden / "trajectory.jsonl"
-    content = trajectory.read_bytes()
-    # The same episodes, as gym-goldens 1.x kept them: one file per episode.
-    split_into_episode_files(trajectory, golden)
-    trajectory.unlink()
-    names = sorted(p.name for p in golden.iterdir())
-    assert names[:2] == ["episode_00000.jsonl", "episode_00001.jsonl"]
+    content = older(golden)
 
     check = pytester.runpytest()
-    check.assert_outcomes(passed=1)
-    check.stdout.fnmatch_lines(["goldens: 1 matched"])
-    cartpole_test(gravity=9.81)
-    mismatch = pytester.runpytest()
-    mismatch.assert_outcomes(failed=1)
-    mismatch.stdout.fnmatch_lines([f"golden mismatch: {GOLDEN}/episode_00000.jsonl*"])
-
-    cartpole_test()
-    update = pytester.runpytest("--update-goldens")
-    update.assert_outcomes(passed=1)
-    update.stdout.fnmatch_lines(["goldens: 1 updated", f"  updated: {GOLDEN}"])
+    check.assert_outcomes(failed=1)
+    check.stdout.fnmatch_lines(
+        [
+            f"*recorded by a pre-release format ({version}): "
+            "rewrite it with pytest --update-goldens-all*"
+        ]
+    )
+    result = pytester.runpytest(update)
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["goldens: 1 updated", f"  updated: {GOLDEN}"])
     assert [p.name for p in golden.iterdir()] == ["trajectory.jsonl"]
-    assert trajectory.read_bytes() == content
-    pytester.runpytest("--update-goldens").stdout.fnmatch_lines(["goldens: 1 kept"])
+    assert (golden / "trajectory.jsonl").read_bytes() == content
+    pytester.runpytest().assert_outcomes(passed=1)
 
 
 def test_a_test_failing_on_its_own_writes_no_golden(pytester: pytest.Pytester) -> None:
@@ -201,17 +222,3 @@ def test_other_storage_settings_always_rewrite(
     result = pytester.runpytest("--update-goldens")
     result.stdout.fnmatch_lines(["goldens: 1 updated", f"  updated: {SCALED}"])
     pytester.runpytest().assert_outcomes(passed=1)
-
-
-def test_a_golden_of_an_older_format_version_is_rewritten(
-    pytester: pytest.Pytester, scaled_test: Callable[..., Path]
-) -> None:
-    scaled_test(1.0)
-    pytester.runpytest("--update-goldens").assert_outcomes(passed=1)
-    golden = pytester.path / SCALED / "trajectory.jsonl"
-    current, older = f'"version":"{FORMAT_VERSION}"'.encode(), b'"version":"1.1"'
-    golden.write_bytes(golden.read_bytes().replace(current, older))
-    pytester.runpytest().assert_outcomes(passed=1)  # it reads, and matches
-    result = pytester.runpytest("--update-goldens")
-    result.stdout.fnmatch_lines(["goldens: 1 updated"])
-    assert older not in golden.read_bytes()

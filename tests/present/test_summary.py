@@ -34,7 +34,6 @@ from gym_goldens.present.summary import (
 )
 from tests.support.bombs import episode_bomb, header_line
 from tests.support.envs import MultiObjectiveEnv, ScriptedEnv, run
-from tests.support.legacy import write_format_1
 
 
 @pytest.fixture(scope="module")
@@ -79,19 +78,6 @@ def test_a_trajectory_file_summarises_as_its_folder(recording: Path) -> None:
     assert file.episodes == folder.episodes
 
 
-def test_a_folder_of_format_1_summarises_the_same(recording: Path, tmp_path: Path) -> None:
-    old = write_format_1(recording, tmp_path / "old")
-    summary = summarize(old)
-    files = sorted(old.iterdir())
-    assert len(files) == len(read_recording(recording)) > 2
-    assert [e.path for e in summary.episodes] == files
-    assert [e.line for e in summary.episodes] == [1] * len(files)
-    new = summarize(recording).episodes
-    assert [(e.steps, e.total_reward, e.ending) for e in summary.episodes] == [
-        (e.steps, e.total_reward, e.ending) for e in new
-    ]
-
-
 def test_summary_reports_progress_in_records(recording: Path) -> None:
     counted: list[int] = []
     summarize(recording, advance=counted.append)
@@ -103,8 +89,6 @@ def test_summary_reports_progress_in_records(recording: Path) -> None:
 def test_records_are_counted_per_episode(recording: Path, tmp_path: Path) -> None:
     counts = list(count_episode_records([recording / "trajectory.jsonl"]))
     assert counts == [1 + len(e.records) for e in read_recording(recording)]
-    old = write_format_1(recording, tmp_path / "old")
-    assert list(count_episode_records(sorted(old.iterdir()))) == counts
 
 
 def test_a_gzipped_trajectory_file_is_read(recording: Path, tmp_path: Path) -> None:
@@ -120,7 +104,6 @@ def test_a_gzipped_trajectory_file_is_read(recording: Path, tmp_path: Path) -> N
 def test_find_recordings_walks_a_goldens_tree(recording: Path, tmp_path: Path) -> None:
     for name in ("a/x", "b/c/y"):
         shutil.copytree(recording, tmp_path / name)
-    write_format_1(recording, tmp_path / "a" / "old")
     zipped = tmp_path / "z"
     zipped.mkdir()
     (zipped / "trajectory.jsonl.gz").write_bytes(
@@ -129,23 +112,12 @@ def test_find_recordings_walks_a_goldens_tree(recording: Path, tmp_path: Path) -
     (tmp_path / "notes").mkdir()
     (tmp_path / "notes" / "trajectory.txt").write_text("not a recording")
     assert find_recordings(tmp_path) == [
-        tmp_path / "a/old",
         tmp_path / "a/x",
         tmp_path / "b/c/y",
         tmp_path / "z",
     ]
     with pytest.raises(GoldenFormatError, match="expected a folder of recordings"):
         find_recordings(tmp_path / "a/x/trajectory.jsonl")
-
-
-def test_a_folder_of_both_layouts_is_refused(recording: Path, tmp_path: Path) -> None:
-    both = tmp_path / "goldens" / "both"
-    shutil.copytree(recording, both)
-    shutil.copy(recording / "trajectory.jsonl", both / "episode_00000.jsonl")
-    with pytest.raises(GoldenFormatError, match=r"holds both trajectory\.jsonl and episode files"):
-        find_recordings(tmp_path / "goldens")
-    with pytest.raises(GoldenFormatError, match="keep one"):
-        summarize(both)
 
 
 def test_an_empty_folder_is_no_recording(tmp_path: Path) -> None:

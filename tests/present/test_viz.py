@@ -18,7 +18,6 @@ import pytest
 from gym_goldens import RecordTrajectory, RecordVectorTrajectory, compare
 from gym_goldens.errors import GoldensError
 from gym_goldens.format.reader import read_recording
-from gym_goldens.present.series import episode_series
 from gym_goldens.present.viz import (
     MARKER_ID,
     NothingToPlotError,
@@ -30,7 +29,6 @@ from gym_goldens.present.viz import (
     save_figure,
 )
 from tests.support.envs import ScriptedEnv, run
-from tests.support.legacy import write_format_1
 from tests.support.recordings import perturb, record_extremes, record_gauge
 
 MARKER_RGB = (0xD6, 0x27, 0x28)
@@ -158,16 +156,6 @@ def test_plot_divergence_finds_the_sub_env_of_a_vector_recording(tmp_path: Path)
     assert "sub-env 1, episode 0: golden vs actual: first divergence at t=5 (reward)" in title
     assert "env_1/trajectory.jsonl" in title
     assert [a.get_title(loc="left") for a in figure.axes if a.get_title(loc="left")] == ["reward"]
-
-
-def test_a_folder_of_format_1_still_plots(golden: Path, actual: Path, tmp_path: Path) -> None:
-    old_golden = write_format_1(golden, tmp_path / "old-golden")
-    old_actual = write_format_1(actual, tmp_path / "old-actual")
-    figure = plot_comparison(old_golden, old_actual, fields=["obs[2]"])
-    assert "first divergence at t=17 (obs[2])" in figure.get_suptitle()
-    assert "episode_00000.jsonl, lines 1-62" in figure.get_suptitle()
-    (action,) = episode_series(old_golden, ["action"], episode=1)
-    assert action.values.tolist() == [float(s["action"]) for s in read_recording(golden)[1].steps]
 
 
 def test_plot_recording_draws_each_field(golden: Path) -> None:

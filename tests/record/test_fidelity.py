@@ -8,7 +8,6 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
-import pytest
 from gymnasium import spaces
 
 from gym_goldens import RecordTrajectory, Tolerance, compare, read_recording
@@ -233,66 +232,3 @@ class TestRealEnvs:
         assert first_step["dtypes"]["action"] == "float32[1]"
         message = message_of(tmp_path / "golden", tmp_path / "actual")
         assert "first divergence: episode 0, step t=1, obs[" in message
-
-
-class TestFormat10Goldens:
-    """Goldens written before records had dtypes still read and compare."""
-
-    LEGACY = Path(__file__).parent.parent / "support" / "data" / "format-1.0"
-
-    def record_pendulum(self, path: Path) -> None:
-        env = RecordTrajectory(gym.make("Pendulum-v1"), path)
-        env.reset(seed=7)
-        for t in range(10):
-            env.step(np.array([2.0 * np.sin(t / 10.0)], dtype=np.float32))
-        env.close()
-
-    def test_compares_equal_to_a_new_recording(self, tmp_path: Path) -> None:
-        self.record_pendulum(tmp_path / "actual")
-        header = read_recording(self.LEGACY)[0].header
-        assert header is not None
-        assert header["version"] == "1.0"
-        assert compare(self.LEGACY, tmp_path / "actual").equal
-
-    def test_a_file_without_header_compares_too(self, tmp_path: Path) -> None:
-        self.record_pendulum(tmp_path / "actual")
-        lines = (self.LEGACY / "episode_00000.jsonl").read_bytes().splitlines(keepends=True)
-        (tmp_path / "golden").mkdir()
-        (tmp_path / "golden" / "episode_00000.jsonl").write_bytes(b"".join(lines[1:]))
-        assert compare(tmp_path / "golden", tmp_path / "actual").equal
-
-    def test_a_real_change_still_fails(self, tmp_path: Path) -> None:
-        env = RecordTrajectory(gym.make("Pendulum-v1"), tmp_path / "actual")
-        env.reset(seed=7)
-        for _ in range(10):
-            env.step(np.array([0.0], dtype=np.float32))
-        env.close()
-        assert not compare(self.LEGACY, tmp_path / "actual").equal
-
-    def test_update_rewrites_them_in_the_current_version(self, tmp_path: Path) -> None:
-        from gym_goldens.format.header import FORMAT_VERSION
-        from gym_goldens.plugin.store import update_golden
-
-        golden = tmp_path / "golden"
-        golden.mkdir()
-        legacy = (self.LEGACY / "episode_00000.jsonl").read_bytes()
-        (golden / "episode_00000.jsonl").write_bytes(legacy)
-        self.record_pendulum(tmp_path / "actual")
-        assert update_golden(tmp_path / "actual", golden).status == "updated"
-        header = read_recording(golden)[0].header
-        assert header is not None
-        assert header["version"] == FORMAT_VERSION
-        assert update_golden(tmp_path / "actual", golden).status == "unchanged"
-
-
-@pytest.mark.parametrize("version", ["3.0", "10.1"])
-def test_a_newer_major_version_is_refused(tmp_path: Path, version: str) -> None:
-    from gym_goldens import UnsupportedFormatVersionError
-
-    lines = (
-        (TestFormat10Goldens.LEGACY / "episode_00000.jsonl").read_text().splitlines(keepends=True)
-    )
-    lines[0] = lines[0].replace('"version":"1.0"', f'"version":"{version}"')
-    (tmp_path / "episode_00000.jsonl").write_text("".join(lines))
-    with pytest.raises(UnsupportedFormatVersionError, match=f"format version {version} is newer"):
-        read_recording(tmp_path)[0]

@@ -14,7 +14,6 @@ from gym_goldens import GoldenFormatError, RecordTrajectory, ReplayActions, comp
 from gym_goldens.format.reader import read_recording
 from gym_goldens.record.replay import decode_action
 from tests.support import determinism_envs as envs
-from tests.support.legacy import write_format_1
 
 
 def _record(env: gym.Env, folder: Path, **kwargs: Any) -> None:
@@ -74,22 +73,6 @@ def test_each_episode_of_the_file_replays_its_own_seed_and_actions(tmp_path: Pat
         steps = len(old.steps)
         assert [s["action"] for s in new.steps[:steps]] == [s["action"] for s in old.steps]
         assert [s["action"] for s in new.steps[steps:]] == [1] * (6 - steps)
-
-
-def test_a_golden_of_format_1_still_replays(tmp_path: Path) -> None:
-    _record_episodes(tmp_path / "golden", seeds=[4, 5])
-    write_format_1(tmp_path / "golden", tmp_path / "old")
-    assert sorted(p.name for p in (tmp_path / "old").iterdir()) == [
-        "episode_00000.jsonl",
-        "episode_00001.jsonl",
-    ]
-    _replay(tmp_path / "old", tmp_path / "replay", episodes=2)
-    replayed = list(read_recording(tmp_path / "replay"))
-    assert [(e.header or {})["reset"]["seed"] for e in replayed] == [4, 5]
-    old = list(read_recording(tmp_path / "old"))
-    for before, after in zip(old, replayed, strict=True):
-        steps = len(before.steps)
-        assert [s["action"] for s in after.steps[:steps]] == [s["action"] for s in before.steps]
 
 
 def test_past_the_end_of_the_golden_the_test_drives(tmp_path: Path) -> None:

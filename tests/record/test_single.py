@@ -12,7 +12,6 @@ import pytest
 from gymnasium import spaces
 
 from gym_goldens import RecordTrajectory, read_recording
-from gym_goldens.format.header import FORMAT_VERSION
 from gym_goldens.format.lines import iter_lines, split_episodes
 
 
@@ -225,7 +224,6 @@ def test_record_constructor_args_rebuild_the_wrapper(tmp_path: Path) -> None:
         "flush_every": 10,
         "compress": False,
         "full_every": None,
-        "format_version": FORMAT_VERSION,
         "versions_of": (),
     }
     stack = env.spec.additional_wrappers if env.spec else ()

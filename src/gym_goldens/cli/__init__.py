@@ -13,7 +13,7 @@ errors, output), ``_options`` (tolerance and size options) and
 
 A recording is a folder holding ``trajectory.jsonl`` (every episode, one
 after another) or that file alone; episodes are chosen by their number in it.
-Folders of format 1, a file per episode, read the same way.
+A golden of a pre-release format is refused with the command that rewrites it.
 
 Exit codes: 0 success (``diff``: equal within tolerance), 1 ``diff`` found a
 difference (``audit``: an env is nondeterministic, erred or failed

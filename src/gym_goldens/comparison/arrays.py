@@ -73,10 +73,9 @@ def array_deltas(
 def summarise_like(summary: ArraySummary, value: Any) -> ArraySummary | None:
     """The summary of ``value``, an array written in full, read as ``summary``'s dtype.
 
-    It is made by the summary's own scheme (the xxh3 of format 2.1, or the
-    SHA-256 of earlier versions), so that the two compare. None when
-    ``value`` is not an array of that dtype and shape, or the summary is of
-    an array of objects, whose items cannot be rebuilt from what was read.
+    None when ``value`` is not an array of that dtype and shape, or the
+    summary is of an array of objects, whose items cannot be rebuilt from
+    what was read.
     """
     try:
         dtype = np.dtype(summary.dtype)
@@ -87,7 +86,7 @@ def summarise_like(summary: ArraySummary, value: Any) -> ArraySummary | None:
         return None
     if array.shape != summary.shape:
         return None
-    return ArraySummary.of(array, scheme=summary.scheme)
+    return ArraySummary.of(array)
 
 
 def summary_matches(golden: Any, actual: Any) -> bool:

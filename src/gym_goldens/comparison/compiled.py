@@ -93,38 +93,33 @@ def skeleton(line: bytes) -> bytes:
     return line.translate(_KINDS, _NUMERALS)
 
 
-def check_for(
-    skeleton: bytes, template: dict[str, Any], root: ToleranceNode, *, legacy: bool
-) -> Check | None:
+def check_for(skeleton: bytes, template: dict[str, Any], root: ToleranceNode) -> Check | None:
     """The compiled check of the records of one skeleton, kept on the tolerance tree.
 
     Args:
         skeleton: The layout of the lines (a line without its digits and signs).
         template: A record of that layout, parsed, without tags.
         root: The root of the comparison's tolerance tree, which keeps the checks.
-        legacy: Whether the golden is of format 1.0 (no ``dtypes`` on its side).
 
     Returns:
         The check, or None when the records of this layout are compared by
         the walk (:func:`~gym_goldens.comparison.walk.values_match`): records
-        of the legacy format, records too large, and a template that names a
+        too large, and a template that names a
         key twice (its skeleton names more keys than it holds).
     """
     cache = root.cache
     if cache is None:
         cache = root.cache = {}
-    key = (legacy, skeleton)
-    if key in cache:
-        return cache[key]  # type: ignore[return-value]
-    # A legacy golden's actual dtypes are dropped: their layouts differ. A
-    # template that names a key twice reads as fewer keys than its skeleton
+    if skeleton in cache:
+        return cache[skeleton]  # type: ignore[return-value]
+    # A template that names a key twice reads as fewer keys than its skeleton
     # names: {"k1":5.0,"k1":5.0} would check k1 alone on {"k1":5.0,"k2":5.0}.
     check = None
-    if not (legacy and "dtypes" in template) and skeleton.count(b'":') == _keys(template):
+    if skeleton.count(b'":') == _keys(template):
         check = compile_check(template, root)
     if len(cache) >= _MAX_CACHED:
         cache.clear()
-    cache[key] = check
+    cache[skeleton] = check
     return check
 
 

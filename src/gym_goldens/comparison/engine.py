@@ -55,10 +55,14 @@ from gym_goldens.errors import GoldenFormatError
 from gym_goldens.format.codec import duplicated_key
 from gym_goldens.format.fields import format_path
 from gym_goldens.format.files import same_bytes
-from gym_goldens.format.header import LEGACY_VERSION
 from gym_goldens.format.limits import DEFAULT_MAX_DECOMPRESSED_SIZE
 from gym_goldens.format.lines import count_episodes, iter_episodes
-from gym_goldens.format.reader import parse_record, recording_files, sub_env_dirs
+from gym_goldens.format.reader import (
+    parse_record,
+    pre_release_reason,
+    recording_files,
+    sub_env_dirs,
+)
 
 __all__ = ["compare", "skeleton"]
 
@@ -214,8 +218,8 @@ class _Comparer:
                     found_in_header = header_differences(golden_header, actual_header)
             except RecursionError:
                 raise GoldenFormatError(golden, "JSON nested too deeply", line=1) from None
-        # Goldens of format 1.0 have no dtypes: compare what they hold.
-        legacy = str((golden_header or {}).get("version", LEGACY_VERSION)) == LEGACY_VERSION
+        if golden_header is None and golden_next:  # format 1.0 wrote episodes without one
+            raise GoldenFormatError(golden, pre_release_reason("1.0"))
 
         root = self.root
         records = differing = 0
@@ -261,15 +265,11 @@ class _Comparer:
                 golden_record, actual_record, fast = _parse_pair(
                     golden_item, actual_item, golden, actual, same_types=same_types
                 )
-                if legacy:
-                    actual_record.pop("dtypes", None)
                 try:
                     if same_types and fast and self.compile_checks and layout not in checks:
                         # Lines of one skeleton share a layout: a check compiled
                         # for it compares them without walking them.
-                        check = checks[layout] = compiled.check_for(
-                            layout, golden_record, root, legacy=legacy
-                        )
+                        check = checks[layout] = compiled.check_for(layout, golden_record, root)
                         if check is not None:
                             matches = check(golden_record, actual_record)
                     if matches is None:
@@ -284,14 +284,11 @@ class _Comparer:
                     if types.differ:
                         differing += types.after(golden_record, actual_record)
                     continue
-            if not legacy:
-                types.after(golden_record, actual_record)
+            types.after(golden_record, actual_record)
             differing += 1
             _check_keys(golden, golden_item, actual, actual_item)
             if first is None:
-                first = self._divergence(
-                    (golden, *golden_item), (actual, *actual_item), legacy=legacy
-                )
+                first = self._divergence((golden, *golden_item), (actual, *actual_item))
         else:
             golden_item = actual_item = None
 
@@ -326,7 +323,7 @@ class _Comparer:
             actual_header=actual_header if keep_headers else None,
         )
 
-    def _divergence(self, golden: _Line, actual: _Line, *, legacy: bool) -> Divergence:
+    def _divergence(self, golden: _Line, actual: _Line) -> Divergence:
         """The first differing record of an episode, its lines kept to be explained.
 
         The first divergence of the comparison, the one every report shows,
@@ -339,7 +336,7 @@ class _Comparer:
         self.diverged = True
         explainer = None
         if self._keep(len(raw) + len(actual[2]), first=first_of_all):
-            explainer = _Explainer(golden, actual, self.root, legacy)
+            explainer = _Explainer(golden, actual, self.root)
         divergence = Divergence(
             event=str(golden_record.get("event")),
             t=golden_record.get("t"),
@@ -456,19 +453,16 @@ def _parse_pair(
 class _Explainer:
     """Works out the differing fields of a first divergence, from its two lines."""
 
-    __slots__ = ("actual", "golden", "legacy", "root")
+    __slots__ = ("actual", "golden", "root")
 
-    def __init__(self, golden: _Line, actual: _Line, root: ToleranceNode, legacy: bool) -> None:
+    def __init__(self, golden: _Line, actual: _Line, root: ToleranceNode) -> None:
         self.golden = golden
         self.actual = actual
         self.root = root
-        self.legacy = legacy
 
     def __call__(self) -> Explanation:
         golden_record = parse_record(self.golden[2], self.golden[0], self.golden[1])
         actual_record = parse_record(self.actual[2], self.actual[0], self.actual[1])
-        if self.legacy:
-            actual_record.pop("dtypes", None)
         try:
             found = explain(golden_record, actual_record, self.root)
         except RecursionError:

@@ -11,7 +11,6 @@ that starts with ``$``:
 ``{"$bytes": "..."}``   bytes, base64
 ``{"$array": {...}}``   a large array kept as a summary (see below)
 ``{"$set": [...]}``     a set, its items sorted by their encoding
-``{"$enum": "..."}``    an enum member, ``module.Class.NAME``
 ``{"$object": "..."}``  an unsupported object, ``module.Class`` only
 ====================  ===============================================
 
@@ -31,8 +30,8 @@ the shortest decimal that reads back to the same value of that width
 (``float32(0.1)`` is ``0.1``; ``float16`` as the shortest ``float32``). Named
 tuples, such as a ``GraphInstance``, are written as objects keyed by their
 field names. Arrays with more than ``max_array_size`` elements are written as a
-summary: dtype, shape, a SHA-256 of the contents, a few statistics and a CRC of
-each of up to 16 bands of rows, enough to tell that one element changed and
+summary: dtype, shape, an xxh3 digest of the contents, a few statistics and a
+digest of each of up to 16 bands of rows, enough to tell that one element changed and
 roughly where. ``max_array_size`` may differ by field (``{"obs.image": None}``).
 """
 
@@ -43,15 +42,13 @@ import dataclasses
 import datetime
 import enum
 import functools
-import hashlib
 import json
 import math
 import re
 import uuid
 import warnings
-import zlib
 from collections.abc import Callable, Mapping
-from typing import Any, Final, Literal
+from typing import Any, Final
 
 import numpy as np
 import orjson
@@ -66,16 +63,13 @@ from gym_goldens.format.fields import (
     specificity,
     split_path,
 )
-from gym_goldens.format.header import FORMAT_VERSION, WRITABLE_VERSIONS
 from gym_goldens.format.limits import MAX_NESTING
 
 __all__ = [
     "DEFAULT_MAX_ARRAY_SIZE",
-    "SCHEME_VERSIONS",
     "ArraySizeSpec",
     "ArraySummary",
     "Encoder",
-    "SummaryScheme",
     "TaggedValue",
     "decode_line",
     "decode_value",
@@ -103,39 +97,27 @@ _NATIVE_ARRAY_KINDS: Final = frozenset("biuf")
 _NONFINITE_NAMES: Final = {math.inf: "inf", -math.inf: "-inf"}
 
 
-SummaryScheme = Literal["xxh3", "sha256"]
-"""How a summary's digests were made: ``"xxh3"`` in format 2.1, ``"sha256"`` before."""
-
-SCHEME_VERSIONS: Final[dict[str, str]] = {"sha256": "2.0", "xxh3": "2.1"}
-"""The format version whose summaries each scheme makes (``sha256``: 2.0 and earlier)."""
-
-
 @dataclasses.dataclass(frozen=True, eq=False)
 class ArraySummary:
     """A large array as stored in a file: enough to detect any change.
 
-    Two summaries are equal when their dtype, shape and digest are, the
-    digests made by the same scheme; the statistics and bands only help to
-    describe a difference. Summaries of two schemes are never equal: their
-    digests cannot be compared.
+    Two summaries are equal when their dtype, shape and digest are; the
+    statistics and bands only help to describe a difference.
 
     Attributes:
         dtype: Numpy dtype name, such as ``"uint8"``.
         shape: The array's shape.
-        digest: Of the contents: in format 2.1, the xxh3-128 of the band
-            digests, with ``-0.0`` written as ``0.0`` and every NaN as one
-            NaN, so that arrays the float rule finds equal summarise alike;
-            before, the SHA-256 of the little-endian, C-ordered bytes.
+        digest: Of the contents: the xxh3-128 of the band digests, with
+            ``-0.0`` written as ``0.0`` and every NaN as one NaN, so that
+            arrays the float rule finds equal summarise alike.
         min: Smallest finite element (None when there is none).
         max: Largest finite element (None when there is none).
         mean: Mean of the finite elements (None when there is none).
         sum: Sum of the finite elements, an exact int for integer and bool
-            arrays (None when there is none, or in files of format 1.0).
+            arrays (None when there is none).
         bands: A digest of each of up to 16 equal bands of the array along
             its first axis, so that a change can be located: xxh3-64 (16 hex
-            digits) in format 2.1, CRC-32 (8 hex digits) before (None for 0-d
-            arrays, or in files of format 1.0).
-        scheme: ``"xxh3"`` (format 2.1) or ``"sha256"`` (2.0 and earlier).
+            digits; None for 0-d arrays).
     """
 
     dtype: str
@@ -146,25 +128,14 @@ class ArraySummary:
     mean: float | None
     sum: float | None = None
     bands: tuple[str, ...] | None = None
-    scheme: SummaryScheme = "xxh3"
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, ArraySummary):
             return NotImplemented
-        return (self.dtype, self.shape, self.scheme, self.digest) == (
-            other.dtype,
-            other.shape,
-            other.scheme,
-            other.digest,
-        )
+        return (self.dtype, self.shape, self.digest) == (other.dtype, other.shape, other.digest)
 
     def __hash__(self) -> int:
-        return hash((self.dtype, self.shape, self.scheme, self.digest))
-
-    @property
-    def version(self) -> str:
-        """The format version whose summaries these are (``"2.0"`` for 2.0 and earlier)."""
-        return SCHEME_VERSIONS[self.scheme]
+        return hash((self.dtype, self.shape, self.digest))
 
     def band_rows(self, band: int) -> tuple[int, int]:
         """The first and last index along the first axis covered by ``band``."""
@@ -180,14 +151,12 @@ class ArraySummary:
         cls,
         array: np.ndarray[Any, Any],
         *,
-        scheme: SummaryScheme = "xxh3",
         encode: Callable[[Any], bytes] | None = None,
     ) -> ArraySummary:
         """Summarise ``array``.
 
         Args:
             array: The array.
-            scheme: ``"xxh3"`` for format 2.1, ``"sha256"`` for 2.0.
             encode: Encodes the items of an array of objects: their bytes
                 are hashed, not the addresses the array holds (by default,
                 a JSON line of them as :class:`Encoder` writes it).
@@ -204,7 +173,7 @@ class ArraySummary:
             bands_data = [encode(part) for part in _band_items(canonical, band_count)]
             data: Any = b"".join(bands_data)
         else:
-            if scheme == "xxh3" and kind in "fc":
+            if kind in "fc":
                 canonical_floats = _canonical_floats(canonical)
                 # Its statistics are the same, but for the sign of a zero.
                 canonical = canonical_floats if kind == "f" else canonical
@@ -213,20 +182,14 @@ class ArraySummary:
                 # The buffer itself, cut into bands: no copy of a large image.
                 data = _buffer(canonical)
             bands_data = _band_bytes(data, shape, band_count)
-        if scheme == "xxh3":
-            # One fast hash per band, the digest made of theirs: the array's
-            # bytes are read once, and any change moves its band and so the digest.
-            band_digests = [_XXH64(part) for part in (bands_data if shape else [data])]
-            digest = _XXH128(b"".join(band_digests))
-            bands = tuple(part.hex() for part in band_digests) if shape else None
-        elif scheme == "sha256":
-            digest = hashlib.sha256(data).hexdigest()
-            bands = tuple(f"{zlib.crc32(part):08x}" for part in bands_data) if shape else None
-        else:
-            raise ValueError(f'scheme must be "xxh3" or "sha256", got {scheme!r}')
+        # One fast hash per band, the digest made of theirs: the array's
+        # bytes are read once, and any change moves its band and so the digest.
+        band_digests = [_XXH64(part) for part in (bands_data if shape else [data])]
+        digest = _XXH128(b"".join(band_digests))
+        bands = tuple(part.hex() for part in band_digests) if shape else None
         low, high, mean, total = _statistics(canonical)
         dtype = _dtype_name(canonical.dtype)
-        return cls(dtype, shape, digest, low, high, mean, total, bands or None, scheme)
+        return cls(dtype, shape, digest, low, high, mean, total, bands or None)
 
     def to_json(self) -> dict[str, Any]:
         """The ``$array`` tag's content."""
@@ -239,7 +202,7 @@ class ArraySummary:
             "sum": _json_sum(self.sum),
             "bands": list(self.bands) if self.bands is not None else None,
         }
-        content["digest" if self.scheme == "xxh3" else "sha256"] = self.digest
+        content["digest"] = self.digest
         return content
 
 
@@ -359,10 +322,6 @@ class Encoder:
             (``"obs.image"``, ``"info.*.frame"``) to sizes sets the size by
             field; the most specific pattern wins, and other fields keep
             :data:`DEFAULT_MAX_ARRAY_SIZE`.
-        version: The format version to write: the current one, or ``"2.0"``
-            to be compared with goldens of 2.0 and earlier, whose array
-            summaries hash with SHA-256 and whose careful path wrote enums as
-            ``$enum`` and datetimes and UUIDs as ``$object`` tags.
 
     Example:
         >>> import numpy as np
@@ -374,19 +333,8 @@ class Encoder:
         self,
         *,
         max_array_size: ArraySizeSpec = DEFAULT_MAX_ARRAY_SIZE,
-        version: str = FORMAT_VERSION,
     ) -> None:
-        if version not in WRITABLE_VERSIONS:
-            raise ValueError(
-                f"format version must be one of {', '.join(map(repr, WRITABLE_VERSIONS))} (the "
-                f"current one, {FORMAT_VERSION!r}, or an older one to compare with goldens of "
-                f"it), got {version!r}"
-            )
-        self.version = version
-        self._legacy = version != FORMAT_VERSION
-        self._scheme: SummaryScheme = "sha256" if self._legacy else "xxh3"
-        # Format 2.0 let orjson write dataclasses its own way on the fast path.
-        self.dumps_options = _DUMPS_OPTIONS if self._legacy else _FAST_OPTIONS
+        self.dumps_options = _FAST_OPTIONS
         self.max_array_size = max_array_size
         self._limits = _ArrayLimits(max_array_size)
         # Any array with more than N elements encodes to more than 2N bytes,
@@ -402,7 +350,7 @@ class Encoder:
         if type(record) is dict and _large_obs(record.get("obs"), self._smallest):
             # An image would be written in full only to be summarised.
             line = self.encode_large_obs(record)
-            if not self._legacy and _DATETIME_TEXT.search(line):
+            if _DATETIME_TEXT.search(line):
                 return self._encode_careful(record)  # see below
             return line
         try:
@@ -416,7 +364,7 @@ class Encoder:
             line.partition(b"null")[1]
             or line.partition(b"$")[1]
             or len(line) > self._fast_limit
-            or (not self._legacy and _DATETIME_TEXT.search(line))
+            or _DATETIME_TEXT.search(line)
         ):
             return self._encode_careful(record)
         return line
@@ -543,7 +491,7 @@ class Encoder:
             def encode(items: Any) -> bytes:
                 return orjson.dumps(self.to_jsonable(items, path), option=_DUMPS_OPTIONS)
 
-            summary = ArraySummary.of(array, scheme=self._scheme, encode=encode)
+            summary = ArraySummary.of(array, encode=encode)
             return {"$array": summary.to_json()}
         if array.ndim == 0:
             return self.to_jsonable(array[()], path)
@@ -556,7 +504,7 @@ class Encoder:
             if kind == "f" and not np.isfinite(array).all():
                 return _float_rows(array)
             return np.ascontiguousarray(array)
-        if kind == "M" and not self._legacy and _orjson_writes_datetimes(array):
+        if kind == "M" and _orjson_writes_datetimes(array):
             # As the fast path writes it: orjson takes the whole array.
             return orjson.Fragment(orjson.dumps(array, option=_DUMPS_OPTIONS))
         return [self.to_jsonable(item, f"{path}[{i}]") for i, item in enumerate(array)]
@@ -568,7 +516,7 @@ class Encoder:
             return self._lost(value, path)
         if isinstance(value, np.integer):
             return value
-        if isinstance(value, np.datetime64) and not self._legacy:
+        if isinstance(value, np.datetime64):
             if np.isnat(value):
                 return "NaT"  # orjson writes it as a date (1970-01-01 in days) or refuses it
             if not _orjson_writes_datetimes(value):
@@ -584,15 +532,12 @@ class Encoder:
 
     def _other(self, value: Any, path: str) -> Any:
         if isinstance(value, enum.Enum):
-            if self._legacy:
-                return {"$enum": f"{_type_name(value)}.{value.name}"}
             # Its value, as orjson writes an enum: a change of member is seen.
             return self.to_jsonable(value.value, path)
-        if not self._legacy:
-            if isinstance(value, (datetime.date, datetime.time)):
-                return _native(value, _isoformat)
-            if isinstance(value, uuid.UUID):
-                return _native(value, str)
+        if isinstance(value, (datetime.date, datetime.time)):
+            return _native(value, _isoformat)
+        if isinstance(value, uuid.UUID):
+            return _native(value, str)
         if isinstance(value, bool):
             return bool(value)
         if isinstance(value, int):
@@ -905,19 +850,16 @@ def _decode_tag(tag: str, content: Any) -> Any:
         except ValueError:
             pass  # not digits, or more than Python converts: kept as a tag
     if tag == "$array" and isinstance(content, dict):
-        # Format 2.1 writes "digest" (xxh3), older versions "sha256".
-        scheme: SummaryScheme = "xxh3" if "digest" in content else "sha256"
         try:
             return ArraySummary(
                 dtype=str(content["dtype"]),
                 shape=tuple(int(n) for n in content["shape"]),
-                digest=str(content["digest" if scheme == "xxh3" else "sha256"]),
+                digest=str(content["digest"]),
                 min=content.get("min"),
                 max=content.get("max"),
                 mean=content.get("mean"),
                 sum=content.get("sum"),
                 bands=tuple(str(b) for b in content["bands"]) if content.get("bands") else None,
-                scheme=scheme,
             )
         except (KeyError, TypeError, ValueError):
             pass

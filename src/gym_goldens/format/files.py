@@ -28,13 +28,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Final, Literal
 
-from gym_goldens.errors import GoldenFormatError, GoldenWriteError
+from gym_goldens.errors import GoldenWriteError
 from gym_goldens.format.layout import (
     GITIGNORE,
     GOLDENS_GITIGNORE,
     UPDATE_LOCK,
     is_leftover_file_name,
-    is_trajectory_file_name,
     leftover_owner,
     temporary_prefix,
     this_writer,
@@ -70,14 +69,14 @@ def checked_recording_files(root: Path, folder: Path) -> list[Path]:
     read of a golden goes through: :func:`~gym_goldens.format.paths.resolve_golden`.
 
     Returns:
-        ``[<folder>/trajectory.jsonl]`` (or ``.jsonl.gz``); the episode files
-        in episode order for a golden of format 1; empty when the folder
-        holds no recording file of its own (no golden yet, or a vector golden).
+        ``[<folder>/trajectory.jsonl]`` (or ``.jsonl.gz``); empty when the
+        folder holds no recording file of its own (no golden yet, or a vector
+        golden).
 
     Raises:
         GoldenFormatError: The golden is a file instead of a folder, its
-            recording file is a folder or empty, or the folder holds both
-            layouts (or two files claim one episode).
+            recording file is a folder or empty, or the folder holds the
+            episode files of a pre-release format.
         UnsafeGoldenPathError: A symlink between ``root`` and the golden, or
             among its files and sub-env folders.
     """
@@ -207,8 +206,9 @@ class Installed:
             written or removed) or ``unchanged``.
         written: Files written: the recording file (of each sub-env that
             changed, for a vector env).
-        removed: Files removed: episode files of format 1, a recording file
-            of the other compression, the files of sub-envs that are gone.
+        removed: Files removed: a recording file of the other compression,
+            the episode files of a pre-release format, the files of sub-envs
+            that are gone.
     """
 
     folder: Path
@@ -227,8 +227,8 @@ def install_recording(
     """Make the folder ``target`` hold the recording of the folder ``source``.
 
     The recording file is copied atomically, then the files it replaces are
-    removed: the episode files of a recording of format 1 and a recording
-    file of the other compression. A file that ``is_current`` says already
+    removed: a recording file of the other compression, and the episode files
+    of a pre-release format (format 1). A file that ``is_current`` says already
     holds the recording is left alone. Temporary files of other writes are
     not touched here (see :func:`remove_dead_leftovers`): one may be another
     process's, writing the same golden. Vector recordings are installed
@@ -284,7 +284,8 @@ def _install_file(source: Path, target: FolderEntries, is_current: IsCurrent) ->
     source_files = recording_files(source)
     destination: Path | None = None
     if source_files:
-        destination = target.folder / _recording_name(source_files)
+        compressed = source_files[0].name.endswith(".gz")
+        destination = target.folder / trajectory_filename(compress=compressed)
         if not (destination in old_files and is_current(destination, source)):
             atomic_copy(destination, source_files)
             written.append(destination)
@@ -301,24 +302,6 @@ def _install_file(source: Path, target: FolderEntries, is_current: IsCurrent) ->
         "created" if not old_files else "updated" if written or removed else "unchanged"
     )
     return Installed(target.folder, status, tuple(written), tuple(removed))
-
-
-def _recording_name(files: list[Path]) -> str:
-    """The name of the recording file that ``files``, concatenated, make.
-
-    A recording of format 1 (a file per episode) becomes one file, their
-    concatenation, which is what the recorder writes now: gzip members
-    concatenate into one valid gzip file, as plain lines do.
-    """
-    if len(files) == 1 and is_trajectory_file_name(files[0].name):
-        return files[0].name
-    compressed = {file.name.endswith(".gz") for file in files}
-    if len(compressed) > 1:
-        raise GoldenFormatError(
-            files[0].parent,
-            "holds both compressed and plain episode files; record it again to update the golden",
-        )
-    return trajectory_filename(compress=compressed.pop())
 
 
 def _install_vector(

@@ -290,7 +290,7 @@ def _channels(shape: tuple[int, ...]) -> int:
 
 def frame_digest(frame: np.ndarray[Any, Any]) -> str:
     """The digest of a frame's pixels: that of its array summary (see the module's docstring)."""
-    return ArraySummary.of(frame, scheme="xxh3").digest
+    return ArraySummary.of(frame).digest
 
 
 def frame_filename(episode: int, step: int, field: str) -> str:

@@ -32,8 +32,6 @@ __all__ = [
     "FORMAT_NAME",
     "FORMAT_VERSION",
     "INFORMATIONAL_FIELDS",
-    "LEGACY_VERSION",
-    "WRITABLE_VERSIONS",
     "VersionsChange",
     "describe_env",
     "describe_space",
@@ -44,41 +42,13 @@ __all__ = [
     "recorded_versions",
     "software_versions",
     "used_distributions",
-    "version_to_compare_with",
     "versions_change",
 ]
 
 FORMAT_NAME: Final = "gym-goldens"
 FORMAT_VERSION: Final = "2.1"
-"""``major.minor``: readers accept any minor of their major and refuse newer majors."""
-
-WRITABLE_VERSIONS: Final = ("2.0", "2.1")
-"""The versions a recorder writes: the current one, and 2.0, whose array summaries
-(SHA-256) and encodings the goldens of 2.0 and earlier hold, to be compared with them."""
-
-LEGACY_VERSION: Final = "1.0"
-"""The version assumed for files without a header; 1.0 records have no ``dtypes``."""
-
-
-def version_to_compare_with(golden_version: object) -> str:
-    """The version to record in, to be compared with a golden of ``golden_version``.
-
-    Array summaries of format 2.1 hash with xxh3 where older ones hash with
-    SHA-256, and digests of two algorithms cannot be compared: a recording
-    compared with a golden of 2.0 or earlier (or of no known version) is
-    written in 2.0, one compared with a golden of 2.1 or later in the current
-    version.
-
-    Example:
-        >>> version_to_compare_with("1.1"), version_to_compare_with("2.1")
-        ('2.0', '2.1')
-    """
-    try:
-        major, minor = (int(part) for part in str(golden_version).split("."))
-    except ValueError:
-        return WRITABLE_VERSIONS[0]
-    return FORMAT_VERSION if (major, minor) >= (2, 1) else WRITABLE_VERSIONS[0]
-
+"""``major.minor``: the one version read and written until the first release (see
+docs/format.md, versioning): an older one is refused with the command that rewrites it."""
 
 INFORMATIONAL_FIELDS: Final = frozenset(
     {"versions", "platform", "reset", "env", "wrappers", "storage", "vectorization_mode"}

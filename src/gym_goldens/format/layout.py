@@ -2,8 +2,9 @@
 
 A recording is a folder holding ``trajectory.jsonl`` (``.jsonl.gz`` when
 compressed); the recording of a vector env holds one such folder per sub-env,
-``env_0/``, ``env_1/``, ... Folders of format 1 hold one file per episode
-instead, ``episode_00000.jsonl``, and still read.
+``env_0/``, ``env_1/``, ... Folders of format 1, before the first release,
+held one file per episode, ``episode_00000.jsonl``: their names are known so
+that such a golden is refused, rewritten and pruned, never read.
 
 A golden recording lives at::
 
@@ -51,7 +52,6 @@ __all__ = [
     "RECORDING_FILE_GLOBS",
     "TRAJECTORY_NAME",
     "UPDATE_LOCK",
-    "episode_file_index",
     "golden_dir_for",
     "golden_file_dir",
     "golden_path_dir",
@@ -100,7 +100,7 @@ GOLDENS_GITIGNORE: Final = (
 """The content of the ``.gitignore`` the plugin puts in a goldens folder."""
 
 _TRAJECTORY: Final = re.compile(r"^trajectory\.jsonl(\.gz)?$")
-_EPISODE: Final = re.compile(r"^episode_(\d+)\.jsonl(\.gz)?$")
+_EPISODE: Final = re.compile(r"^episode_\d+\.jsonl(\.gz)?$")
 _SUB_ENV: Final = re.compile(r"^env_(\d+)$")
 # The temporary files of atomic writes, of this format and of format 1.
 _LEFTOVER: Final = re.compile(r"^\.(?:trajectory|episode_\d+)\.jsonl(?:\.gz)?\..+\.tmp$")
@@ -126,15 +126,9 @@ def is_trajectory_file_name(name: str) -> bool:
     return _TRAJECTORY.match(name) is not None
 
 
-def episode_file_index(name: str) -> int | None:
-    """The episode number of an episode file of format 1 (``episode_00003.jsonl``), else None."""
-    match = _EPISODE.match(name)
-    return None if match is None else int(match.group(1))
-
-
 def is_recording_file_name(name: str) -> bool:
     """Whether ``name`` is that of a recording file, of this format or of format 1."""
-    return is_trajectory_file_name(name) or episode_file_index(name) is not None
+    return is_trajectory_file_name(name) or _EPISODE.match(name) is not None
 
 
 def sub_env_dirname(index: int) -> str:

@@ -79,8 +79,8 @@ _Block = tuple[Iterable[tuple[int, bytes]], list[int] | None]
 class _Budget:
     """What the compressed files of one read may still expand to, in bytes.
 
-    One budget is shared by the files of a recording, so that a golden of
-    format 1 (a file per episode) cannot add up many small bombs.
+    One budget is shared by the files read together, so that many small
+    bombs cannot add up.
     """
 
     __slots__ = ("files", "left", "limit")

@@ -184,8 +184,8 @@ class GoldenFolder:
     Attributes:
         path: The folder.
         files: Its recording files, in the order they are read: its
-            ``trajectory.jsonl`` (or ``.jsonl.gz``), or the episode files of
-            format 1; empty when it holds none of its own.
+            ``trajectory.jsonl`` (or ``.jsonl.gz``); empty when it holds none
+            of its own.
         left: Recording files beside them that are not read: the other
             compression's file, left by an update that was killed between
             installing one and removing the other; the next update removes it.
@@ -209,8 +209,8 @@ def resolve_golden(root: Path, folder: Path, *, within: str = GOLDENS_DIR) -> Go
     Raises:
         UnsafeGoldenPathError: A symlink on the way or inside, named.
         GoldenFormatError: The golden is a file instead of a folder, a
-            recording file is a folder or empty, or the folder holds both
-            layouts (or two files claim one episode).
+            recording file is a folder or empty, or the folder holds the
+            episode files of a pre-release format.
     """
     __tracebackhide__ = True
     ensure_inside(root, folder, within=within)
@@ -238,8 +238,8 @@ def is_sub_env_folder(folder: Path) -> bool:
 
     Told by the recording's own header, not by the folder's name alone: a
     recording may be named ``env_0`` too. A sub-env's header has a ``vector``
-    field; a header of a format before 1.1, which had none, and a file that
-    cannot be read (or has no header, or is a symlink) go by the name.
+    field; a file that cannot be read (or has no header, or is a symlink)
+    goes by the name.
     """
     if sub_env_index(folder.name) is None:
         return False
@@ -251,15 +251,7 @@ def is_sub_env_folder(folder: Path) -> bool:
         return True
     if header is None:
         return True
-    return isinstance(header.get("vector"), dict) or _before_vector_headers(header.get("version"))
-
-
-def _before_vector_headers(version: object) -> bool:
-    try:
-        major, minor = (int(part) for part in str(version).split(".")[:2])
-    except ValueError:
-        return True
-    return (major, minor) < (1, 1)
+    return isinstance(header.get("vector"), dict)
 
 
 def find_recording_folders(root: Path, *, within: str) -> list[Path]:
@@ -272,7 +264,7 @@ def find_recording_folders(root: Path, *, within: str) -> list[Path]:
     Raises:
         UnsafeGoldenPathError: A symlink met, named.
         GoldenFormatError: ``root`` is not a folder, or a folder below it
-            cannot be read as a recording (both layouts in it, say).
+            cannot be read as a recording (of a pre-release format, say).
     """
     if not root.is_dir():
         raise GoldenFormatError(root, "expected a folder of recordings")

@@ -4,8 +4,8 @@ A *recording* is a folder holding ``trajectory.jsonl``, or that file alone.
 The file holds one episode after another, each opening with its header
 record. The recording of a vector env is a folder with one sub-folder per
 sub-env (``env_0/``, ``env_1/``, ...), each a recording of its own. Files may
-be gzip-compressed (``.jsonl.gz``). Folders of format 1 (a file per episode,
-``episode_00000.jsonl``, ...) and files without a header record still read.
+be gzip-compressed (``.jsonl.gz``). Until the first release only the newest
+format reads: an older one is refused, with the command that rewrites it.
 
 Every reader streams: :func:`iter_records` and :func:`episode_lines` go
 through a file episode by episode (see :mod:`gym_goldens.format.lines`), and
@@ -31,7 +31,7 @@ from gym_goldens.format.header import FORMAT_NAME, FORMAT_VERSION, header_proble
 from gym_goldens.format.layout import (
     RECORDING_FILE_GLOBS,
     TRAJECTORY_NAME,
-    episode_file_index,
+    is_recording_file_name,
     is_trajectory_file_name,
     sub_env_index,
 )
@@ -53,6 +53,7 @@ __all__ = [
     "missing_episode",
     "no_recording_reason",
     "parse_record",
+    "pre_release_reason",
     "read_header",
     "read_recording",
     "recording_files",
@@ -66,21 +67,20 @@ Return = float | tuple[float, ...]
 """An episode's summed reward: a float, or one per objective for a vector reward."""
 
 _EVENTS: Final = frozenset({"header", "reset", "step"})
-_SUPPORTED_MAJOR: Final = int(FORMAT_VERSION.split(".")[0])
+_VERSION: Final = tuple(int(part) for part in FORMAT_VERSION.split("."))
 _COUNT_CHUNK: Final = 1 << 20
 
 
 def recording_files(path: str | Path) -> list[Path]:
     """The files of a recording, in order: a folder's ``trajectory.jsonl``.
 
-    A file given itself is its own recording. A folder of format 1 gives its
-    episode files instead, in episode order. Empty when the folder holds
-    neither.
+    A file given itself is its own recording. Empty when the folder holds
+    none.
 
     Raises:
-        GoldenFormatError: The path does not exist, or the folder holds both
-            layouts, two files claim the same episode, or an entry with such
-            a name is not a regular file. (A folder holding both
+        GoldenFormatError: The path does not exist, the folder holds episode
+            files of a pre-release format (``episode_00000.jsonl``), or its
+            recording file is not a regular file. (A folder holding both
             ``trajectory.jsonl`` and ``trajectory.jsonl.gz`` gives the plain one.)
     """
     folder = Path(path)
@@ -88,38 +88,31 @@ def recording_files(path: str | Path) -> list[Path]:
         return [folder]
     if not folder.is_dir():
         raise GoldenFormatError(folder, "no such file or folder")
-    trajectories: list[Path] = []
-    found: dict[int, Path] = {}
-    for entry in folder.iterdir():
-        if is_trajectory_file_name(entry.name):
-            trajectories.append(entry)
-            continue
-        index = episode_file_index(entry.name)
-        if index is None:
-            continue
-        if index in found:
-            raise GoldenFormatError(
-                entry, f"episode {index} is also stored as {found[index].name}; keep one of them"
-            )
-        found[index] = entry
+    names = [entry.name for entry in folder.iterdir()]
+    if any(is_recording_file_name(name) and not is_trajectory_file_name(name) for name in names):
+        raise GoldenFormatError(folder, pre_release_reason("1.0"))
+    trajectories = [folder / name for name in names if is_trajectory_file_name(name)]
     if len(trajectories) > 1:
         # Both compressions: an update killed between installing one and
         # removing the other. Each is a whole golden; the plain one is read
         # (see format.layout), and the next update removes the other.
         trajectories = [path for path in trajectories if path.name == TRAJECTORY_NAME]
-    if trajectories and found:
-        raise GoldenFormatError(
-            folder,
-            f"holds both {trajectories[0].name} and episode files of format 1 (such as "
-            f"{found[min(found)].name}); keep one: delete the episode files, or record again",
-        )
-    files = trajectories or [found[i] for i in sorted(found)]
-    for file in files:
+    for file in trajectories:
         if not file.is_file():
             raise GoldenFormatError(
                 file, "expected a recording file, found a folder or other entry"
             )
-    return files
+    return trajectories
+
+
+def pre_release_reason(version: object) -> str:
+    """Why a recording of an older, pre-release format is refused, and the fix.
+
+    Until the first release only the newest format reads (see docs/format.md).
+    """
+    return (
+        f"recorded by a pre-release format ({version}): rewrite it with pytest --update-goldens-all"
+    )
 
 
 def sub_env_dirs(path: str | Path) -> list[tuple[int, Path]]:
@@ -191,23 +184,25 @@ def parse_record(raw: bytes, path: Path, line: int) -> dict[str, Any]:
 
 
 def check_header(header: dict[str, Any], path: Path, line: int) -> None:
-    """Refuse a header of another format or newer major version, or with a field of a wrong type."""
+    """Refuse a header of another format or version, or with a field of a wrong type."""
     if header.get("format") != FORMAT_NAME:
         raise GoldenFormatError(
             path, f"expected format {FORMAT_NAME!r}, found {header.get('format')!r}", line=line
         )
     version = header.get("version")
     try:
-        major = int(str(version).split(".")[0])
+        number = tuple(int(part) for part in str(version).split("."))
     except ValueError:
         raise GoldenFormatError(path, f"unreadable format version {version!r}", line=line) from None
-    if major > _SUPPORTED_MAJOR:
+    if number > _VERSION:
         raise UnsupportedFormatVersionError(
             path,
             f"format version {version} is newer than this gym-goldens reads ({FORMAT_VERSION}); "
             "upgrade pytest-gym-goldens",
             line=line,
         )
+    if number != _VERSION:
+        raise UnsupportedFormatVersionError(path, pre_release_reason(version), line=line)
     problem = header_problem(header)
     if problem is not None:
         raise GoldenFormatError(
@@ -449,8 +444,7 @@ def episode_lines(
 
     Args:
         path: A recording folder or a recording file; episodes are numbered
-            from 0 in the order of the file (of the episode files in a folder
-            of format 1).
+            from 0 in the order of the file.
         episode: The episode number.
         max_decompressed_size: What the compressed files of the recording
             may expand to, together, in bytes.
@@ -486,13 +480,12 @@ def missing_episode(
 def find_recordings(root: str | Path) -> list[Path]:
     """The folders under ``root`` (itself included) that hold a recording file.
 
-    A recording file is ``trajectory.jsonl`` (or ``.jsonl.gz``); folders of
-    format 1, holding ``episode_00000.jsonl`` and so on, count too. Each
+    A recording file is ``trajectory.jsonl`` (or ``.jsonl.gz``). Each
     sub-env folder of a vector recording (``env_0``, ...) is a recording.
 
     Raises:
         GoldenFormatError: ``root`` is not a folder, or a folder below it
-            holds both layouts.
+            holds the episode files of a pre-release format.
     """
     folder = Path(root)
     if not folder.is_dir():

@@ -25,9 +25,8 @@ from gym_goldens.comparison.tolerance import Tolerance, ToleranceSpec
 from gym_goldens.errors import GoldenFormatError, GoldenWriteError, UnsafeGoldenPathError
 from gym_goldens.format.codec import ArraySizeSpec
 from gym_goldens.format.files import checked_recording_files
-from gym_goldens.format.header import FORMAT_VERSION, LEGACY_VERSION, version_to_compare_with
 from gym_goldens.format.layout import DIVERGENCE_PLOT, golden_dir_for, safe_segment
-from gym_goldens.format.reader import has_episodes, read_header, recording_files, sub_env_dirs
+from gym_goldens.format.reader import has_episodes
 from gym_goldens.plugin.renamed import KnownTests, renamed_goldens
 from gym_goldens.plugin.repeats import Nondeterminism, PlotRuns, Run, find_nondeterminism
 from gym_goldens.plugin.settings import GoldensSettings
@@ -197,9 +196,6 @@ class TrajectoryChecks:
             ),
             "compress": self.settings.compress if compress is None else compress,
             "full_every": full_every,
-            "format_version": (
-                FORMAT_VERSION if self._records_update else self._version_of_golden(unique)
-            ),
             # The versions of the distributions that name variants go in the header too.
             "versions_of": self._variant_by,
         }
@@ -465,21 +461,6 @@ class TrajectoryChecks:
             known=known,
             max_decompressed_size=self.settings.max_decompressed_size,
         )
-
-    def _version_of_golden(self, name: str) -> str:
-        """The format version to record ``name`` in: its golden's (see version_to_compare_with)."""
-        golden_dir = self._golden(name).path
-        try:
-            files = checked_recording_files(self.settings.goldens_dir, golden_dir)
-            if not files:
-                sub_envs = sub_env_dirs(golden_dir)  # checked with the folder
-                files = recording_files(sub_envs[0][1]) if sub_envs else []
-            header = read_header(files[0]) if files else None
-        except (UnsafeGoldenPathError, GoldenFormatError):
-            return FORMAT_VERSION  # the check refuses it, and says why
-        if not files:
-            return FORMAT_VERSION  # no golden yet
-        return version_to_compare_with((header or {}).get("version", LEGACY_VERSION))
 
     def _golden(self, name: str) -> GoldenChoice:
         plain = golden_dir_for(self.settings.goldens_dir, self.nodeid, name)

@@ -15,9 +15,8 @@ into place, so an interrupted update leaves the golden of a single env either
 old or new as a whole, never partial (the golden of a vector env: each
 sub-env's file).
 
-Golden folders of format 1 (one file per episode, ``episode_00000.jsonl``,
-...) still read; updating one writes ``trajectory.jsonl`` and then removes the
-episode files.
+A golden of a pre-release format is refused when read; updating it writes
+``trajectory.jsonl`` and then removes format 1's episode files, if any.
 
 A golden about to be created or rewritten (one that does not
 :func:`hold <holds>` the recording) waits, as a :class:`PendingGolden`, for a

@@ -47,7 +47,6 @@ FIELD_ORDER: Final = (*_NAMED_FIRST, *(f for f in STEP_VALUES if f not in _NAMED
 
 _SPACE_FIELDS: Final = frozenset({"observation_space", "action_space"})
 _MAX_VALUE_CHARS: Final = 80
-_SCHEMES: Final = {"sha256": "SHA-256", "xxh3": "xxh3"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -218,8 +217,6 @@ def describe_difference(
 
 
 def _describe_arrays(golden: ArraySummary, actual: ArraySummary) -> str:
-    if golden.scheme != actual.scheme:
-        return _describe_other_versions(golden, actual)
     changes = []
     if golden.dtype != actual.dtype:
         changes.append(f"dtype changed {plain_value(golden.dtype)} -> {plain_value(actual.dtype)}")
@@ -243,19 +240,6 @@ def _describe_arrays(golden: ArraySummary, actual: ArraySummary) -> str:
     return (
         f"array {plain_value(golden.dtype)}{plain_value(list(golden.shape))} (stored as a summary) "
         "changed: " + "; ".join(details) + ". Store it in full (max_array_size) to see each element"
-    )
-
-
-def _describe_other_versions(golden: ArraySummary, actual: ArraySummary) -> str:
-    """Two summaries whose digests are of two algorithms: never equal, and why."""
-    older = "golden" if golden.version < actual.version else "actual recording"
-    return (
-        f"array {golden.dtype}{list(golden.shape)} is stored as summaries of different format "
-        f"versions (golden {golden.version}, {_SCHEMES[golden.scheme]}; actual "
-        f"{actual.version}, {_SCHEMES[actual.scheme]}), whose digests cannot be compared, so "
-        f"it may or may not have changed. Record the {older} again in format "
-        f"{max(golden.version, actual.version)} (a golden: pytest --update-goldens), or record "
-        f'the other with format_version="{min(golden.version, actual.version)}"'
     )
 
 

@@ -8,8 +8,7 @@ episodes: totals, and the rows of the first ones. :func:`format_steps` prints
 a range of steps of one episode as a table.
 
 A recording is a folder holding ``trajectory.jsonl`` (every episode, each
-opening with its header line) or that file alone; folders of format 1, a file
-per episode (``episode_00000.jsonl``, ...), read the same way.
+opening with its header line) or that file alone.
 """
 
 from __future__ import annotations

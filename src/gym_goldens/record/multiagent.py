@@ -42,7 +42,6 @@ from pettingzoo.utils.wrappers import BaseParallelWrapper, BaseWrapper
 
 from gym_goldens.format import dtypes
 from gym_goldens.format.codec import DEFAULT_MAX_ARRAY_SIZE, ArraySizeSpec
-from gym_goldens.format.header import FORMAT_VERSION
 from gym_goldens.format.layout import trajectory_filename
 from gym_goldens.record.agents import AgentApi, agent_api, describe_agent_env
 from gym_goldens.record.writer import HeaderLines, Storage
@@ -283,7 +282,6 @@ class RecordParallelTrajectory(_Recorder, BaseParallelWrapper):  # type: ignore[
         compress: As for :class:`~gym_goldens.record.single.RecordTrajectory`.
         full_every: As for :class:`~gym_goldens.record.single.RecordTrajectory`.
         versions_of: As for :class:`~gym_goldens.record.single.RecordTrajectory`.
-        format_version: As for :class:`~gym_goldens.record.single.RecordTrajectory`.
     """
 
     def __init__(
@@ -296,9 +294,8 @@ class RecordParallelTrajectory(_Recorder, BaseParallelWrapper):  # type: ignore[
         compress: bool = False,
         full_every: int | None = None,
         versions_of: Iterable[str] = (),
-        format_version: str = FORMAT_VERSION,
     ) -> None:
-        storage = Storage(max_array_size, flush_every, compress, full_every, format_version)
+        storage = Storage(max_array_size, flush_every, compress, full_every)
         BaseParallelWrapper.__init__(self, env)
         self._start(env, output_dir, "parallel", storage, versions_of)
 
@@ -356,7 +353,6 @@ class RecordAECTrajectory(_Recorder, BaseWrapper):  # type: ignore[misc]
         compress: As for :class:`RecordParallelTrajectory`.
         full_every: As for :class:`RecordParallelTrajectory`.
         versions_of: As for :class:`RecordParallelTrajectory`.
-        format_version: As for :class:`RecordParallelTrajectory`.
     """
 
     def __init__(
@@ -369,9 +365,8 @@ class RecordAECTrajectory(_Recorder, BaseWrapper):  # type: ignore[misc]
         compress: bool = False,
         full_every: int | None = None,
         versions_of: Iterable[str] = (),
-        format_version: str = FORMAT_VERSION,
     ) -> None:
-        storage = Storage(max_array_size, flush_every, compress, full_every, format_version)
+        storage = Storage(max_array_size, flush_every, compress, full_every)
         BaseWrapper.__init__(self, env)
         self._start(env, output_dir, "aec", storage, versions_of)
 

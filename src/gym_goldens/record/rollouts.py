@@ -203,8 +203,7 @@ def record_rollout(
     """Record ``steps`` random steps of ``gym.make(env_id, **env_kwargs)``.
 
     The recording is made in a temporary folder, and its ``trajectory.jsonl``
-    then replaces the one of ``output_dir`` atomically; the episode files of
-    an earlier recording of format 1 are removed.
+    then replaces the one of ``output_dir`` atomically.
 
     Args:
         env_id: A registered env id, such as ``"CartPole-v1"``.

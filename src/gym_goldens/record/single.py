@@ -22,7 +22,7 @@ from typing import Any, Generic, SupportsFloat, TypeVar
 import gymnasium as gym
 
 from gym_goldens.format.codec import DEFAULT_MAX_ARRAY_SIZE, ArraySizeSpec
-from gym_goldens.format.header import FORMAT_VERSION, describe_env
+from gym_goldens.format.header import describe_env
 from gym_goldens.format.layout import trajectory_filename
 from gym_goldens.record.writer import HeaderLines, Storage
 
@@ -59,11 +59,6 @@ class RecordTrajectory(
         versions_of: Distributions whose versions the header records besides
             Python, gymnasium, numpy, this package and the distributions the
             env uses (informational; golden variants use them).
-        format_version: The format version to write: the current one, or
-            ``"2.0"``, to be compared with a golden of 2.0 or earlier: array
-            summaries of 2.1 hash with xxh3, older ones with SHA-256, and
-            digests of two algorithms cannot be compared. The pytest plugin
-            picks the golden's own.
 
     Example:
         >>> import gymnasium as gym, tempfile
@@ -86,7 +81,6 @@ class RecordTrajectory(
         compress: bool = False,
         full_every: int | None = None,
         versions_of: Iterable[str] = (),
-        format_version: str = FORMAT_VERSION,
     ) -> None:
         if not isinstance(env, gym.Env):
             raise TypeError(
@@ -94,7 +88,7 @@ class RecordTrajectory(
                 "wrap the result of gym.make(...), for example "
                 'RecordTrajectory(gym.make("CartPole-v1"), dir)'
             )
-        storage = Storage(max_array_size, flush_every, compress, full_every, format_version)
+        storage = Storage(max_array_size, flush_every, compress, full_every)
         gym.utils.RecordConstructorArgs.__init__(
             self,
             output_dir=str(output_dir),

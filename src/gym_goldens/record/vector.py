@@ -44,7 +44,7 @@ import numpy as np
 from gymnasium.vector.utils import iterate
 
 from gym_goldens.format.codec import DEFAULT_MAX_ARRAY_SIZE, ArraySizeSpec
-from gym_goldens.format.header import FORMAT_VERSION, describe_vector_env
+from gym_goldens.format.header import describe_vector_env
 from gym_goldens.format.layout import sub_env_dirname, trajectory_filename
 from gym_goldens.record.writer import HeaderLines, Storage
 
@@ -70,7 +70,6 @@ class RecordVectorTrajectory(gym.vector.VectorWrapper, gym.utils.RecordConstruct
         compress: As for :class:`~gym_goldens.record.single.RecordTrajectory`.
         full_every: As for :class:`~gym_goldens.record.single.RecordTrajectory`.
         versions_of: As for :class:`~gym_goldens.record.single.RecordTrajectory`.
-        format_version: As for :class:`~gym_goldens.record.single.RecordTrajectory`.
 
     Example:
         >>> import gymnasium as gym, tempfile
@@ -93,14 +92,13 @@ class RecordVectorTrajectory(gym.vector.VectorWrapper, gym.utils.RecordConstruct
         compress: bool = False,
         full_every: int | None = None,
         versions_of: Iterable[str] = (),
-        format_version: str = FORMAT_VERSION,
     ) -> None:
         if not isinstance(env, gym.vector.VectorEnv):
             raise TypeError(
                 f"RecordVectorTrajectory expects a gymnasium.vector.VectorEnv, got "
                 f"{type(env).__name__}; for a single env use RecordTrajectory"
             )
-        storage = Storage(max_array_size, flush_every, compress, full_every, format_version)
+        storage = Storage(max_array_size, flush_every, compress, full_every)
         gym.utils.RecordConstructorArgs.__init__(
             self,
             output_dir=str(output_dir),

@@ -114,14 +114,10 @@ class Storage:
         compress: Write ``trajectory.jsonl.gz``.
         full_every: Keep only step 1, every ``full_every``-th step and the
             last step of an episode in full, and a digest of the others.
-        format_version: The format version to write: the current one, or
-            ``"2.0"`` to be compared with goldens of 2.0 and earlier (see
-            :func:`~gym_goldens.format.header.version_to_compare_with`).
 
     Raises:
         ValueError: ``flush_every`` or ``full_every`` is not None or a
-            positive int, ``max_array_size`` is not a valid size, or
-            ``format_version`` is not one the recorder writes.
+            positive int, or ``max_array_size`` is not a valid size.
         TypeError: ``max_array_size`` is of another type.
     """
 
@@ -129,7 +125,6 @@ class Storage:
     flush_every: int | None = None
     compress: bool = False
     full_every: int | None = None
-    format_version: str = FORMAT_VERSION
 
     def __post_init__(self) -> None:
         for name in ("flush_every", "full_every"):
@@ -138,7 +133,7 @@ class Storage:
                 isinstance(value, bool) or not isinstance(value, int) or value < 1
             ):
                 raise ValueError(f"{name} must be None or a positive int, got {value!r}")
-        self.encoder()  # refuses a bad size or version now, not at a step
+        self.encoder()  # refuses a bad size now, not at a step
 
     @property
     def header(self) -> dict[str, Any]:
@@ -147,7 +142,7 @@ class Storage:
 
     def encoder(self) -> Encoder:
         """A new encoder of this storage's arrays."""
-        return Encoder(max_array_size=self.max_array_size, version=self.format_version)
+        return Encoder(max_array_size=self.max_array_size)
 
     def writer(self, path: Path, encoder: Encoder) -> EpisodeWriter:
         """The episode writer of the trajectory file ``path``."""
@@ -291,7 +286,7 @@ class HeaderLines:
         encoder: The recording's encoder.
     """
 
-    __slots__ = ("_cache", "_describe", "_encode", "_fields", "_storage", "_vector", "_version")
+    __slots__ = ("_cache", "_describe", "_encode", "_fields", "_storage", "_vector")
 
     def __init__(
         self, describe: Callable[[], dict[str, Any]], storage: dict[str, Any], encoder: Encoder
@@ -299,7 +294,6 @@ class HeaderLines:
         self._describe = describe
         self._storage = storage
         self._encode = encoder.encode
-        self._version = encoder.version
         self._fields: dict[str, Any] | None = None
         self._vector: dict[str, Any] | None = None
         self._cache: dict[tuple[int | None, Any, bool], bytes] = {}
@@ -327,7 +321,7 @@ class HeaderLines:
             self._fields = {
                 "event": "header",
                 "format": FORMAT_NAME,
-                "version": self._version,
+                "version": FORMAT_VERSION,
                 "storage": orjson.Fragment(encode(self._storage)),
                 **{
                     name: orjson.Fragment(encode(value))
@@ -405,7 +399,6 @@ class EpisodeWriter:
     __slots__ = (
         "_buffer",
         "_careful",
-        "_dates_careful",
         "_encode_large_obs",
         "_encoder",
         "_fast_limit",
@@ -463,7 +456,6 @@ class EpisodeWriter:
         # How each step is encoded, worked out when its types are: the fast
         # path, 1 for a large obs (an image), 2 the careful path (a datetime64).
         self._route = _FAST
-        self._dates_careful = encoder.version == FORMAT_VERSION
         self._reset_dtypes: dict[Any, Any] = {}
 
     def begin(self, header: bytes) -> None:
@@ -641,7 +633,7 @@ class EpisodeWriter:
         The careful path for a datetime64, which orjson would cut to
         microseconds; an image would be written in full only to be summarised.
         """
-        if step_types.datetimes and self._dates_careful:
+        if step_types.datetimes:
             return _CAREFUL
         return _LARGE_OBS if _large_obs(obs, self._smallest_array) else _FAST
 
