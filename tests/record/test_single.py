@@ -226,7 +226,9 @@ def test_record_constructor_args_rebuild_the_wrapper(tmp_path: Path) -> None:
         "compress": False,
         "full_every": None,
         "format_version": FORMAT_VERSION,
+        "images": "summary",
         "versions_of": (),
+        "render": False,
     }
     stack = env.spec.additional_wrappers if env.spec else ()
     assert [w.name for w in stack][-1] == "RecordTrajectory"

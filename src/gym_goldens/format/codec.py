@@ -175,6 +175,7 @@ class ArraySummary:
         *,
         scheme: SummaryScheme = "xxh3",
         encode: Callable[[Any], bytes] | None = None,
+        statistics: bool = True,
     ) -> ArraySummary:
         """Summarise ``array``.
 
@@ -184,6 +185,8 @@ class ArraySummary:
             encode: Encodes the items of an array of objects: their bytes
                 are hashed, not the addresses the array holds (by default,
                 a JSON line of them as :class:`Encoder` writes it).
+            statistics: Work out min, max, mean and sum (None without);
+                a frame's reference needs the digest alone.
         """
         canonical = np.ascontiguousarray(array)
         if canonical.dtype.byteorder == ">":
@@ -217,7 +220,7 @@ class ArraySummary:
             bands = tuple(f"{zlib.crc32(part):08x}" for part in bands_data) if shape else None
         else:
             raise ValueError(f'scheme must be "xxh3" or "sha256", got {scheme!r}')
-        low, high, mean, total = _statistics(canonical)
+        low, high, mean, total = _statistics(canonical) if statistics else (None,) * 4
         dtype = _dtype_name(canonical.dtype)
         return cls(dtype, shape, digest, low, high, mean, total, bands or None, scheme)
 

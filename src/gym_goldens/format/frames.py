@@ -60,7 +60,7 @@ import numpy as np
 from PIL import Image
 
 from gym_goldens.errors import GoldenFormatError, UnsafeGoldenPathError
-from gym_goldens.format.codec import ArraySummary
+from gym_goldens.format.codec import ArraySummary, TaggedValue
 from gym_goldens.format.layout import safe_segment
 from gym_goldens.format.limits import MAX_FRAME_PIXELS
 
@@ -290,7 +290,7 @@ def _channels(shape: tuple[int, ...]) -> int:
 
 def frame_digest(frame: np.ndarray[Any, Any]) -> str:
     """The digest of a frame's pixels: that of its array summary (see the module's docstring)."""
-    return ArraySummary.of(frame, scheme="xxh3").digest
+    return ArraySummary.of(frame, scheme="xxh3", statistics=False).digest
 
 
 def frame_filename(episode: int, step: int, field: str) -> str:
@@ -419,6 +419,28 @@ class FrameRef:
                 line=line,
             )
         return cls(file, digest, tuple(shape))
+
+    @classmethod
+    def from_tagged(cls, value: TaggedValue, *, path: object, line: int | None = None) -> FrameRef:
+        """A reference as a parsed record holds it (a ``$frame`` tag), checked as by ``from_json``.
+
+        Raises:
+            GoldenFormatError: Not a valid reference.
+        """
+        return cls.from_json(_thawed(value.value), path=path, line=line)
+
+
+def _thawed(frozen: object) -> object:
+    """The content of a ``$frame`` tag as read (:class:`TaggedValue` freezes it), as parsed.
+
+    An object's ``(key, value)`` pairs back into a dict, a list (the shape)
+    back into a list; anything else is left for :meth:`FrameRef.from_json` to refuse.
+    """
+    if not isinstance(frozen, tuple) or not all(
+        isinstance(pair, tuple) and len(pair) == 2 and isinstance(pair[0], str) for pair in frozen
+    ):
+        return frozen
+    return {key: list(value) if isinstance(value, tuple) else value for key, value in frozen}
 
 
 def _is_frame_shape(shape: object) -> TypeGuard[list[int]]:

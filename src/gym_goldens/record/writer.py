@@ -56,6 +56,7 @@ from gym_goldens.format.codec import (
     _large_obs,
 )
 from gym_goldens.format.header import FORMAT_NAME, FORMAT_VERSION
+from gym_goldens.record.frames import FrameFiles, check_images
 
 __all__ = [
     "EpisodeWriter",
@@ -79,6 +80,8 @@ _SIMPLE_TYPES: Final = frozenset(
     | {kind for kind in np.sctypeDict.values() if issubclass(kind, (np.number, np.bool_))}
 )
 _ALL_PLAIN: Final = frozenset({float, int, bool, str, bytes, type(None)}).issuperset
+# A step or reset without a frame of env.render().
+_NO_RENDER: Final[Any] = object()
 # The key part of an info dict without numpy values: an empty one, or one of
 # plain Python values only (FrozenLake's {"prob": 1.0}), which have no numpy type
 # to record. Not building the key of its keys and types saves a tenth of a
@@ -112,11 +115,15 @@ class Storage:
         format_version: The format version to write: the current one, or
             ``"2.0"`` to be compared with goldens of 2.0 and earlier (see
             :func:`~gym_goldens.format.header.version_to_compare_with`).
+        images: ``"summary"``: image-like arrays of obs and info are kept
+            as arrays (summaries when large); ``"frames"``: as PNG files
+            (see :mod:`gym_goldens.record.frames`).
 
     Raises:
         ValueError: ``flush_every`` or ``full_every`` is not None or a
-            positive int, ``max_array_size`` is not a valid size, or
-            ``format_version`` is not one the recorder writes.
+            positive int, ``max_array_size`` is not a valid size,
+            ``format_version`` is not one the recorder writes, or
+            ``images`` is not ``"summary"`` or ``"frames"``.
         TypeError: ``max_array_size`` is of another type.
     """
 
@@ -125,8 +132,10 @@ class Storage:
     compress: bool = False
     full_every: int | None = None
     format_version: str = FORMAT_VERSION
+    images: str = "summary"
 
     def __post_init__(self) -> None:
+        check_images(self.images)
         for name in ("flush_every", "full_every"):
             value = getattr(self, name)
             if value is not None and (
@@ -138,20 +147,29 @@ class Storage:
     @property
     def header(self) -> dict[str, Any]:
         """The ``storage`` header field: how arrays and steps were kept."""
-        return {"max_array_size": self.max_array_size, "full_every": self.full_every}
+        header: dict[str, Any] = {
+            "max_array_size": self.max_array_size,
+            "full_every": self.full_every,
+        }
+        if self.images != "summary":  # the headers of earlier goldens stay as they were
+            header["images"] = self.images
+        return header
 
     def encoder(self) -> Encoder:
         """A new encoder of this storage's arrays."""
         return Encoder(max_array_size=self.max_array_size, version=self.format_version)
 
-    def writer(self, path: Path, encoder: Encoder) -> EpisodeWriter:
-        """The episode writer of the trajectory file ``path``."""
+    def writer(self, path: Path, encoder: Encoder, *, render: bool = False) -> EpisodeWriter:
+        """The episode writer of the trajectory file ``path`` (frames of ``render`` with it)."""
+        keeps_frames = render or self.images == "frames"
+        frames = FrameFiles(path.parent, encoder, images=self.images == "frames")
         return EpisodeWriter(
             path,
             encoder,
             compress=self.compress,
             flush_every=self.flush_every,
             full_every=self.full_every,
+            frames=frames if keeps_frames else None,
         )
 
 
@@ -348,6 +366,7 @@ class EpisodeWriter:
         flush_every: Also write the buffer whenever it holds this many lines.
         full_every: Keep only step 1, every ``full_every``-th step and the last
             step of an episode in full, and a digest of the others.
+        frames: Writes the frames of the records, or None when none are kept.
     """
 
     __slots__ = (
@@ -359,6 +378,7 @@ class EpisodeWriter:
         "_file",
         "_flush_limit",
         "_folder_made",
+        "_frames",
         "_obs_large",
         "_options",
         "_reset_dtypes",
@@ -380,8 +400,10 @@ class EpisodeWriter:
         compress: bool,
         flush_every: int | None,
         full_every: int | None,
+        frames: FrameFiles | None = None,
     ) -> None:
         self.path = path
+        self._frames = frames
         self.full_every = full_every
         self.episode_count = 0
         # Whether an episode is in progress (begun, not ended by end()).
@@ -423,13 +445,20 @@ class EpisodeWriter:
         self._write_at = self._flush_limit
         self._add(header)
 
-    def reset(self, obs: Any, info: Any) -> None:
-        """Record the reset that begins the episode."""
-        record = {"event": "reset", "episode": self.episode_count - 1, "obs": obs, "info": info}
+    def reset(self, obs: Any, info: Any, render: Any = _NO_RENDER) -> None:
+        """Record the reset that begins the episode (with the frame of ``env.render()``)."""
+        episode = self.episode_count - 1
+        record = {"event": "reset", "episode": episode, "obs": obs, "info": info}
         reset_dtypes = self._reset_types(obs, info)
         if reset_dtypes is not None:
             record["dtypes"] = reset_dtypes
-        self._add(self._encoder.encode(record))
+        if render is not _NO_RENDER:
+            record["render"] = render
+        frames = self._frames
+        if frames is not None and frames.replace(record, episode, 0, write=True):
+            self._add(frames.encode(record))
+        else:
+            self._add(self._encoder.encode(record))
 
     def _add(self, line: bytes) -> None:
         buffer = self._buffer
@@ -455,9 +484,16 @@ class EpisodeWriter:
 
     # Positional, as gymnasium's step returns them: keywords cost time at every step.
     def step(  # noqa: PLR0917
-        self, action: Any, obs: Any, reward: Any, terminated: bool, truncated: bool, info: Any
+        self,
+        action: Any,
+        obs: Any,
+        reward: Any,
+        terminated: bool,
+        truncated: bool,
+        info: Any,
+        render: Any = _NO_RENDER,
     ) -> None:
-        """Record one step; an episode that ends is written."""
+        """Record one step (with the frame of ``env.render()``); an episode that ends is written."""
         self._t = t = self._t + 1
         record = {
             "event": "step",
@@ -498,7 +534,14 @@ class EpisodeWriter:
             record["dtypes"] = step_types.field
         # Encoder.encode, inlined: this runs at every step of every recording.
         # Lines end with their newline here.
-        if self._obs_large:
+        if render is not _NO_RENDER:
+            record["render"] = render
+        frames = self._frames
+        if frames is not None and frames.replace(
+            record, self.episode_count - 1, t, write=self._kept_in_full(t, terminated or truncated)
+        ):
+            line = frames.encode(record) + b"\n"
+        elif self._obs_large:
             # An image would be written in full only to be summarised.
             line = self._encode_large_obs(record) + b"\n"
         else:
@@ -569,6 +612,15 @@ class EpisodeWriter:
         if done or t >= self._write_at or len(buffer) >= _WRITE_SIZE:
             self.write_buffer()
 
+    def _kept_in_full(self, t: int, done: bool) -> bool:
+        """Whether step ``t`` is kept in full, not as a digest only (see ``full_every``)."""
+        return self.full_every is None or not t % self.full_every or t == 1 or done
+
+    @property
+    def t(self) -> int:
+        """The last step recorded in the episode (0 at its reset)."""
+        return self._t
+
     @property
     def buffered(self) -> int:
         """The lines that wait in memory, not yet handed to the operating system."""
@@ -578,6 +630,8 @@ class EpisodeWriter:
         """Write what is buffered; recording goes on."""
         self._write_at = self._t + self._flush_limit
         if self._buffer:
+            if self._frames is not None:
+                self._frames.wait()  # no line reaches the file before its frames
             data, self._buffer = self._buffer, bytearray()
             self._file.write(data)
 
@@ -587,4 +641,8 @@ class EpisodeWriter:
         try:
             self.write_buffer()
         finally:
-            self._file.close()
+            try:
+                self._file.close()
+            finally:
+                if self._frames is not None:
+                    self._frames.stop()
