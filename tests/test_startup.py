@@ -67,7 +67,9 @@ def test_the_defaults_written_out_for_start_up_are_the_defaults() -> None:
     from gym_goldens.comparison import tolerance
     from gym_goldens.format import codec
     from gym_goldens.plugin import settings
+    from gym_goldens.record import frames
 
     assert settings.DEFAULT_MAX_ARRAY_SIZE == codec.DEFAULT_MAX_ARRAY_SIZE
     assert settings.DEFAULT_RTOL == tolerance.DEFAULT_RTOL
     assert settings.DEFAULT_ATOL == tolerance.DEFAULT_ATOL
+    assert settings.IMAGES == frames.IMAGES

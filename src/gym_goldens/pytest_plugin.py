@@ -54,6 +54,8 @@ class RecordTrajectoryFixture(Protocol):
         compress: bool | None = None,
         full_every: int | None = None,
         replay: bool = False,
+        render: bool | int = False,
+        images: str | None = None,
     ) -> gym.Wrapper[Any, Any, Any, Any]: ...
 
     @overload
@@ -68,6 +70,7 @@ class RecordTrajectoryFixture(Protocol):
         max_array_size: ArraySizeSpec = ...,
         compress: bool | None = None,
         full_every: int | None = None,
+        images: str | None = None,
     ) -> RecordVectorTrajectory: ...
 
     @overload
@@ -93,10 +96,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        "goldens(rtol=None, atol=None, ignore=(), variant_by=(), update_once=False): tolerances "
-        "and ignored fields of the test's golden trajectories (numbers, or mappings from field "
-        "patterns to numbers); variant_by keeps one golden per value of the named facts (mujoco, "
-        "machine); update_once=True records the test once, not twice, under --update-goldens.",
+        "goldens(rtol=None, atol=None, ignore=(), variant_by=(), update_once=False, "
+        "images=None): tolerances and ignored fields of the test's golden trajectories (numbers, "
+        "or mappings from field patterns to numbers); variant_by keeps one golden per value of "
+        "the named facts (mujoco, machine); update_once=True records the test once, not twice, "
+        "under --update-goldens; images='frames' keeps image-like obs and info as PNG frames.",
     )
     settings = GoldensSettings.from_config(config)
     config.stash[settings_key] = settings
@@ -129,7 +133,8 @@ def record_trajectory(
     """Record envs in this test and check them against their goldens.
 
     ``record_trajectory(env, name=None, *, rtol=None, atol=None, ignore=(),
-    max_array_size=..., compress=None, full_every=None, replay=False)`` returns ``env``
+    max_array_size=..., compress=None, full_every=None, replay=False, render=False,
+    images=None)`` returns ``env``
     wrapped in :class:`gym_goldens.RecordTrajectory` (a vector env in
     :class:`gym_goldens.RecordVectorTrajectory`, a PettingZoo env in its recorder;
     with ``replay=True``, driven by the golden's actions). After the

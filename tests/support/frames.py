@@ -9,6 +9,7 @@ hand-made hostile files.
 
 from __future__ import annotations
 
+import inspect
 import zlib
 from typing import Any
 
@@ -159,3 +160,50 @@ class PaintedEnv(gym.Env[Any, int]):
         minimap = np.zeros((16, 16), np.uint8)
         minimap[int(self.position[0]) // 4, int(self.position[1]) // 4] = 255
         return {"minimap": minimap}
+
+
+# A pytester test file that records PaintedEnv: PATCH changes its frames from a
+# step on (a renderer that changed), MARKER and KWARGS set the goldens' options.
+PAINTED_TEST = """
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+FIELD, WALL, LEFT = <colours>
+PATCH = <patch>
+
+<painted_env>
+
+<marker>
+def test_painted(record_trajectory):
+    env = record_trajectory(PaintedEnv(patch=PATCH<env_kwargs>), "Painted"<kwargs>)
+    env.reset(seed=0)
+    for t in range(<steps>):
+        env.step(t % 2)
+"""
+
+
+def painted_test(
+    *,
+    patch: str = "None",
+    marker: str = "",
+    kwargs: str = ", render=True",
+    env_kwargs: str = "",
+    steps: int = 20,
+) -> str:
+    """The source of a test that records :class:`PaintedEnv` (see ``PAINTED_TEST``)."""
+    knobs = {
+        "<colours>": repr((FIELD, WALL, LEFT)),
+        "<patch>": patch,
+        "<marker>": marker,
+        "<env_kwargs>": env_kwargs,
+        "<kwargs>": kwargs,
+        "<steps>": str(steps),
+        "<painted_env>": inspect.getsource(PaintedEnv),
+    }
+    source = PAINTED_TEST
+    for knob, value in knobs.items():
+        source = source.replace(knob, value)
+    return source

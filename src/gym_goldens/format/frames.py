@@ -52,7 +52,7 @@ import re
 import stat
 import struct
 import zlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Final, Protocol, TypeGuard
 
@@ -60,9 +60,10 @@ import numpy as np
 from PIL import Image
 
 from gym_goldens.errors import GoldenFormatError, UnsafeGoldenPathError
-from gym_goldens.format.codec import ArraySummary, TaggedValue
+from gym_goldens.format.codec import ArraySummary, TaggedValue, decode_line
 from gym_goldens.format.layout import safe_segment
-from gym_goldens.format.limits import MAX_FRAME_PIXELS
+from gym_goldens.format.limits import DEFAULT_MAX_DECOMPRESSED_SIZE, MAX_FRAME_PIXELS
+from gym_goldens.format.lines import iter_lines
 
 __all__ = [
     "FRAMES_DIR",
@@ -79,8 +80,11 @@ __all__ = [
     "frame_digest",
     "frame_filename",
     "frame_path",
+    "frame_refs",
+    "is_frame_file_name",
     "is_image_like",
     "read_frame",
+    "referenced_frames",
 ]
 
 FRAMES_DIR: Final = "frames"
@@ -339,6 +343,11 @@ def check_frame_file(file: object, *, source: object) -> str:
     )
 
 
+def is_frame_file_name(name: str) -> bool:
+    """Whether ``name`` (a file in a ``frames`` folder) is named as the writer names frames."""
+    return _FRAME_FILE.fullmatch(f"{FRAMES_DIR}/{name}") is not None
+
+
 def frame_path(recording: Path, file: str) -> Path:
     """The path of the frame ``file`` in the recording folder ``recording``, checked.
 
@@ -546,3 +555,39 @@ def _short(value: object) -> str:
     """The repr of a value read from a file, cut short: escaped, and bounded."""
     text = repr(value)
     return text if len(text) <= _SHOWN_CHARS else text[: _SHOWN_CHARS - 3] + "..."
+
+
+def frame_refs(value: Any, *, path: object, line: int | None = None) -> Iterator[FrameRef]:
+    """The frame references in a parsed value (a record), checked, in record order.
+
+    Raises:
+        GoldenFormatError: A reference is not valid (see :meth:`FrameRef.from_json`).
+    """
+    if isinstance(value, TaggedValue):
+        if value.tag == FRAME_TAG:
+            yield FrameRef.from_tagged(value, path=path, line=line)
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from frame_refs(item, path=path, line=line)
+    elif isinstance(value, list):
+        for item in value:
+            yield from frame_refs(item, path=path, line=line)
+
+
+def referenced_frames(
+    path: Path, *, max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE
+) -> dict[str, FrameRef]:
+    """The frames a recording file refers to, by file (``frames/e00000_t000012_render.png``).
+
+    Only lines that hold a reference are parsed.
+
+    Raises:
+        GoldenFormatError: The file cannot be read, or a reference is not valid.
+    """
+    found: dict[str, FrameRef] = {}
+    marker = b'"' + FRAME_TAG.encode() + b'"'
+    for number, raw in iter_lines(path, max_decompressed_size=max_decompressed_size):
+        if marker in raw:
+            record = decode_line(raw, path=path, line=number)
+            found.update((ref.file, ref) for ref in frame_refs(record, path=path, line=number))
+    return found

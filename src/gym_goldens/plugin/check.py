@@ -55,6 +55,7 @@ from gym_goldens.present.report import (
 )
 from gym_goldens.present.viz import VizDependencyError, write_divergence_plot
 from gym_goldens.record.agents import agent_api, agent_env_name, record_agents, replay_agents
+from gym_goldens.record.frames import check_images
 from gym_goldens.record.replay import ReplayActions
 from gym_goldens.record.single import RecordTrajectory
 from gym_goldens.record.vector import RecordVectorTrajectory
@@ -71,7 +72,7 @@ Status = Literal[
     "nondeterministic",
     "pending",
 ]
-_MARKER_KEYS: Final = frozenset({"rtol", "atol", "ignore", "variant_by", "update_once"})
+_MARKER_KEYS: Final = frozenset({"rtol", "atol", "ignore", "variant_by", "update_once", "images"})
 _RECORDED_MODE: Final = "mode: recorded (the test's own actions)"
 _REPLAY_MODE: Final = (
     "mode: replay (the golden's own actions and reset seeds drove the env, "
@@ -154,6 +155,7 @@ class TrajectoryChecks:
         if "variant_by" in marker_kwargs:
             self._variant_by = check_variant_by(marker_kwargs.pop("variant_by"))
             variant_facts(self._variant_by)  # an unknown fact fails at setup, not at the check
+        self._images = check_images(marker_kwargs.pop("images", settings.images))
         base = Tolerance(rtol=settings.rtol, atol=settings.atol)
         self._tolerance = base.refine(**marker_kwargs)
 
@@ -169,6 +171,8 @@ class TrajectoryChecks:
         compress: bool | None = None,
         full_every: int | None = None,
         replay: bool = False,
+        render: bool | int = False,
+        images: str | None = None,
     ) -> gym.Wrapper[Any, Any, Any, Any] | RecordVectorTrajectory:
         """Wrap ``env`` so that its trajectory is recorded and checked.
 
@@ -177,7 +181,10 @@ class TrajectoryChecks:
         and ``compress`` default to the ini values ``goldens_max_array_size``
         and ``goldens_compress``. With ``replay=True`` the env is driven by the
         golden's actions and reset arguments instead of the test's (see
-        :mod:`gym_goldens.record.replay`). The recording is written in the
+        :mod:`gym_goldens.record.replay`). ``render`` records the frames of
+        ``env.render()`` (a single env's); ``images`` (by default the marker's,
+        else ini ``goldens_images``) keeps image-like arrays of obs and info
+        as summaries or as frames. The recording is written in the
         format version of its golden's array summaries, so that a golden of
         an older version keeps comparing; ``--update-goldens`` writes the
         current version.
@@ -210,12 +217,13 @@ class TrajectoryChecks:
         wrapped: RecordTrajectory[Any, Any] | RecordVectorTrajectory
         # The versions of the distributions that name variants go in the header too.
         storage["versions_of"] = self._variant_by
+        frames = _frame_options(env, render, check_images(images or self._images))
         if is_vector:
-            wrapped = RecordVectorTrajectory(env, output, **storage)  # type: ignore[arg-type]
+            wrapped = RecordVectorTrajectory(env, output, **storage, **frames)  # type: ignore[arg-type]
         elif agent_api(env) is not None:  # a PettingZoo env
             wrapped = record_agents(env, output, **storage)
         else:
-            wrapped = RecordTrajectory(env, output, **storage)  # type: ignore[arg-type]
+            wrapped = RecordTrajectory(env, output, **storage, **frames)  # type: ignore[arg-type]
         self._recordings.append(_Recording(unique, wrapped, tolerance, replay))
         if replay:
             assert not isinstance(wrapped, RecordVectorTrajectory)
@@ -640,6 +648,29 @@ def _divergence_plot(
     except Exception as error:  # a broken plot must not hide the mismatch
         return None, f"plot: not drawn ({type(error).__name__}: {error})"
     return plot, None if plot is None else f"plot: {display(plot)}"
+
+
+def _frame_options(env: Any, render: bool | int, images: str) -> dict[str, Any]:
+    """The recorder's ``render`` and ``images``: frames of single envs, images of vector envs too.
+
+    Raises:
+        ValueError: ``render`` for a vector or PettingZoo env, or frames of a
+            PettingZoo env's images.
+    """
+    single = isinstance(env, gym.Env)
+    if render is not False and not single:
+        raise ValueError(
+            "record_trajectory(render=...) records the frames of a single gymnasium.Env; "
+            "record a sub-env of a vector env (or an agent env's frames) on its own"
+        )
+    if agent_api(env) is not None:
+        if images == "frames":
+            raise ValueError(
+                'images="frames" keeps the images of Gymnasium envs; a PettingZoo env\'s are '
+                'kept as summaries: drop images="frames" (or ini goldens_images) for it'
+            )
+        return {}
+    return {"render": render, "images": images} if single else {"images": images}
 
 
 def _default_name(env: gym.Env[Any, Any] | gym.vector.VectorEnv[Any, Any, Any]) -> str:

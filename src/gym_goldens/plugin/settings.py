@@ -21,6 +21,8 @@ _GROUP: Final = "gym-goldens"
 DEFAULT_MAX_ARRAY_SIZE: Final = 4096
 DEFAULT_RTOL: Final = 1e-6
 DEFAULT_ATOL: Final = 1e-12
+# record/frames.IMAGES, written out for the same reason.
+IMAGES: Final = ("summary", "frames")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -67,6 +69,8 @@ class GoldensSettings:
             records the test's own actions).
         max_decompressed_size: What a compressed golden (or recording) may
             expand to when read, in bytes (ini ``goldens_max_decompressed_size``).
+        images: How image-like arrays of obs and info are kept: ``"summary"``
+            or ``"frames"`` (ini ``goldens_images``).
     """
 
     goldens_dir: Path
@@ -92,6 +96,7 @@ class GoldensSettings:
     record_tests: frozenset[str] | None = None
     record_as_update: bool = False
     max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE
+    images: str = "summary"
 
     def display(self, path: Path | str) -> str:
         """A path as shown to the user: relative to the invocation folder if inside it."""
@@ -158,6 +163,7 @@ class GoldensSettings:
             update_once=bool(config.getoption("update_goldens_once")),
             update_fresh=bool(config.getini("goldens_update_fresh_process")),
             max_decompressed_size=_ini_limit(config, "goldens_max_decompressed_size"),
+            images=_ini_choice(config, "goldens_images", IMAGES),
             **_fresh_process(config),
         )
 
@@ -299,6 +305,13 @@ def add_options(parser: pytest.Parser) -> None:
         default=True,
     )
     parser.addini(
+        "goldens_images",
+        help="how image-like arrays (uint8, H x W (x 1, 3 or 4)) of obs and info are kept: "
+        "'summary' (the default: statistics and a digest, compared exactly) or 'frames' (PNG "
+        "files beside the recording, compared pixel by pixel); render frames are always frames.",
+        default="summary",
+    )
+    parser.addini(
         "goldens_compress",
         type="bool",
         help="write gzip-compressed goldens (.jsonl.gz).",
@@ -349,6 +362,15 @@ def _ini_size(config: pytest.Config, name: str) -> int | None:
     if value < 0:
         raise pytest.UsageError(f"ini {name} must be a non-negative int or 'none', got {raw!r}")
     return value
+
+
+def _ini_choice(config: pytest.Config, name: str, choices: tuple[str, ...]) -> str:
+    raw = str(config.getini(name)).strip()
+    if raw not in choices:
+        raise pytest.UsageError(
+            f"ini {name} must be one of {', '.join(map(repr, choices))}, got {raw!r}"
+        )
+    return raw
 
 
 def _ini_limit(config: pytest.Config, name: str) -> int:
