@@ -56,6 +56,9 @@ class RecordTrajectoryFixture(Protocol):
         replay: bool = False,
         render: bool | int = False,
         images: str | None = None,
+        pixel_atol: ToleranceSpec | None = None,
+        max_diff_pixels: ToleranceSpec | None = None,
+        max_diff_pixel_ratio: ToleranceSpec | None = None,
     ) -> gym.Wrapper[Any, Any, Any, Any]: ...
 
     @overload
@@ -71,6 +74,9 @@ class RecordTrajectoryFixture(Protocol):
         compress: bool | None = None,
         full_every: int | None = None,
         images: str | None = None,
+        pixel_atol: ToleranceSpec | None = None,
+        max_diff_pixels: ToleranceSpec | None = None,
+        max_diff_pixel_ratio: ToleranceSpec | None = None,
     ) -> RecordVectorTrajectory: ...
 
     @overload
@@ -97,10 +103,12 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         "goldens(rtol=None, atol=None, ignore=(), variant_by=(), update_once=False, "
-        "images=None): tolerances and ignored fields of the test's golden trajectories (numbers, "
-        "or mappings from field patterns to numbers); variant_by keeps one golden per value of "
-        "the named facts (mujoco, machine); update_once=True records the test once, not twice, "
-        "under --update-goldens; images='frames' keeps image-like obs and info as PNG frames.",
+        "images=None, pixel_atol=None, max_diff_pixels=None, max_diff_pixel_ratio=None): "
+        "tolerances and ignored fields of the test's golden trajectories (numbers, or mappings "
+        "from field patterns to numbers); variant_by keeps one golden per value of the named "
+        "facts (mujoco, machine); update_once=True records the test once, not twice, under "
+        "--update-goldens; images='frames' keeps image-like obs and info as PNG frames; the "
+        "pixel_ settings are the pixel tolerance of frames.",
     )
     settings = GoldensSettings.from_config(config)
     config.stash[settings_key] = settings
@@ -134,8 +142,8 @@ def record_trajectory(
 
     ``record_trajectory(env, name=None, *, rtol=None, atol=None, ignore=(),
     max_array_size=..., compress=None, full_every=None, replay=False, render=False,
-    images=None)`` returns ``env``
-    wrapped in :class:`gym_goldens.RecordTrajectory` (a vector env in
+    images=None, pixel_atol=None, max_diff_pixels=None, max_diff_pixel_ratio=None)`` returns
+    ``env`` wrapped in :class:`gym_goldens.RecordTrajectory` (a vector env in
     :class:`gym_goldens.RecordVectorTrajectory`, a PettingZoo env in its recorder;
     with ``replay=True``, driven by the golden's actions). After the
     test body passes, each recording is compared with its golden within

@@ -96,3 +96,126 @@ def test_render_of_an_env_without_rgb_arrays_fails_the_test_with_the_fix(
     result = pytester.runpytest()
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(['*render_mode=None*make the env with render_mode="rgb_array"*'])
+
+
+def expected_frames(t: int, patch: tuple[int, slice, slice, int] | None = None) -> Any:
+    """The frame PaintedEnv renders at step ``t`` of the suite's test (actions t % 2)."""
+    env = PaintedEnv(patch=patch)
+    env.reset(seed=0)
+    for step in range(t):
+        env.step(step % 2)
+    return env.render()
+
+
+def read_png(path: Path) -> Any:
+    return decode_png(path.read_bytes(), path=path)
+
+
+def failure_lines(result: pytest.RunResult) -> list[str]:
+    out = result.stdout.lines
+    start = next(i for i, line in enumerate(out) if line.startswith("golden "))
+    end = next(i for i in range(start, len(out)) if out[i].startswith(("---", "===")))
+    return out[start:end]
+
+
+def test_a_changed_frame_fails_naming_its_pixels_with_golden_actual_and_diff_images(
+    pytester: pytest.Pytester,
+) -> None:
+    write_test(pytester)
+    pytester.runpytest("--update-goldens").assert_outcomes(passed=1)
+    write_test(pytester, patch=PATCH.replace("(5,", "(12,"))
+    result = pytester.runpytest()
+    result.assert_outcomes(failed=1)
+    lines = failure_lines(result)
+    assert lines[0] == f"golden mismatch: {GOLDEN / 'trajectory.jsonl'}:14"
+    assert lines[2] == (
+        "  first divergence: render at episode 0, step t=12: 96 of 3,072 pixels differ beyond "
+        "pixel_atol 0 (3.1%), largest channel difference 190, rows 20-27, cols 30-41"
+    )
+    assert lines[3] == (
+        "    only render differs: obs, action, reward, terminated, truncated and info match"
+    )
+    shown = {line.split(": ")[0].strip(): Path(line.split(": ")[1]) for line in lines[4:]}
+    golden, actual, diff = (shown[name] for name in ("golden.png", "actual.png", "diff.png"))
+    assert golden.parent == actual.parent == diff.parent == shown["actual recording"]
+    np.testing.assert_array_equal(read_png(golden), expected_frames(12))
+    patch = (12, slice(20, 28), slice(30, 42), 190)
+    np.testing.assert_array_equal(read_png(actual), expected_frames(12, patch))
+    picture = read_png(diff)
+    magenta = np.all(picture == (255, 0, 255), axis=2)
+    assert magenta[20:28, 30:42].all()
+    assert magenta.sum() == 96
+    # divergence.png: the three side by side, the differing pixels magenta in the third.
+    plot = read_png(shown["plot"])
+    assert np.all(plot == (255, 0, 255), axis=2).sum() >= 96
+
+
+def test_a_pixel_tolerance_accepts_what_it_allows(pytester: pytest.Pytester) -> None:
+    write_test(pytester)
+    pytester.runpytest("--update-goldens").assert_outcomes(passed=1)
+    # 96 pixels of 3,072 differ from step 5 on, each channel by at most 190.
+    cases: list[tuple[dict[str, str], bool]] = [
+        ({"marker": '@pytest.mark.goldens(max_diff_pixels={"render": 96})'}, True),
+        ({"marker": "@pytest.mark.goldens(max_diff_pixels=95)"}, False),
+        ({"kwargs": ", render=True, pixel_atol=190"}, True),
+        ({"kwargs": ", render=True, pixel_atol=189"}, False),
+        ({"kwargs": ', render=True, max_diff_pixel_ratio={"render": 0.032}'}, True),
+        ({"kwargs": ", render=True, max_diff_pixel_ratio=0.031"}, False),
+    ]
+    for knobs, passes in cases:
+        write_test(pytester, patch=PATCH, **knobs)
+        outcome = {"passed": 1} if passes else {"failed": 1}
+        pytester.runpytest().assert_outcomes(**outcome)
+
+
+def test_ini_pixel_tolerances(pytester: pytest.Pytester) -> None:
+    write_test(pytester)
+    pytester.runpytest("--update-goldens").assert_outcomes(passed=1)
+    write_test(pytester, patch=PATCH)
+    pytester.makeini("[pytest]\ngoldens_max_diff_pixels = 96\n")
+    pytester.runpytest().assert_outcomes(passed=1)
+    pytester.makeini(
+        "[pytest]\ngoldens_max_diff_pixels = 96\ngoldens_max_diff_pixel_ratio = 0.01\n"
+    )
+    pytester.runpytest().assert_outcomes(failed=1)  # both limits given: the smaller applies
+    pytester.makeini("[pytest]\ngoldens_pixel_atol = 256\n")
+    result = pytester.runpytest()
+    result.stderr.fnmatch_lines(["*ini goldens_pixel_atol must be a whole number from 0 to 255*"])
+    write_test(pytester, patch=PATCH, marker="@pytest.mark.goldens(pixel_atol=-1)")
+    pytester.makeini("[pytest]\n")
+    result = pytester.runpytest()
+    result.stdout.fnmatch_lines(["*@pytest.mark.goldens: pixel_atol must be zero or more, got -1*"])
+
+
+def test_only_an_image_observation_differs(pytester: pytest.Pytester) -> None:
+    knobs = {"kwargs": ', images="frames"', "env_kwargs": ", image_obs=True", "steps": 8}
+    write_test(pytester, **knobs)
+    pytester.runpytest("--update-goldens").assert_outcomes(passed=1)
+    write_test(pytester, patch=PATCH, **knobs)
+    result = pytester.runpytest()
+    result.stdout.fnmatch_lines(
+        [
+            "  first divergence: obs.image at episode 0, step t=5: 96 of 3,072 pixels differ *",
+            "    only obs differs: action, reward, terminated, truncated and info match",
+        ]
+    )
+
+
+def test_a_frame_against_a_summary_compares_by_digest(pytester: pytest.Pytester) -> None:
+    # The golden keeps the image obs as summaries; the test now keeps them as frames.
+    knobs: dict[str, Any] = {"kwargs": "", "env_kwargs": ", image_obs=True", "steps": 8}
+    write_test(pytester, **knobs)
+    pytester.runpytest("--update-goldens").assert_outcomes(passed=1)
+    knobs["kwargs"] = ', images="frames"'
+    write_test(pytester, **knobs)
+    pytester.runpytest().assert_outcomes(passed=1)
+    write_test(pytester, patch=PATCH, **knobs)
+    result = pytester.runpytest()
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "  first divergence: episode 0, step t=5, obs.image",
+            '    the golden keeps this image as a summary (images="summary"), the actual '
+            "recording as a frame: they compare by digest, and the digests differ*",
+        ]
+    )

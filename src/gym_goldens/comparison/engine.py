@@ -7,7 +7,9 @@ being parsed, and files that are the same bytes are not even split into
 lines. Only lines that differ are parsed and compared field by field with
 :class:`~gym_goldens.comparison.tolerance.Tolerance`: by a check compiled for
 their layout (:mod:`gym_goldens.comparison.compiled`) where the two lines share
-one, else by the walk (:mod:`gym_goldens.comparison.walk`). The first differing
+one, else by the walk (:mod:`gym_goldens.comparison.walk`); frames whose
+digests differ are compared by their pixels first
+(:mod:`gym_goldens.comparison.frames`). The first differing
 record of each episode is kept, and explained (:mod:`gym_goldens.comparison.explain`)
 when a report asks which fields differ.
 
@@ -40,6 +42,7 @@ import orjson
 from gym_goldens.comparison import compiled
 from gym_goldens.comparison.arrays import array_deltas
 from gym_goldens.comparison.explain import explain, header_differences
+from gym_goldens.comparison.frames import FramePairs, holds_frames
 from gym_goldens.comparison.result import (
     Comparison,
     Difference,
@@ -140,6 +143,7 @@ class _Comparer:
         self.tolerance = tolerance
         self.max_decompressed_size = max_decompressed_size
         self.root = tolerance.tree()
+        self.frames = FramePairs(self.root, max_decompressed_size)
         self.progress = progress
         self.compile_checks = compile_checks
         # Parsed header lines by their bytes: the episodes of a recording mostly
@@ -275,6 +279,9 @@ class _Comparer:
                 )
                 if legacy:
                     actual_record.pop("dtypes", None)
+                if not fast and holds_frames(golden_raw, actual_raw):
+                    files = (golden, actual)
+                    self.frames.settle(golden_record, actual_record, files, golden_number)
                 try:
                     if same_types and fast and self.compile_checks and layout not in checks:
                         # Lines of one skeleton share a layout: a check compiled
@@ -350,7 +357,7 @@ class _Comparer:
         first_of_all = not self.kept_bytes
         if first_of_all or self.kept_bytes + size <= _MAX_KEPT_BYTES:
             self.kept_bytes += size
-            explainer = _Explainer(golden, actual, self.root, legacy)
+            explainer = _Explainer(golden, actual, self.root, legacy, self.frames)
         divergence = Divergence(
             event=str(golden_record.get("event")),
             t=golden_record.get("t"),
@@ -432,21 +439,30 @@ def _parse_pair(
 class _Explainer:
     """Works out the differing fields of a first divergence, from its two lines."""
 
-    __slots__ = ("actual", "golden", "legacy", "root")
+    __slots__ = ("actual", "frames", "golden", "legacy", "root")
 
-    def __init__(self, golden: _Line, actual: _Line, root: ToleranceNode, legacy: bool) -> None:
+    def __init__(
+        self, golden: _Line, actual: _Line, root: ToleranceNode, legacy: bool, frames: FramePairs
+    ) -> None:
         self.golden = golden
         self.actual = actual
         self.root = root
         self.legacy = legacy
+        self.frames = frames
 
     def __call__(self) -> Explanation:
         golden_record = parse_record(self.golden[2], self.golden[0], self.golden[1])
         actual_record = parse_record(self.actual[2], self.actual[0], self.actual[1])
         if self.legacy:
             actual_record.pop("dtypes", None)
+        frames: list[Difference] = []
+        if holds_frames(self.golden[2], self.actual[2]):
+            files = (self.golden[0], self.actual[0])
+            frames = self.frames.settle(
+                golden_record, actual_record, files, self.golden[1], hide_differing=True
+            )
         try:
-            found = explain(golden_record, actual_record, self.root)
+            found = [*explain(golden_record, actual_record, self.root), *frames]
         except RecursionError:
             raise GoldenFormatError(
                 self.golden[0], "JSON nested too deeply", line=self.golden[1]

@@ -73,6 +73,7 @@ __all__ = [
     "PNG_COMPRESS_TYPE",
     "DecodeBudget",
     "FrameRef",
+    "StoredFrame",
     "check_frame_file",
     "decode_png",
     "encode_png",
@@ -450,6 +451,28 @@ def _thawed(frozen: object) -> object:
     ):
         return frozen
     return {key: list(value) if isinstance(value, tuple) else value for key, value in frozen}
+
+
+@dataclasses.dataclass(frozen=True)
+class StoredFrame:
+    """A frame of a recording: its reference, and the recording folder its file is in.
+
+    Attributes:
+        folder: The recording's folder (that of its recording file).
+        ref: The reference a line of the recording gives.
+    """
+
+    folder: Path
+    ref: FrameRef
+
+    @property
+    def path(self) -> Path:
+        """The frame's file."""
+        return self.folder / self.ref.file
+
+    def read(self, budget: DecodeBudget | None = None) -> np.ndarray[Any, Any]:
+        """The frame's pixels, read safely (see :func:`read_frame`)."""
+        return read_frame(self.folder, self.ref, budget=budget)
 
 
 def _is_frame_shape(shape: object) -> TypeGuard[list[int]]:

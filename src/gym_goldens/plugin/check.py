@@ -21,7 +21,7 @@ import gymnasium as gym
 from gym_goldens.comparison.engine import compare
 from gym_goldens.comparison.evidence import nondeterminism_evidence
 from gym_goldens.comparison.result import Comparison
-from gym_goldens.comparison.tolerance import Tolerance, ToleranceSpec
+from gym_goldens.comparison.tolerance import PIXEL_KEYS, Tolerance, ToleranceSpec
 from gym_goldens.errors import GoldenFormatError, GoldenWriteError, UnsafeGoldenPathError
 from gym_goldens.format.codec import ArraySizeSpec
 from gym_goldens.format.files import checked_recording_files
@@ -45,6 +45,8 @@ from gym_goldens.plugin.variants import (
     update_target,
     variant_facts,
 )
+from gym_goldens.present.differences import frames_only
+from gym_goldens.present.images import write_frame_diff
 from gym_goldens.present.report import (
     RenamedGolden,
     format_comparison,
@@ -72,7 +74,9 @@ Status = Literal[
     "nondeterministic",
     "pending",
 ]
-_MARKER_KEYS: Final = frozenset({"rtol", "atol", "ignore", "variant_by", "update_once", "images"})
+_MARKER_KEYS: Final = frozenset(
+    {"rtol", "atol", "ignore", "variant_by", "update_once", "images", *PIXEL_KEYS}
+)
 _RECORDED_MODE: Final = "mode: recorded (the test's own actions)"
 _REPLAY_MODE: Final = (
     "mode: replay (the golden's own actions and reset seeds drove the env, "
@@ -95,6 +99,8 @@ class CheckResult:
             ``(folder name, path)``, for a nondeterministic result.
         pending: The golden to write once a fresh process agrees, for a
             ``pending`` result (see :mod:`gym_goldens.plugin.pending`).
+        images: ``golden.png``, ``actual.png`` and ``diff.png`` of the first
+            frame that differs, when one does.
     """
 
     name: str
@@ -105,6 +111,7 @@ class CheckResult:
     plot: Path | None = None
     other_runs: tuple[tuple[str, Path], ...] = ()
     pending: PendingGolden | None = None
+    images: tuple[Path, ...] = ()
 
 
 _UNSET: Final[Any] = object()
@@ -156,7 +163,12 @@ class TrajectoryChecks:
             self._variant_by = check_variant_by(marker_kwargs.pop("variant_by"))
             variant_facts(self._variant_by)  # an unknown fact fails at setup, not at the check
         self._images = check_images(marker_kwargs.pop("images", settings.images))
-        base = Tolerance(rtol=settings.rtol, atol=settings.atol)
+        pixels = settings.pixels  # the ini's, under the marker's
+        base = Tolerance(rtol=settings.rtol, atol=settings.atol).refine(
+            pixel_atol=pixels.get("pixel_atol"),
+            max_diff_pixels=pixels.get("max_diff_pixels"),
+            max_diff_pixel_ratio=pixels.get("max_diff_pixel_ratio"),
+        )
         self._tolerance = base.refine(**marker_kwargs)
 
     def record(
@@ -173,6 +185,9 @@ class TrajectoryChecks:
         replay: bool = False,
         render: bool | int = False,
         images: str | None = None,
+        pixel_atol: ToleranceSpec | None = None,
+        max_diff_pixels: ToleranceSpec | None = None,
+        max_diff_pixel_ratio: ToleranceSpec | None = None,
     ) -> gym.Wrapper[Any, Any, Any, Any] | RecordVectorTrajectory:
         """Wrap ``env`` so that its trajectory is recorded and checked.
 
@@ -184,7 +199,8 @@ class TrajectoryChecks:
         :mod:`gym_goldens.record.replay`). ``render`` records the frames of
         ``env.render()`` (a single env's); ``images`` (by default the marker's,
         else ini ``goldens_images``) keeps image-like arrays of obs and info
-        as summaries or as frames. The recording is written in the
+        as summaries or as frames; ``pixel_atol``, ``max_diff_pixels`` and
+        ``max_diff_pixel_ratio`` are the pixel tolerance of frames. The recording is written in the
         format version of its golden's array summaries, so that a golden of
         an older version keeps comparing; ``--update-goldens`` writes the
         current version.
@@ -201,7 +217,14 @@ class TrajectoryChecks:
             raise ValueError(f"record_trajectory name must be a non-empty string, got {name!r}")
         if replay and is_vector:
             raise ValueError("record_trajectory(replay=True) replays single envs, not vector envs")
-        tolerance = self._tolerance.refine(rtol=rtol, atol=atol, ignore=ignore)
+        tolerance = self._tolerance.refine(
+            rtol=rtol,
+            atol=atol,
+            ignore=ignore,
+            pixel_atol=pixel_atol,
+            max_diff_pixels=max_diff_pixels,
+            max_diff_pixel_ratio=max_diff_pixel_ratio,
+        )
         unique = self._unique_name(name or _default_name(env))
         storage: dict[str, Any] = {
             "max_array_size": (
@@ -395,11 +418,18 @@ class TrajectoryChecks:
             )
         message = _with_notes(message, notes)
         plot, plot_line = _divergence_plot(comparison, actual_dir, display, limit)
+        images, lines = _frame_images(comparison, actual_dir, display)
         if plot_line:
+            lines.append(plot_line)
+        if lines:
             # Beside the actual recording, before the last line (the fix).
             head, _, fix = message.rpartition("\n")
-            message = f"{head}\n  {plot_line}\n{fix}"
-        return CheckResult(recording.name, golden_dir, "failed", message, actual_dir, plot)
+            message = "\n".join([head, *(f"  {line}" for line in lines), fix])
+        if images and _frames_only(comparison):
+            plot = None  # it shows the images alone, which the report shows already
+        return CheckResult(
+            recording.name, golden_dir, "failed", message, actual_dir, plot, images=images
+        )
 
     def _update(
         self, recording: _Recording, choice: GoldenChoice, *, defer: bool, run: int
@@ -671,6 +701,25 @@ def _frame_options(env: Any, render: bool | int, images: str) -> dict[str, Any]:
             )
         return {}
     return {"render": render, "images": images} if single else {"images": images}
+
+
+def _frame_images(
+    comparison: Comparison, actual_dir: Path, display: Callable[[Path], str]
+) -> tuple[tuple[Path, ...], list[str]]:
+    """Write golden, actual and diff of the first differing frame beside the actual recording."""
+    try:
+        written = write_frame_diff(comparison, actual_dir)
+    except (GoldenFormatError, GoldenWriteError) as error:  # the mismatch stands without them
+        return (), [f"frames: not written ({error})"]
+    if written is None:
+        return (), []
+    return written, [f"{path.name}: {display(path)}" for path in written]
+
+
+def _frames_only(comparison: Comparison) -> bool:
+    """Whether frames alone differ at the first divergence (so its plot is their images)."""
+    first = comparison.differing[0].first if comparison.differing else None
+    return first is not None and frames_only(first.differences, first.event) is not None
 
 
 def _default_name(env: gym.Env[Any, Any] | gym.vector.VectorEnv[Any, Any, Any]) -> str:
