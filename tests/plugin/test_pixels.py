@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import io
 import os
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from PIL import Image
 
 from gym_goldens.format.frames import decode_png, frame_digest, referenced_frames
-from tests.support.frames import PaintedEnv, painted_test
+from tests.support.frames import PaintedEnv, painted_test, png_chunk
 
 GOLDEN = Path("goldens/test_painted/test_painted/Painted")
 # Rows 20-27 and cols 30-41 of the 48x64 frame, from step 5 on: 96 pixels of 3,072.
@@ -218,4 +221,128 @@ def test_a_frame_against_a_summary_compares_by_digest(pytester: pytest.Pytester)
             '    the golden keeps this image as a summary (images="summary"), the actual '
             "recording as a frame: they compare by digest, and the digests differ*",
         ]
+    )
+
+
+def reencode(folder: Path) -> dict[Path, bytes]:
+    """Write the frames of ``folder`` again as another encoder would: other bytes, same pixels."""
+    written = {}
+    for path in sorted((folder / "frames").iterdir()):
+        pixels = read_png(path)
+        buffer = io.BytesIO()
+        Image.fromarray(pixels).save(buffer, format="PNG", compress_level=9)
+        assert buffer.getvalue() != path.read_bytes()
+        path.write_bytes(buffer.getvalue())
+        written[path] = buffer.getvalue()
+    return written
+
+
+def test_an_update_keeps_frames_that_match_within_the_pixel_tolerance(
+    pytester: pytest.Pytester, files_under: Callable[[Path], dict[Path, tuple[bytes, int]]]
+) -> None:
+    write_test(pytester)
+    pytester.runpytest("--update-goldens").assert_outcomes(passed=1)
+    before = files_under(pytester.path / "goldens")
+    write_test(pytester, patch=PATCH, marker="@pytest.mark.goldens(max_diff_pixels=96)")
+    result = pytester.runpytest("--update-goldens")
+    result.assert_outcomes(passed=1)
+    assert files_under(pytester.path / "goldens") == before
+
+
+@pytest.mark.parametrize("option", ["--update-goldens", "--update-goldens-all"])
+def test_frames_of_other_png_bytes_but_the_same_pixels_are_not_rewritten(
+    pytester: pytest.Pytester,
+    files_under: Callable[[Path], dict[Path, tuple[bytes, int]]],
+    option: str,
+) -> None:
+    write_test(pytester)
+    pytester.runpytest("--update-goldens").assert_outcomes(passed=1)
+    reencode(pytester.path / GOLDEN)  # another Pillow, another zlib
+    before = files_under(pytester.path / "goldens")
+    pytester.runpytest(option).assert_outcomes(passed=1)
+    assert files_under(pytester.path / "goldens") == before
+
+
+def test_a_rewritten_golden_keeps_the_frames_whose_pixels_did_not_change(
+    pytester: pytest.Pytester,
+) -> None:
+    write_test(pytester, steps=8)
+    pytester.runpytest("--update-goldens").assert_outcomes(passed=1)
+    golden = pytester.path / GOLDEN
+    other_bytes = reencode(golden)
+    write_test(pytester, patch=PATCH, steps=8)  # frames 5 to 8 change
+    pytester.runpytest("--update-goldens").assert_outcomes(passed=1)
+    for path, data in other_bytes.items():
+        step = int(path.name[8:14])
+        assert (path.read_bytes() == data) == (step < 5), path.name
+    pytester.runpytest().assert_outcomes(passed=1)
+
+
+def assert_clean_failure(result: pytest.RunResult, verdict: str, reason: str) -> None:
+    """The test failed through our message, with no traceback of our internals."""
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([f"{verdict}: *{reason}*"])
+    text = result.stdout.str() + result.stderr.str()
+    for internal in ("INTERNALERROR", "Traceback", "gym_goldens/", "site-packages"):
+        assert internal not in text
+
+
+def hostile_project(pytester: pytest.Pytester) -> Path:
+    """A golden of 8 steps, and a test whose frames differ from step 5 on: frames are read."""
+    write_test(pytester, steps=8)
+    pytester.runpytest("--update-goldens").assert_outcomes(passed=1)
+    write_test(pytester, patch=PATCH, steps=8)
+    return pytester.path / GOLDEN
+
+
+def test_a_reference_out_of_the_frames_folder_is_refused_unread(
+    pytester: pytest.Pytester,
+) -> None:
+    golden = hostile_project(pytester)
+    outside = golden / "frames/e00000_t000005_render.png"
+    (pytester.path / "x.png").write_bytes(outside.read_bytes())
+    trajectory = golden / "trajectory.jsonl"
+    trajectory.write_bytes(
+        trajectory.read_bytes().replace(b"frames/e00000_t000005_render.png", b"../../x.png")
+    )
+    result = pytester.runpytest()
+    assert_clean_failure(
+        result, "golden unreadable", "a frame reference names the file '../../x.png'"
+    )
+
+
+def test_a_symlinked_frames_folder_is_refused(pytester: pytest.Pytester) -> None:
+    golden = hostile_project(pytester)
+    elsewhere = pytester.path / "elsewhere"
+    (golden / "frames").rename(elsewhere)
+    (golden / "frames").symlink_to(elsewhere)
+    result = pytester.runpytest()
+    assert_clean_failure(result, "golden refused", "frames: a symlink (to *elsewhere)")
+
+
+def test_a_truncated_png_is_a_clean_failure(pytester: pytest.Pytester) -> None:
+    golden = hostile_project(pytester)
+    frame = golden / "frames/e00000_t000005_render.png"
+    frame.write_bytes(frame.read_bytes()[:60])
+    result = pytester.runpytest()
+    assert_clean_failure(result, "golden unreadable", "e00000_t000005_render.png: the PNG is cut")
+
+
+def test_a_png_claiming_100000_by_100000_pixels_is_refused_before_decoding(
+    pytester: pytest.Pytester,
+) -> None:
+    golden = hostile_project(pytester)
+    header = (100_000).to_bytes(4, "big") * 2 + bytes([8, 2, 0, 0, 0])
+    bomb = b"".join(
+        [
+            b"\x89PNG\r\n\x1a\n",
+            png_chunk(b"IHDR", header),
+            png_chunk(b"IDAT", zlib.compress(b"\x00" * 1000)),
+            png_chunk(b"IEND", b""),
+        ]
+    )
+    (golden / "frames/e00000_t000005_render.png").write_bytes(bomb)
+    result = pytester.runpytest()
+    assert_clean_failure(
+        result, "golden unreadable", "the PNG claims 100,000 x 100,000 pixels*refused before"
     )
