@@ -21,6 +21,7 @@ import pytest
 
 from gym_goldens import RecordTrajectory, compare
 from gym_goldens.cli import main
+from gym_goldens.format.header import FORMAT_VERSION
 from gym_goldens.format.reader import read_recording
 from tests.support.envs import ImageEnv
 from tests.support.legacy import write_format_1
@@ -256,7 +257,7 @@ def test_diff_of_two_recordings_made_by_hand_gives_no_update_command(
 def test_diff_of_summaries_of_two_format_versions_says_so_and_exits_1(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    for name, version in [("golden", "2.0"), ("actual", "2.1")]:
+    for name, version in [("golden", "2.0"), ("actual", FORMAT_VERSION)]:
         env = RecordTrajectory(ImageEnv(length=3), tmp_path / name, format_version=version)
         env.reset(seed=0)
         for _ in range(3):

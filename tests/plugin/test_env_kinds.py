@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from gym_goldens.format.header import FORMAT_VERSION
+
 VECTOR_TEST = """
 import gymnasium as gym
 import numpy as np
@@ -156,7 +158,7 @@ class TestImageEnvs:
         write_image_test(pytester, steps=30)
         run(pytester, "--update-goldens").assert_outcomes(passed=1)
         new = (golden / "trajectory.jsonl").read_bytes()
-        assert b'"version":"2.1"' in new
+        assert b'"version":"%s"' % FORMAT_VERSION.encode() in new
         assert b'"digest":' in new
         assert b'"sha256":' not in new
         run(pytester).assert_outcomes(passed=1)

@@ -46,10 +46,10 @@ __all__ = [
 ]
 
 FORMAT_NAME: Final = "gym-goldens"
-FORMAT_VERSION: Final = "2.1"
+FORMAT_VERSION: Final = "2.2"
 """``major.minor``: readers accept any minor of their major and refuse newer majors."""
 
-WRITABLE_VERSIONS: Final = ("2.0", "2.1")
+WRITABLE_VERSIONS: Final = ("2.0", FORMAT_VERSION)
 """The versions a recorder writes: the current one, and 2.0, whose array summaries
 (SHA-256) and encodings the goldens of 2.0 and earlier hold, to be compared with them."""
 
@@ -68,7 +68,7 @@ def version_to_compare_with(golden_version: object) -> str:
 
     Example:
         >>> version_to_compare_with("1.1"), version_to_compare_with("2.1")
-        ('2.0', '2.1')
+        ('2.0', '2.2')
     """
     try:
         major, minor = (int(part) for part in str(golden_version).split("."))
