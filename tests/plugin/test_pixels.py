@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import base64
 import io
 import os
+import re
 import zlib
 from collections.abc import Callable
 from pathlib import Path
@@ -346,3 +348,29 @@ def test_a_png_claiming_100000_by_100000_pixels_is_refused_before_decoding(
     assert_clean_failure(
         result, "golden unreadable", "the PNG claims 100,000 x 100,000 pixels*refused before"
     )
+
+
+def test_the_html_report_and_the_artifacts_hold_golden_actual_and_diff(
+    pytester: pytest.Pytester,
+) -> None:
+    write_test(pytester)
+    pytester.runpytest("--update-goldens").assert_outcomes(passed=1)
+    write_test(pytester, patch=PATCH.replace("(5,", "(12,"))
+    result = pytester.runpytest("--goldens-report=report", "--goldens-artifacts=kept")
+    result.assert_outcomes(failed=1)
+    page = (pytester.path / "report" / "index.html").read_text()
+    sources = re.findall(
+        r'<img alt="(golden|actual|diff): [^"]*" src="data:image/png;base64,([^"]+)"', page
+    )
+    assert [label for label, _ in sources] == ["golden", "actual", "diff"]
+    pictures = {label: decode_png(base64.b64decode(data), path=label) for label, data in sources}
+    np.testing.assert_array_equal(pictures["golden"], expected_frames(12))
+    np.testing.assert_array_equal(
+        pictures["actual"], expected_frames(12, (12, slice(20, 28), slice(30, 42), 190))
+    )
+    assert np.all(pictures["diff"][20:28, 30:42] == (255, 0, 255))
+    # Frames alone differ: the plot would only repeat the three pictures, and is left out.
+    assert page.count("<img") == 3
+    kept = pytester.path / "kept" / "test_painted" / "test_painted" / "Painted"
+    assert {"golden.png", "actual.png", "diff.png", "frames"} <= set(os.listdir(kept))
+    assert read_png(kept / "frames/e00000_t000012_render.png").shape == (48, 64, 3)

@@ -10,7 +10,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from gym_goldens import RecordTrajectory, read_recording
+from gym_goldens import RecordTrajectory, RecordVectorTrajectory, read_recording
 from gym_goldens.format.codec import ArraySummary, TaggedValue
 from gym_goldens.format.frames import FRAME_TAG, FrameRef, decode_png, frame_digest
 from tests.support.frames import PaintedEnv
@@ -178,3 +178,18 @@ def test_steps_kept_as_digests_write_no_frames(tmp_path: Path) -> None:
     names = sorted(os.listdir(tmp_path / "frames"))
     kept = [f"e00000_t{t:06d}_render.png" for t in (0, 1, 3, 6, 7)]
     assert names == [*kept, "e00001_t000000_render.png"]  # the next episode's reset
+
+
+def test_a_vector_env_keeps_each_sub_env_s_frames_in_its_folder(tmp_path: Path) -> None:
+    envs = gym.vector.SyncVectorEnv([lambda: PaintedEnv(image_obs=True) for _ in range(2)])
+    recorder = RecordVectorTrajectory(envs, tmp_path, images="frames")
+    recorder.reset(seed=0)
+    for _ in range(2):
+        recorder.step(np.array([0, 1]))
+    recorder.close()
+    for index in range(2):
+        folder = tmp_path / f"env_{index}"
+        step = read_recording(folder)[0].records[2]
+        ref = frame_ref(step["obs"]["image"], folder)
+        assert ref.file == "frames/e00000_t000002_obs.image.png"
+        assert frame_digest(pixels(folder, ref)) == ref.digest

@@ -279,6 +279,7 @@ def install_recording(
 
 
 def _install_file(source: Path, target: FolderEntries, is_current: IsCurrent) -> Installed:
+    scan_frames(target.folder)  # a symlink among the frames is refused, as among the files
     old_files = target.files
     written: list[Path] = []
     source_files = recording_files(source)
