@@ -199,11 +199,10 @@ class TrajectoryChecks:
         :mod:`gym_goldens.record.replay`). ``render`` records the frames of
         ``env.render()`` (a single env's); ``images`` (by default the marker's,
         else ini ``goldens_images``) keeps image-like arrays of obs and info
-        as summaries or as frames; ``pixel_atol``, ``max_diff_pixels`` and
-        ``max_diff_pixel_ratio`` are the pixel tolerance of frames. The recording is written in the
-        format version of its golden's array summaries, so that a golden of
-        an older version keeps comparing; ``--update-goldens`` writes the
-        current version.
+        as summaries or as frames; the ``pixel_`` settings are the pixel
+        tolerance of frames. The recording is written in the format version
+        of its golden's array summaries, so that a golden of an older version
+        keeps comparing; ``--update-goldens`` writes the current version.
         """
         __tracebackhide__ = True  # a golden that cannot be replayed: the test's line, not ours
         is_vector = isinstance(env, gym.vector.VectorEnv)
@@ -217,10 +216,7 @@ class TrajectoryChecks:
             raise ValueError(f"record_trajectory name must be a non-empty string, got {name!r}")
         if replay and is_vector:
             raise ValueError("record_trajectory(replay=True) replays single envs, not vector envs")
-        tolerance = self._tolerance.refine(
-            rtol=rtol,
-            atol=atol,
-            ignore=ignore,
+        tolerance = self._tolerance.refine(rtol=rtol, atol=atol, ignore=ignore).refine(
             pixel_atol=pixel_atol,
             max_diff_pixels=max_diff_pixels,
             max_diff_pixel_ratio=max_diff_pixel_ratio,
@@ -236,17 +232,10 @@ class TrajectoryChecks:
                 FORMAT_VERSION if self._records_update else self._version_of_golden(unique)
             ),
         }
-        output = self.output_dir / _dir_name(unique)
-        wrapped: RecordTrajectory[Any, Any] | RecordVectorTrajectory
         # The versions of the distributions that name variants go in the header too.
         storage["versions_of"] = self._variant_by
-        frames = _frame_options(env, render, check_images(images or self._images))
-        if is_vector:
-            wrapped = RecordVectorTrajectory(env, output, **storage, **frames)  # type: ignore[arg-type]
-        elif agent_api(env) is not None:  # a PettingZoo env
-            wrapped = record_agents(env, output, **storage)
-        else:
-            wrapped = RecordTrajectory(env, output, **storage, **frames)  # type: ignore[arg-type]
+        storage.update(_frame_options(env, render, check_images(images or self._images)))
+        wrapped = _recorder(env, self.output_dir / _dir_name(unique), storage)
         self._recordings.append(_Recording(unique, wrapped, tolerance, replay))
         if replay:
             assert not isinstance(wrapped, RecordVectorTrajectory)
@@ -678,6 +667,18 @@ def _divergence_plot(
     except Exception as error:  # a broken plot must not hide the mismatch
         return None, f"plot: not drawn ({type(error).__name__}: {error})"
     return plot, None if plot is None else f"plot: {display(plot)}"
+
+
+def _recorder(
+    env: Any, output: Path, storage: dict[str, Any]
+) -> RecordTrajectory[Any, Any] | RecordVectorTrajectory:
+    """The recorder of ``env``: a vector env's, a PettingZoo env's or a single env's."""
+    if isinstance(env, gym.vector.VectorEnv):
+        return RecordVectorTrajectory(env, output, **storage)
+    if agent_api(env) is not None:
+        wrapped: RecordTrajectory[Any, Any] = record_agents(env, output, **storage)
+        return wrapped
+    return RecordTrajectory(env, output, **storage)
 
 
 def _frame_options(env: Any, render: bool | int, images: str) -> dict[str, Any]:

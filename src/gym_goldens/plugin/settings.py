@@ -309,15 +309,7 @@ def add_options(parser: pytest.Parser) -> None:
         "compares the two recordings of this process only.",
         default=True,
     )
-    parser.addini(
-        "goldens_images",
-        help="how image-like arrays (uint8, H x W (x 1, 3 or 4)) of obs and info are kept: "
-        "'summary' (the default: statistics and a digest, compared exactly) or 'frames' (PNG "
-        "files beside the recording, compared pixel by pixel); render frames are always frames.",
-        default="summary",
-    )
-    for name, (meaning, *_) in _PIXEL_INI.items():
-        parser.addini(f"goldens_{name}", help=meaning, default="")
+    _add_frame_ini(parser)
     parser.addini(
         "goldens_compress",
         type="bool",
@@ -396,6 +388,19 @@ _PIXEL_INI: Final[dict[str, tuple[str, type, float | None, str]]] = {
         "a number from 0 to 1",
     ),
 }
+
+
+def _add_frame_ini(parser: pytest.Parser) -> None:
+    """The ini values of frames: how images are kept, and the pixel tolerance."""
+    parser.addini(
+        "goldens_images",
+        help="how image-like arrays (uint8, H x W (x 1, 3 or 4)) of obs and info are kept: "
+        "'summary' (the default: statistics and a digest, compared exactly) or 'frames' (PNG "
+        "files beside the recording, compared pixel by pixel); render frames are always frames.",
+        default="summary",
+    )
+    for name, (meaning, *_) in _PIXEL_INI.items():
+        parser.addini(f"goldens_{name}", help=meaning, default="")
 
 
 def _ini_pixels(config: pytest.Config) -> dict[str, float]:

@@ -157,10 +157,9 @@ class RecordTrajectory(
         except BaseException:
             writer.end()
             raise
-        if self.render_every is None:
-            writer.reset(obs, info)
-        else:
-            writer.reset(obs, info, self._frame())
+        if self.render_every is not None:
+            writer.render(self._frame())
+        writer.reset(obs, info)
         return obs, info
 
     def step(self, action: ActType) -> tuple[ObsType, SupportsFloat, bool, bool, dict[str, Any]]:
@@ -178,10 +177,8 @@ class RecordTrajectory(
         obs, reward, terminated, truncated, info = result
         every = self.render_every
         if every is not None and (terminated or truncated or writer.t % every == every - 1):
-            frame = self._frame()
-            writer.step(action, obs, reward, bool(terminated), bool(truncated), info, frame)
-        else:
-            writer.step(action, obs, reward, bool(terminated), bool(truncated), info)
+            writer.render(self._frame())
+        writer.step(action, obs, reward, bool(terminated), bool(truncated), info)
         return result
 
     def _frame(self) -> Any:

@@ -381,6 +381,7 @@ class EpisodeWriter:
         "_frames",
         "_obs_large",
         "_options",
+        "_render",
         "_reset_dtypes",
         "_smallest_array",
         "_step_types",
@@ -404,6 +405,7 @@ class EpisodeWriter:
     ) -> None:
         self.path = path
         self._frames = frames
+        self._render: Any = _NO_RENDER
         self.full_every = full_every
         self.episode_count = 0
         # Whether an episode is in progress (begun, not ended by end()).
@@ -445,15 +447,15 @@ class EpisodeWriter:
         self._write_at = self._flush_limit
         self._add(header)
 
-    def reset(self, obs: Any, info: Any, render: Any = _NO_RENDER) -> None:
-        """Record the reset that begins the episode (with the frame of ``env.render()``)."""
+    def reset(self, obs: Any, info: Any) -> None:
+        """Record the reset that begins the episode."""
         episode = self.episode_count - 1
         record = {"event": "reset", "episode": episode, "obs": obs, "info": info}
         reset_dtypes = self._reset_types(obs, info)
         if reset_dtypes is not None:
             record["dtypes"] = reset_dtypes
-        if render is not _NO_RENDER:
-            record["render"] = render
+        if self._render is not _NO_RENDER:
+            record["render"], self._render = self._render, _NO_RENDER
         frames = self._frames
         if frames is not None and frames.replace(record, episode, 0, write=True):
             self._add(frames.encode(record))
@@ -484,16 +486,9 @@ class EpisodeWriter:
 
     # Positional, as gymnasium's step returns them: keywords cost time at every step.
     def step(  # noqa: PLR0917
-        self,
-        action: Any,
-        obs: Any,
-        reward: Any,
-        terminated: bool,
-        truncated: bool,
-        info: Any,
-        render: Any = _NO_RENDER,
+        self, action: Any, obs: Any, reward: Any, terminated: bool, truncated: bool, info: Any
     ) -> None:
-        """Record one step (with the frame of ``env.render()``); an episode that ends is written."""
+        """Record one step; an episode that ends is written."""
         self._t = t = self._t + 1
         record = {
             "event": "step",
@@ -534,12 +529,8 @@ class EpisodeWriter:
             record["dtypes"] = step_types.field
         # Encoder.encode, inlined: this runs at every step of every recording.
         # Lines end with their newline here.
-        if render is not _NO_RENDER:
-            record["render"] = render
         frames = self._frames
-        if frames is not None and frames.replace(
-            record, self.episode_count - 1, t, write=self._kept_in_full(t, terminated or truncated)
-        ):
+        if frames is not None and self._framed(record, terminated or truncated):
             line = frames.encode(record) + b"\n"
         elif self._obs_large:
             # An image would be written in full only to be summarised.
@@ -612,9 +603,19 @@ class EpisodeWriter:
         if done or t >= self._write_at or len(buffer) >= _WRITE_SIZE:
             self.write_buffer()
 
-    def _kept_in_full(self, t: int, done: bool) -> bool:
-        """Whether step ``t`` is kept in full, not as a digest only (see ``full_every``)."""
-        return self.full_every is None or not t % self.full_every or t == 1 or done
+    def render(self, frame: Any) -> None:
+        """Record ``frame``, of ``env.render()``, in the field ``render`` of the next record."""
+        self._render = frame
+
+    def _framed(self, record: dict[str, Any], done: bool) -> bool:
+        """Whether the step record holds frames, which are replaced by their references."""
+        assert self._frames is not None
+        if self._render is not _NO_RENDER:
+            record["render"], self._render = self._render, _NO_RENDER
+        t = self._t
+        # A step kept as a digest only (full_every) gets references, but no files.
+        written = self.full_every is None or not t % self.full_every or t == 1 or done
+        return self._frames.replace(record, self.episode_count - 1, t, write=written)
 
     @property
     def t(self) -> int:
