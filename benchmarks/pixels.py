@@ -31,8 +31,10 @@ import io
 import os
 import platform
 import statistics
+import tempfile
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
@@ -40,8 +42,9 @@ import numpy as np
 import PIL
 from PIL import Image
 
+from gym_goldens import RecordTrajectory, Tolerance, compare
 from gym_goldens.comparison.pixels import PixelTolerance, compare_frames
-from gym_goldens.format.frames import FrameRef, decode_png, encode_png
+from gym_goldens.format.frames import FRAMES_DIR, FrameRef, decode_png, encode_png
 
 KiB = 1 << 10
 PONG = "ALE/Pong-v5"
@@ -145,6 +148,129 @@ def bench_storing(
         statistics.median(ratios) <= target,
     )
     return [row], seen
+
+
+def recorded_turn(
+    env: gym.Env[Any, Any], actions: list[Any], *, render: bool, flush: Callable[[], None]
+) -> tuple[float, float]:
+    """Wall-clock and this thread's CPU seconds of ``actions``, then ``flush()``."""
+    start, start_cpu = time.perf_counter(), time.thread_time()
+    for action in actions:
+        _, _, terminated, truncated, _ = env.step(action)
+        if render:
+            env.render()
+        if terminated or truncated:
+            env.reset()
+    flush()
+    return time.perf_counter() - start, time.thread_time() - start_cpu
+
+
+def bench_recording(
+    make: Callable[[], gym.Env[Any, Any]],
+    label: str,
+    turns: int,
+    *,
+    options: dict[str, Any],
+    render_bare: bool,
+    folder: str,
+) -> list[Row]:
+    """The recorder storing frames against the bare env, by wall clock, in turns.
+
+    The bare env steps (and renders, with ``render_bare``) a turn of steps,
+    then the recorded one the same actions, its frames flushed at the end of
+    the turn, so that every frame of the turn is on disk; each turn gives a
+    ratio, and the row its median. The encoding runs in the recorder's
+    worker thread: wall-clock time, not CPU time, is what the test waits for.
+    """
+    bare, recorded = make(), RecordTrajectory(make(), folder, **options)
+    for env in (bare, recorded):
+        env.reset(seed=0)
+    bare.action_space.seed(0)
+    warm = [bare.action_space.sample() for _ in range(20)]
+    recorded_turn(bare, warm, render=render_bare, flush=lambda: None)
+    recorded_turn(recorded, warm, render=False, flush=recorded.flush)
+    ratios, cpu_ratios, bare_times = [], [], []
+    for _ in range(turns):
+        actions = [bare.action_space.sample() for _ in range(TURN_STEPS * 5)]
+        gc.collect()
+        bare_wall, bare_cpu = recorded_turn(bare, actions, render=render_bare, flush=lambda: None)
+        gc.collect()
+        wall, cpu = recorded_turn(recorded, actions, render=False, flush=recorded.flush)
+        ratios.append(wall / bare_wall)
+        cpu_ratios.append(cpu / bare_cpu)
+        bare_times.append(bare_wall / (TURN_STEPS * 5))
+    recorded.close()
+    bare.close()
+    sizes = [path.stat().st_size for path in (Path(folder) / FRAMES_DIR).iterdir()]
+    what = "step + render" if render_bare else "step"
+    return [
+        Row(
+            f"{label}: recorded with {_options(options)}, against a bare {what} (wall clock)",
+            f"bare {what} {statistics.median(bare_times) * 1e3:.3f} ms; the env's thread "
+            f"alone {statistics.median(cpu_ratios):.2f}x (CPU); {len(sizes):,} frames, "
+            f"{statistics.mean(sizes):,.0f} bytes a frame",
+            f"{statistics.median(ratios):.2f}",
+            "<= 1.3",
+            statistics.median(ratios) <= 1.3,
+        ),
+        Row(
+            f"{label}: bytes per stored frame, recorded",
+            f"mean {statistics.mean(sizes):,.0f}, max {max(sizes):,} bytes",
+            f"{statistics.mean(sizes) / KiB:.2f} KiB",
+            "<= 2 KiB",
+            statistics.mean(sizes) <= 2 * KiB,
+        ),
+    ]
+
+
+class Smudged(gym.ObservationWrapper[Any, Any, Any]):
+    """The env's frames with a 4x4 block brightened: every frame differs from the bare env's."""
+
+    def observation(self, observation: Any) -> Any:
+        frame = np.array(observation)
+        frame[100:104, 80:84] //= 2
+        return frame
+
+
+def bench_compare_recordings(
+    make: Callable[[], gym.Env[Any, Any]], label: str, rounds: int, folder: str
+) -> list[Row]:
+    """compare() of two recordings of 1,000 frames that all differ (in 16 pixels), by pixels."""
+    for name, env in (("golden", make()), ("actual", Smudged(make()))):
+        recorder = RecordTrajectory(env, f"{folder}/{name}", images="frames")
+        recorder.reset(seed=0)
+        recorder.action_space.seed(0)
+        for _ in range(1000):
+            _, _, terminated, truncated, _ = recorder.step(recorder.action_space.sample())
+            if terminated or truncated:
+                recorder.reset()
+        recorder.close()
+    within = Tolerance().refine(max_diff_pixels=16)
+    assert compare(f"{folder}/golden", f"{folder}/actual", within).equal
+
+    def within_tolerance() -> None:
+        compare(f"{folder}/golden", f"{folder}/actual", within)
+
+    def exact() -> None:
+        compare(f"{folder}/golden", f"{folder}/actual")
+
+    times = _timed([within_tolerance, exact], rounds)
+    return [
+        Row(
+            f"{label}: compare() of two recordings of 1,000 frames, every frame 16 pixels "
+            f"apart, {name}",
+            f"{statistics.median(spent):.3f} s (median of {rounds} rounds; both PNG files "
+            "of each frame decoded and compared)",
+            f"{statistics.median(spent):.3f} s",
+            "<= 2 s",
+            statistics.median(spent) <= 2.0,
+        )
+        for name, spent in zip(("within max_diff_pixels=16", "exact"), times, strict=True)
+    ]
+
+
+def _options(options: dict[str, Any]) -> str:
+    return ", ".join(f"{name}={value!r}" for name, value in options.items())
 
 
 def bench_bytes(frames: list[np.ndarray[Any, Any]], label: str) -> list[Row]:
@@ -259,10 +385,79 @@ def print_table(rows: list[Row]) -> None:
         print(f"| {row.measurement} | {row.ratio} | {row.target} | {row.verdict} | {row.figures} |")
 
 
+def recording_rows(turns: int) -> list[Row]:
+    """The recorder's rows: Pong with images="frames", CartPole with render=True."""
+    rows: list[Row] = []
+    with tempfile.TemporaryDirectory() as folder:
+        if isinstance(make_pong(), str):
+            rows.append(Row("Pong: recorded with images='frames'", f"skipped: {make_pong()}"))
+        else:
+            rows += bench_recording(
+                lambda: gym.make(PONG),
+                "Pong",
+                turns,
+                options={"images": "frames"},
+                render_bare=False,
+                folder=f"{folder}/pong",
+            )
+        rows += bench_recording(
+            lambda: gym.make(CARTPOLE, render_mode="rgb_array"),
+            "CartPole",
+            turns,
+            options={"render": True},
+            render_bare=True,
+            folder=f"{folder}/cartpole",
+        )
+    return rows
+
+
+def compare_rows(rounds: int) -> list[Row]:
+    """compare() of two recordings of 1,000 Pong frames (drawn ones without ale-py)."""
+    pong = make_pong()
+    make: Callable[[], gym.Env[Any, Any]] = (
+        (lambda: gym.make(PONG)) if not isinstance(pong, str) else DrawnPong
+    )
+    label = "Pong" if not isinstance(pong, str) else "Pong (drawn)"
+    with tempfile.TemporaryDirectory() as folder:
+        return bench_compare_recordings(make, label, rounds, folder)
+
+
+class DrawnPong(gym.Env[Any, int]):
+    """Pong's frames drawn with numpy (:func:`drawn_pong_frame`), for a machine without ale-py."""
+
+    observation_space = gym.spaces.Box(0, 255, (210, 160, 3), np.uint8)
+    action_space = gym.spaces.Discrete(6)
+
+    def reset(self, *, seed: int | None = None, options: Any = None) -> tuple[Any, dict[str, Any]]:
+        super().reset(seed=seed)
+        self.t = 0
+        return drawn_pong_frame(0), {}
+
+    def step(self, action: int) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        self.t += 1
+        return drawn_pong_frame(self.t), 0.0, False, False, {}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--quick", action="store_true", help="fewer frames, for a smoke test")
+    parser.add_argument(
+        "--only",
+        choices=["recording", "compare-recordings"],
+        help="run one group of rows: the recorder's, storing frames in the thread, comparing",
+    )
     args = parser.parse_args(argv)
+    if args.only is not None:
+        rounds = 1 if args.quick else 5
+        rows = (
+            recording_rows(3 if args.quick else 10)
+            if args.only == "recording"
+            else compare_rows(rounds)
+        )
+        print(f"machine: {machine()}")
+        print()
+        print_table(rows)
+        return 0
     os.environ.setdefault("SDL_VIDEODRIVER", "dummy")  # CartPole's pygame, headless
     turns, rounds = (3, 1) if args.quick else (20, 5)
     started = time.perf_counter()
@@ -285,6 +480,8 @@ def main(argv: list[str] | None = None) -> int:
     rows += found
     cartpole.close()
     rows += bench_compare(frames, label, rounds)
+    rows += recording_rows(turns // 2)
+    rows += compare_rows(rounds)
     print(f"machine: {machine()}")
     print(f"frames: {source}")
     print()

@@ -14,6 +14,7 @@ from gym_goldens.format import lock
 from gym_goldens.format.layout import TRAJECTORY_NAME, UPDATE_LOCK
 from gym_goldens.format.limits import (
     DEFAULT_MAX_DECOMPRESSED_SIZE,
+    MAX_FRAME_PIXELS,
     MAX_LINE_BYTES,
     MAX_NESTING,
     format_size,
@@ -41,6 +42,11 @@ def test_the_limits_table_gives_the_limits_of_the_code() -> None:
     assert decompressed[0].startswith(format_size(DEFAULT_MAX_DECOMPRESSED_SIZE) + ",")
     assert GoldensSettings.max_decompressed_size == DEFAULT_MAX_DECOMPRESSED_SIZE
     assert table["nesting of JSON values"][0] == "1024 levels (orjson's)"
+    side = int(MAX_FRAME_PIXELS**0.5)
+    frame = table["a frame (a PNG file of a recording)"][0]
+    assert frame == f"{MAX_FRAME_PIXELS:,} pixels ({side} x {side})"
+    decoded = table["what the frames of a recording decode to, in one comparison"][0]
+    assert decoded.startswith(format_size(DEFAULT_MAX_DECOMPRESSED_SIZE) + ",")
     shown = table["values shown in a failure message"][0]
     assert shown == f"{differences._MAX_VALUE_CHARS} characters, {MAX_DEPTH} levels of nesting"
     assert table["fields in a plot"][0].startswith(f"{MAX_DEPTH} levels of nesting")

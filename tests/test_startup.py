@@ -68,5 +68,7 @@ def test_a_pytest_run_without_golden_tests_loads_nothing_heavy(pytester: pytest.
 def test_the_defaults_written_out_for_start_up_are_the_defaults() -> None:
     from gym_goldens.format import codec
     from gym_goldens.plugin import settings
+    from gym_goldens.record import frames
 
     assert settings.DEFAULT_MAX_ARRAY_SIZE == codec.DEFAULT_MAX_ARRAY_SIZE
+    assert settings.IMAGES == frames.IMAGES

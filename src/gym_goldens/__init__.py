@@ -15,6 +15,7 @@ it (data flows env -> record -> format -> file, file -> format -> comparison
     - ``fields``: field paths and field patterns (``obs[2]``, ``info.*.time``).
     - ``agents``: multi-agent records: fields keyed by agent, the agent of a path.
     - ``codec``: values to JSON lines and back; array summaries.
+    - ``frames``: frames as PNG files: the image-like rule, the PNG codec, references.
     - ``dtypes``: the numpy types of recorded values (the ``dtypes`` field).
     - ``header``: the header record: env, spaces, versions, platform.
     - ``lines``: the lines of a recording file, split into episodes.
@@ -24,6 +25,7 @@ it (data flows env -> record -> format -> file, file -> format -> comparison
     - ``files``: atomic writes, recordings installed.
 - ``record/``: recording envs.
     - ``writer``: the one episode writer: buffer, step line, flush, header.
+    - ``frames``: the frames of a recording written as PNG files, by a worker thread.
     - ``single``: :class:`RecordTrajectory`, the wrapper of one env.
     - ``vector``: :class:`RecordVectorTrajectory`, one file per sub-env.
     - ``agents``: PettingZoo envs told apart (without importing it) and described.
@@ -37,17 +39,20 @@ it (data flows env -> record -> format -> file, file -> format -> comparison
 - ``comparison/``: a recording against its golden.
     - ``defaults``: the default tolerances, those of ``pytest.approx``.
     - ``floats``: the one float rule, for scalars and arrays.
+    - ``pixels``: the one pixel rule: two frames compared within a pixel tolerance.
     - ``tolerance``: :class:`Tolerance` and its tree of fields.
     - ``walk``: whether two parsed records match.
     - ``compiled``: the same check compiled for one line layout (speed).
     - ``arrays``: statistics of differing arrays; summaries against arrays.
+    - ``frames``: frame references of two records compared, by digest, then by pixels.
     - ``explain``: which fields differ and how (DeepDiff).
     - ``result``: :class:`Comparison`, :class:`Difference`, :class:`Divergence`.
     - ``evidence``: signs of nondeterminism at a divergence: an iteration order, a clock.
     - ``engine``: :func:`compare`, streaming, episode by episode.
 - ``present/``: what a user reads and sees.
     - ``report``: failure messages as data, rendered once: mismatch, missing, nondeterministic.
-    - ``differences``: one difference in words: values, arrays, types, headers.
+    - ``differences``: one difference in words: values, arrays, types, headers, frames.
+    - ``images``: frames as pictures: the diff image, golden/actual/diff side by side, GIFs.
     - ``summary``: ``gym-goldens show``.
     - ``series``: numeric fields over time, golden against actual.
     - ``viz``: plots (matplotlib, optional).

@@ -53,6 +53,11 @@ class RecordTrajectoryFixture(Protocol):
         compress: bool | None = None,
         full_every: int | None = None,
         replay: bool = False,
+        render: bool | int = False,
+        images: str | None = None,
+        pixel_atol: ToleranceSpec | None = None,
+        max_diff_pixels: ToleranceSpec | None = None,
+        max_diff_pixel_ratio: ToleranceSpec | None = None,
     ) -> gym.Wrapper[Any, Any, Any, Any]: ...
 
     @overload
@@ -67,6 +72,10 @@ class RecordTrajectoryFixture(Protocol):
         max_array_size: ArraySizeSpec = ...,
         compress: bool | None = None,
         full_every: int | None = None,
+        images: str | None = None,
+        pixel_atol: ToleranceSpec | None = None,
+        max_diff_pixels: ToleranceSpec | None = None,
+        max_diff_pixel_ratio: ToleranceSpec | None = None,
     ) -> RecordVectorTrajectory: ...
 
     @overload
@@ -92,10 +101,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        "goldens(rtol=None, atol=None, ignore=(), variant_by=(), update_once=False): tolerances "
-        "and ignored fields of the test's golden trajectories (numbers, or mappings from field "
-        "patterns to numbers); variant_by keeps one golden per value of the named facts (mujoco, "
-        "machine); update_once=True records the test once, not twice, under --update-goldens.",
+        "goldens(rtol=None, atol=None, ignore=(), variant_by=(), update_once=False, "
+        "images=None, pixel_atol=None, max_diff_pixels=None, max_diff_pixel_ratio=None): "
+        "tolerances and ignored fields of the test's golden trajectories (numbers, or mappings "
+        "from field patterns to numbers); variant_by keeps one golden per value of the named "
+        "facts (mujoco, machine); update_once=True records the test once, not twice, under "
+        "--update-goldens; images='frames' keeps image-like obs and info as PNG frames; the "
+        "pixel_ settings are the pixel tolerance of frames.",
     )
     settings = GoldensSettings.from_config(config)
     config.stash[settings_key] = settings
@@ -128,8 +140,9 @@ def record_trajectory(
     """Record envs in this test and check them against their goldens.
 
     ``record_trajectory(env, name=None, *, rtol=None, atol=None, ignore=(),
-    max_array_size=..., compress=None, full_every=None, replay=False)`` returns ``env``
-    wrapped in :class:`gym_goldens.RecordTrajectory` (a vector env in
+    max_array_size=..., compress=None, full_every=None, replay=False, render=False,
+    images=None, pixel_atol=None, max_diff_pixels=None, max_diff_pixel_ratio=None)`` returns
+    ``env`` wrapped in :class:`gym_goldens.RecordTrajectory` (a vector env in
     :class:`gym_goldens.RecordVectorTrajectory`, a PettingZoo env in its recorder;
     with ``replay=True``, driven by the golden's actions). After the
     test body passes, each recording is compared with its golden within

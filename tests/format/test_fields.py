@@ -18,8 +18,12 @@ from gym_goldens.format.fields import (
 )
 
 
-def test_the_writer_writes_the_fields_listed(tmp_path: Path) -> None:
-    env = RecordTrajectory(gym.make("Pendulum-v1"), tmp_path)
+def test_the_writer_writes_the_fields_listed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
+    # Every field: render too (a frame at the reset and at every step).
+    env = RecordTrajectory(gym.make("Pendulum-v1", render_mode="rgb_array"), tmp_path, render=1)
     for seed in (0, 1):
         env.reset(seed=seed)
         for _ in range(3):

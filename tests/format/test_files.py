@@ -11,7 +11,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from gym_goldens import RecordVectorTrajectory
+from gym_goldens import RecordTrajectory, RecordVectorTrajectory
 from gym_goldens.errors import GoldenFormatError, GoldenWriteError, UnsafeGoldenPathError
 from gym_goldens.format import lock
 from gym_goldens.format.files import (
@@ -20,10 +20,12 @@ from gym_goldens.format.files import (
     install_recording,
     same_bytes,
 )
+from gym_goldens.format.frames import read_frame, referenced_frames
 from gym_goldens.format.layout import UPDATE_LOCK
 from gym_goldens.format.lock import golden_lock
 from gym_goldens.format.paths import ensure_inside, is_sub_env_folder, resolve_golden
 from gym_goldens.plugin.store import update_golden
+from tests.support.frames import PaintedEnv
 from tests.support.recordings import record_alternating
 
 
@@ -265,3 +267,51 @@ def test_same_bytes_reads_large_files_a_chunk_at_a_time(tmp_path: Path) -> None:
         tracemalloc.stop()
     assert same
     assert peak < 4 * MiB, f"comparing two 24 MiB files took {peak / MiB:.0f} MiB"
+
+
+def _painted(folder: Path, steps: int, patch: object = None) -> Path:
+    env = RecordTrajectory(PaintedEnv(patch=patch), folder, render=True)  # type: ignore[arg-type]
+    env.reset(seed=0)
+    for t in range(steps):
+        env.step(t % 2)
+    env.close()
+    return folder
+
+
+def test_a_recording_is_installed_with_its_frames_and_without_the_frames_it_dropped(
+    tmp_path: Path,
+) -> None:
+    target = tmp_path / "goldens" / "Painted"
+    installed = install_recording(_painted(tmp_path / "long", 4), target, is_current=_never_current)
+    names = sorted(p.name for p in (target / "frames").iterdir())
+    assert names == [f"e00000_t{t:06d}_render.png" for t in range(5)]
+    assert {p.name for p in installed.written} == {*names, "trajectory.jsonl"}
+    # Another recording: 2 steps, the second one's frame changed.
+    patch = (2, slice(0, 8), slice(0, 8), 9)
+    installed = install_recording(
+        _painted(tmp_path / "short", 2, patch), target, is_current=_never_current
+    )
+    assert sorted(p.name for p in installed.written) == [
+        "e00000_t000002_render.png",
+        "trajectory.jsonl",
+    ]
+    assert sorted(p.name for p in installed.removed) == [
+        "e00000_t000003_render.png",
+        "e00000_t000004_render.png",
+    ]
+    assert sorted(p.name for p in (target / "frames").iterdir()) == names[:3]
+    for ref in referenced_frames(target / "trajectory.jsonl").values():
+        read_frame(target, ref)  # each frame the golden names holds its pixels
+
+
+def test_a_symlink_in_a_golden_s_frames_folder_is_refused(tmp_path: Path) -> None:
+    golden = _painted(tmp_path / "goldens" / "Painted", 1)
+    outside = tmp_path / "outside.png"
+    outside.write_bytes(b"precious")
+    (golden / "frames" / "e00000_t000001_render.png").unlink()
+    (golden / "frames" / "e00000_t000001_render.png").symlink_to(outside)
+    with pytest.raises(UnsafeGoldenPathError, match=r"e00000_t000001_render\.png: a symlink"):
+        checked_recording_files(tmp_path / "goldens", golden)
+    with pytest.raises(UnsafeGoldenPathError):
+        install_recording(_painted(tmp_path / "new", 1), golden, is_current=_never_current)
+    assert outside.read_bytes() == b"precious"

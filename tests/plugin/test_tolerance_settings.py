@@ -115,7 +115,8 @@ def test_strict_markers_accepts_the_marker(
     result.stdout.fnmatch_lines(
         [
             "@pytest.mark.goldens(rtol=None, atol=None, ignore=(), variant_by=(), "
-            "update_once=False):*"
+            "update_once=False, images=None, pixel_atol=None, max_diff_pixels=None, "
+            "max_diff_pixel_ratio=None):*"
         ]
     )
 
@@ -127,7 +128,8 @@ def test_strict_markers_accepts_the_marker(
         (
             "@pytest.mark.goldens(tol=1e-3)",
             "got unknown arguments ['tol']; "
-            "it takes ['atol', 'ignore', 'rtol', 'update_once', 'variant_by']",
+            "it takes ['atol', 'ignore', 'images', 'max_diff_pixel_ratio', 'max_diff_pixels', "
+            "'pixel_atol', 'rtol', 'update_once', 'variant_by']",
         ),
         (
             '@pytest.mark.goldens(ignore=["observation"])',

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
 import stat
 from pathlib import Path
 
@@ -68,3 +69,17 @@ def test_write_page_replaces_the_file_with_the_usual_permissions(tmp_path: Path)
     umask = os.umask(0)
     os.umask(umask)
     assert stat.S_IMODE(target.stat().st_mode) == 0o666 & ~umask
+
+
+def test_a_mismatch_s_frames_travel_and_show_as_images_side_by_side() -> None:
+    frames = (("golden", PNG), ("actual", PNG[:-1]), ("diff", PNG[:-2]))
+    mismatch = Mismatch(title="t", status="failed", message="m", images=frames)
+    data = json.loads(json.dumps(mismatch.to_json()))
+    assert Mismatch.from_json(data) == mismatch
+    page = render_page("p", [], [mismatch], empty="none")
+    shown = [
+        base64.b64decode(src)
+        for src in re.findall(r'<img alt="[^"]*" src="data:image/png;base64,([^"]+)"', page)
+    ]
+    assert shown == [png for _, png in frames]
+    assert [f"<figcaption>{label}</figcaption>" in page for label, _ in frames] == [True] * 3

@@ -224,7 +224,9 @@ def test_record_constructor_args_rebuild_the_wrapper(tmp_path: Path) -> None:
         "flush_every": 10,
         "compress": False,
         "full_every": None,
+        "images": "summary",
         "versions_of": (),
+        "render": False,
     }
     stack = env.spec.additional_wrappers if env.spec else ()
     assert [w.name for w in stack][-1] == "RecordTrajectory"

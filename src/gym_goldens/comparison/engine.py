@@ -7,7 +7,9 @@ being parsed, and files that are the same bytes are not even split into
 lines. Only lines that differ are parsed and compared field by field with
 :class:`~gym_goldens.comparison.tolerance.Tolerance`: by a check compiled for
 their layout (:mod:`gym_goldens.comparison.compiled`) where the two lines share
-one, else by the walk (:mod:`gym_goldens.comparison.walk`). The first differing
+one, else by the walk (:mod:`gym_goldens.comparison.walk`); frames whose
+digests differ are compared by their pixels first
+(:mod:`gym_goldens.comparison.frames`). The first differing
 record of each episode is kept, and explained (:mod:`gym_goldens.comparison.explain`)
 when a report asks which fields differ.
 
@@ -41,6 +43,7 @@ from gym_goldens.comparison import compiled
 from gym_goldens.comparison.arrays import array_deltas
 from gym_goldens.comparison.compiled import skeleton
 from gym_goldens.comparison.explain import explain, header_differences
+from gym_goldens.comparison.frames import FramePairs, holds_frames
 from gym_goldens.comparison.result import (
     MAX_KEPT_EPISODES,
     Comparison,
@@ -128,6 +131,7 @@ class _Comparer:
         self.tolerance = tolerance
         self.max_decompressed_size = max_decompressed_size
         self.root = tolerance.tree()
+        self.frames = FramePairs(self.root, max_decompressed_size)
         self.progress = progress
         self.compile_checks = compile_checks
         # Parsed header lines by their bytes: the episodes of a recording mostly
@@ -265,6 +269,9 @@ class _Comparer:
                 golden_record, actual_record, fast = _parse_pair(
                     golden_item, actual_item, golden, actual, same_types=same_types
                 )
+                if not fast and holds_frames(golden_raw, actual_raw):
+                    files = (golden, actual)
+                    self.frames.settle(golden_record, actual_record, files, golden_number)
                 try:
                     if same_types and fast and self.compile_checks and layout not in checks:
                         # Lines of one skeleton share a layout: a check compiled
@@ -336,7 +343,7 @@ class _Comparer:
         self.diverged = True
         explainer = None
         if self._keep(len(raw) + len(actual[2]), first=first_of_all):
-            explainer = _Explainer(golden, actual, self.root)
+            explainer = _Explainer(golden, actual, self.root, self.frames)
         divergence = Divergence(
             event=str(golden_record.get("event")),
             t=golden_record.get("t"),
@@ -453,18 +460,27 @@ def _parse_pair(
 class _Explainer:
     """Works out the differing fields of a first divergence, from its two lines."""
 
-    __slots__ = ("actual", "golden", "root")
+    __slots__ = ("actual", "frames", "golden", "root")
 
-    def __init__(self, golden: _Line, actual: _Line, root: ToleranceNode) -> None:
+    def __init__(
+        self, golden: _Line, actual: _Line, root: ToleranceNode, frames: FramePairs
+    ) -> None:
         self.golden = golden
         self.actual = actual
         self.root = root
+        self.frames = frames
 
     def __call__(self) -> Explanation:
         golden_record = parse_record(self.golden[2], self.golden[0], self.golden[1])
         actual_record = parse_record(self.actual[2], self.actual[0], self.actual[1])
+        frames: list[Difference] = []
+        if holds_frames(self.golden[2], self.actual[2]):
+            files = (self.golden[0], self.actual[0])
+            frames = self.frames.settle(
+                golden_record, actual_record, files, self.golden[1], hide_differing=True
+            )
         try:
-            found = explain(golden_record, actual_record, self.root)
+            found = [*explain(golden_record, actual_record, self.root), *frames]
         except RecursionError:
             raise GoldenFormatError(
                 self.golden[0], "JSON nested too deeply", line=self.golden[1]

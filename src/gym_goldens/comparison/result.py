@@ -20,6 +20,7 @@ from typing import Any, Final, Literal
 
 from gym_goldens.comparison.arrays import ArrayDelta
 from gym_goldens.comparison.floats import floats_match, tolerance_allowed
+from gym_goldens.comparison.pixels import FrameComparison
 from gym_goldens.comparison.tolerance import Tolerance
 from gym_goldens.format.fields import FieldPath, format_path
 
@@ -57,6 +58,9 @@ class Difference:
         actual: The actual value.
         rtol: The relative tolerance that applied, for floats.
         atol: The absolute tolerance that applied, for floats.
+        pixels: For two frames compared pixel by pixel, what the comparison
+            found (golden and actual are then
+            :class:`~gym_goldens.format.frames.StoredFrame` values).
     """
 
     path: FieldPath
@@ -65,6 +69,7 @@ class Difference:
     actual: Any
     rtol: float | None = None
     atol: float | None = None
+    pixels: FrameComparison | None = None
 
     @property
     def field(self) -> str:

@@ -12,6 +12,12 @@ record: ``"obs"``, ``"reward"``, ``"info.x_velocity"``, ``"obs.image"``,
 patterns to numbers; the most specific pattern wins. ``ignore`` lists
 patterns left out of the comparison; ignoring a field also leaves out its
 numpy type (its entry in the record's ``dtypes``).
+
+Frames (PNG files, see :mod:`gym_goldens.format.frames`) are compared pixel
+by pixel, within a :class:`~gym_goldens.comparison.pixels.PixelTolerance`:
+``pixel_atol``, ``max_diff_pixels`` and ``max_diff_pixel_ratio`` each take a
+number for every frame or a mapping from patterns to numbers, as ``rtol``
+does; by default no pixel may differ.
 """
 
 from __future__ import annotations
@@ -19,11 +25,14 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Iterable, Mapping
+from typing import Any, Final
 
 from gym_goldens.comparison.defaults import DEFAULT_ATOL, DEFAULT_RTOL
+from gym_goldens.comparison.pixels import PixelTolerance
 from gym_goldens.format.fields import ANY, FieldPath, parse_pattern, specificity
 
 __all__ = [
+    "PIXEL_KEYS",
     "Tolerance",
     "ToleranceNode",
     "ToleranceSpec",
@@ -31,6 +40,11 @@ __all__ = [
 
 ToleranceSpec = float | Mapping[str, float]
 """A number for every field, or a mapping from field patterns to numbers."""
+
+PIXEL_KEYS: Final = ("pixel_atol", "max_diff_pixels", "max_diff_pixel_ratio")
+"""The settings of a :class:`~gym_goldens.comparison.pixels.PixelTolerance`, each set by field."""
+
+_EXACT_PIXELS: Final = PixelTolerance()
 
 
 class ToleranceNode:
@@ -40,7 +54,8 @@ class ToleranceNode:
     the node of a key or index. Children refine their field; a key no pattern
     names inherits its parent's settings. A *leaf* has no children: every
     value inside it has its settings. The root also keeps what the
-    comparison caches for this tree (``cache``).
+    comparison caches for this tree (``cache``). ``pixels`` is the pixel
+    tolerance of the frames at and below the node.
     """
 
     __slots__ = (
@@ -51,13 +66,17 @@ class ToleranceNode:
         "ignored",
         "inherited",
         "leaf",
+        "pixels",
         "rtol",
     )
 
-    def __init__(self, rtol: float, atol: float, ignored: bool) -> None:
+    def __init__(
+        self, rtol: float, atol: float, ignored: bool, pixels: PixelTolerance = _EXACT_PIXELS
+    ) -> None:
         self.rtol = rtol
         self.atol = atol
         self.ignored = ignored
+        self.pixels = pixels
         self.children: dict[str | int, ToleranceNode] = {}
         self.any_child: ToleranceNode | None = None
         self.inherited: ToleranceNode | None = None
@@ -79,10 +98,10 @@ class ToleranceNode:
         return self.inherited
 
     def _inherited(self) -> ToleranceNode:
-        return ToleranceNode(self.rtol, self.atol, self.ignored)
+        return ToleranceNode(self.rtol, self.atol, self.ignored, self.pixels)
 
     def _copy(self) -> ToleranceNode:
-        node = ToleranceNode(self.rtol, self.atol, self.ignored)
+        node = ToleranceNode(self.rtol, self.atol, self.ignored, self.pixels)
         node.leaf = self.leaf
         node.children = {key: child._copy() for key, child in self.children.items()}
         node.any_child = self.any_child._copy() if self.any_child is not None else None
@@ -113,6 +132,9 @@ class Tolerance:
         field_rtol: Relative tolerance by field pattern.
         field_atol: Absolute tolerance by field pattern.
         ignore: Field patterns left out of the comparison.
+        pixels: The pixel tolerance of every frame not listed in ``field_pixels``.
+        field_pixels: Pixel tolerances by field pattern: for each of
+            :data:`PIXEL_KEYS`, a mapping from patterns to values.
 
     Example:
         >>> tol = Tolerance.build(rtol={"obs": 1e-4}, ignore=["info.time"])
@@ -125,6 +147,8 @@ class Tolerance:
     field_rtol: Mapping[str, float] = dataclasses.field(default_factory=dict)
     field_atol: Mapping[str, float] = dataclasses.field(default_factory=dict)
     ignore: tuple[str, ...] = ()
+    pixels: PixelTolerance = _EXACT_PIXELS
+    field_pixels: Mapping[str, Mapping[str, float]] = dataclasses.field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for name, value in [("rtol", self.rtol), ("atol", self.atol)]:
@@ -135,6 +159,12 @@ class Tolerance:
                 _check_number(f"{name}[{pattern!r}]", value)
         for pattern in self.ignore:
             parse_pattern(pattern)
+        for name, table in self.field_pixels.items():
+            if name not in PIXEL_KEYS:
+                raise ValueError(f"field_pixels: {name!r} is not one of {', '.join(PIXEL_KEYS)}")
+            for pattern, value in table.items():
+                parse_pattern(pattern)
+                _pixel_value(f"{name}[{pattern!r}]", name, value)
 
     @classmethod
     def build(
@@ -152,19 +182,36 @@ class Tolerance:
         rtol: ToleranceSpec | None = None,
         atol: ToleranceSpec | None = None,
         ignore: Iterable[str] = (),
+        pixel_atol: ToleranceSpec | None = None,
+        max_diff_pixels: ToleranceSpec | None = None,
+        max_diff_pixel_ratio: ToleranceSpec | None = None,
     ) -> Tolerance:
         """Layer settings on top of these ones.
 
         A number replaces the tolerance of every field (and forgets earlier
         per-field values); a mapping adds or replaces per-field values and
-        leaves the rest as they were. Ignored fields accumulate.
+        leaves the rest as they were. Ignored fields accumulate. The pixel
+        settings layer the same way, each on its own.
         """
         new_rtol, new_field_rtol = _layer(self.rtol, self.field_rtol, rtol, "rtol")
         new_atol, new_field_atol = _layer(self.atol, self.field_atol, atol, "atol")
         if isinstance(ignore, str):
             ignore = [ignore]
         merged_ignore = tuple(dict.fromkeys([*self.ignore, *ignore]))
-        return Tolerance(new_rtol, new_atol, new_field_rtol, new_field_atol, merged_ignore)
+        pixels, field_pixels = _layer_pixels(
+            self.pixels,
+            self.field_pixels,
+            dict(zip(PIXEL_KEYS, (pixel_atol, max_diff_pixels, max_diff_pixel_ratio), strict=True)),
+        )
+        return Tolerance(
+            new_rtol,
+            new_atol,
+            new_field_rtol,
+            new_field_atol,
+            merged_ignore,
+            pixels,
+            field_pixels,
+        )
 
     def tree(self) -> ToleranceNode:
         """The tolerance tree the comparison walks (built once per instance)."""
@@ -186,18 +233,30 @@ class Tolerance:
         parts = [f"rtol={self.rtol:g}", f"atol={self.atol:g}"]
         parts += [f"rtol[{p}]={v:g}" for p, v in self.field_rtol.items()]
         parts += [f"atol[{p}]={v:g}" for p, v in self.field_atol.items()]
+        if self.pixels != _EXACT_PIXELS:
+            parts += [
+                f"{name}={getattr(self.pixels, name)!r}"
+                for name in PIXEL_KEYS
+                if getattr(self.pixels, name) != getattr(_EXACT_PIXELS, name)
+            ]
+        parts += [
+            f"{name}[{pattern}]={value!r}"
+            for name, table in self.field_pixels.items()
+            for pattern, value in table.items()
+        ]
         if self.ignore:
             parts.append(f"ignore={list(self.ignore)}")
         return ", ".join(parts)
 
     def _build_tree(self) -> ToleranceNode:
-        root = ToleranceNode(self.rtol, self.atol, False)
+        root = ToleranceNode(self.rtol, self.atol, False, self.pixels)
         # An ignored field's numpy type is ignored too ("info.time" -> "dtypes.info.time").
         ignored = {
             *self.ignore,
             *(f"dtypes.{p}" for p in self.ignore if p.split(".")[0] not in ("dtypes", "*")),
         }
         patterns = {*self.field_rtol, *self.field_atol, *ignored}
+        patterns |= {pattern for table in self.field_pixels.values() for pattern in table}
         # Less specific patterns first (shorter, then wildcards before names),
         # so that more specific ones refine what they inherit.
         for pattern in sorted(patterns, key=_specificity):
@@ -211,6 +270,9 @@ class Tolerance:
                     _set_below(node, "atol", self.field_atol[pattern])
                 if pattern in ignored:
                     _set_below(node, "ignored", True)
+                for name, table in self.field_pixels.items():
+                    if pattern in table:
+                        _set_pixels_below(node, name, table[pattern])
         return root
 
 
@@ -223,6 +285,49 @@ def _set_below(node: ToleranceNode, attribute: str, value: float | bool) -> None
     for child in [*node.children.values(), node.any_child]:
         if child is not None:
             _set_below(child, attribute, value)
+
+
+def _set_pixels_below(node: ToleranceNode, name: str, value: float) -> None:
+    changed: dict[str, Any] = {name: value}
+    node.pixels = dataclasses.replace(node.pixels, **changed)
+    for child in [*node.children.values(), node.any_child]:
+        if child is not None:
+            _set_pixels_below(child, name, value)
+
+
+def _layer_pixels(
+    default: PixelTolerance,
+    table: Mapping[str, Mapping[str, float]],
+    specs: Mapping[str, ToleranceSpec | None],
+) -> tuple[PixelTolerance, dict[str, dict[str, float]]]:
+    """The pixel settings with ``specs`` layered on, as :meth:`Tolerance.refine` says."""
+    merged = {name: dict(values) for name, values in table.items()}
+    for name, spec in specs.items():
+        if spec is None:
+            continue
+        if isinstance(spec, Mapping):
+            patterns = merged.setdefault(name, {})
+            for pattern, value in spec.items():
+                if not isinstance(pattern, str):
+                    raise TypeError(f"{name} keys must be field patterns (str), got {pattern!r}")
+                patterns[pattern] = _pixel_value(f"{name}[{pattern!r}]", name, value)
+        else:
+            changed: dict[str, Any] = {name: _pixel_value(name, name, spec)}
+            default = dataclasses.replace(default, **changed)
+            merged.pop(name, None)
+    return default, {name: values for name, values in merged.items() if values}
+
+
+def _pixel_value(label: str, name: str, value: object) -> float:
+    """``value`` of the pixel setting ``name``, checked as a PixelTolerance checks it."""
+    if isinstance(value, Mapping):
+        raise TypeError(f"{label} must be a number, got a mapping {value!r}")
+    try:
+        checked = PixelTolerance(**{name: value})  # type: ignore[arg-type]
+    except (TypeError, ValueError) as error:
+        raise type(error)(str(error).replace(name, label, 1)) from None
+    found: float = getattr(checked, name)
+    return found
 
 
 def _layer(

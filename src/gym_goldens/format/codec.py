@@ -152,6 +152,7 @@ class ArraySummary:
         array: np.ndarray[Any, Any],
         *,
         encode: Callable[[Any], bytes] | None = None,
+        statistics: bool = True,
     ) -> ArraySummary:
         """Summarise ``array``.
 
@@ -160,6 +161,8 @@ class ArraySummary:
             encode: Encodes the items of an array of objects: their bytes
                 are hashed, not the addresses the array holds (by default,
                 a JSON line of them as :class:`Encoder` writes it).
+            statistics: Work out min, max, mean and sum (None without);
+                a frame's reference needs the digest alone.
         """
         canonical = np.ascontiguousarray(array)
         if canonical.dtype.byteorder == ">":
@@ -187,7 +190,7 @@ class ArraySummary:
         band_digests = [_XXH64(part) for part in (bands_data if shape else [data])]
         digest = _XXH128(b"".join(band_digests))
         bands = tuple(part.hex() for part in band_digests) if shape else None
-        low, high, mean, total = _statistics(canonical)
+        low, high, mean, total = _statistics(canonical) if statistics else (None,) * 4
         dtype = _dtype_name(canonical.dtype)
         return cls(dtype, shape, digest, low, high, mean, total, bands or None)
 

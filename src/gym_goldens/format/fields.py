@@ -41,11 +41,13 @@ ANY: Final = "*"
 
 # The fields of the records, in the order docs/format.md lists them (a file
 # writes keys sorted): the one list that readers, plots and reports take them from.
-STEP_VALUES: Final = ("action", "obs", "reward", "terminated", "truncated", "info")
-"""The fields of a step record that hold what the env was given and gave back."""
+STEP_VALUES: Final = ("action", "obs", "reward", "terminated", "truncated", "info", "render")
+"""The fields of a step record that hold what the env was given and gave back; ``render``
+(the frame of ``env.render()``) only where frames are recorded."""
 
-RESET_VALUES: Final = ("obs", "info")
-"""The fields of a reset record that hold what the env gave back."""
+RESET_VALUES: Final = ("obs", "info", "render")
+"""The fields of a reset record that hold what the env gave back; ``render`` only where
+frames are recorded."""
 
 STEP_FIELDS: Final = ("event", "t", *STEP_VALUES, "dtypes")
 """Every field of a step record written in full; ``dtypes`` only where the types change."""

@@ -10,6 +10,16 @@ the file system refuses (a read-only folder, a full disk), the update fails
 with :class:`~gym_goldens.errors.GoldenWriteError` naming the file and the
 cause, and the old file is left as it was.
 
+A recording's frames (the PNG files of its ``frames`` folder) are installed
+with it: each frame the new recording refers to is copied atomically (a
+frame whose file already holds its pixels is left as it is, whatever bytes
+another Pillow or zlib wrote), then the recording file, then the frames no
+longer referred to are removed. A frame's digest is in the line that names
+it, so a reader never takes one frame for another: a reader that races an
+update, or an update killed between its frames and its recording file, finds
+a frame whose pixels are not the digest's and says so (record the golden
+again); the next update replaces such a golden.
+
 Goldens are read and written only inside the goldens dir, and no symlink
 below it is followed: every read, write and removal of a golden goes through
 the one path check of :mod:`gym_goldens.format.paths`, which refuses a
@@ -24,11 +34,12 @@ import dataclasses
 import os
 import sys
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Final, Literal
 
-from gym_goldens.errors import GoldenWriteError
+from gym_goldens.errors import GoldenFormatError, GoldenWriteError, UnsafeGoldenPathError
+from gym_goldens.format.frames import FRAMES_DIR, FrameRef, read_frame, referenced_frames
 from gym_goldens.format.layout import (
     GITIGNORE,
     GOLDENS_GITIGNORE,
@@ -40,7 +51,13 @@ from gym_goldens.format.layout import (
     trajectory_filename,
 )
 from gym_goldens.format.lock import golden_lock, remove_unheld_lock
-from gym_goldens.format.paths import FolderEntries, ensure_inside, resolve_golden, scan_folder
+from gym_goldens.format.paths import (
+    FolderEntries,
+    ensure_inside,
+    resolve_golden,
+    scan_folder,
+    scan_frames,
+)
 from gym_goldens.format.reader import recording_files, sub_env_dirs
 
 __all__ = [
@@ -53,6 +70,7 @@ __all__ = [
     "install_recording",
     "is_dead_leftover",
     "remove_dead_leftovers",
+    "remove_frames",
     "same_bytes",
 ]
 
@@ -204,11 +222,11 @@ class Installed:
         folder: The folder installed into.
         status: ``created`` (no recording before), ``updated`` (a file was
             written or removed) or ``unchanged``.
-        written: Files written: the recording file (of each sub-env that
-            changed, for a vector env).
+        written: Files written: the frames that changed and the recording
+            file (of each sub-env that changed, for a vector env).
         removed: Files removed: a recording file of the other compression,
-            the episode files of a pre-release format, the files of sub-envs
-            that are gone.
+            the episode files of a pre-release format, frames no longer
+            referred to, the files of sub-envs that are gone.
     """
 
     folder: Path
@@ -226,9 +244,11 @@ def install_recording(
 ) -> Installed:
     """Make the folder ``target`` hold the recording of the folder ``source``.
 
-    The recording file is copied atomically, then the files it replaces are
-    removed: a recording file of the other compression, and the episode files
-    of a pre-release format (format 1). A file that ``is_current`` says already
+    The frames the recording refers to are copied atomically (those that
+    already hold their pixels are left), then the recording file, then the
+    files it replaces are removed: frames it no longer refers to, a recording
+    file of the other compression and the episode files of a pre-release
+    format (format 1). A file that ``is_current`` says already
     holds the recording is left alone. Temporary files of other writes are
     not touched here (see :func:`remove_dead_leftovers`): one may be another
     process's, writing the same golden. Vector recordings are installed
@@ -279,14 +299,19 @@ def install_recording(
 
 
 def _install_file(source: Path, target: FolderEntries, is_current: IsCurrent) -> Installed:
+    scan_frames(target.folder)  # a symlink among the frames is refused, as among the files
     old_files = target.files
     written: list[Path] = []
     source_files = recording_files(source)
     destination: Path | None = None
+    frames: dict[str, FrameRef] | None = None
     if source_files:
         compressed = source_files[0].name.endswith(".gz")
         destination = target.folder / trajectory_filename(compress=compressed)
-        if not (destination in old_files and is_current(destination, source)):
+        current = destination in old_files and is_current(destination, source)
+        if not (current and _frames_intact(destination)):
+            frames = _source_frames(source, source_files)
+            written += _install_frames(source, target.folder, frames)
             atomic_copy(destination, source_files)
             written.append(destination)
     # Only once the new file is in place: an update killed before this point
@@ -298,10 +323,75 @@ def _install_file(source: Path, target: FolderEntries, is_current: IsCurrent) ->
         if old != destination:
             old.unlink(missing_ok=True)
             removed.append(old)
+    if frames is not None or not source_files:
+        removed += remove_frames(target.folder, keep=frames or {})
     status: InstallStatus = (
         "created" if not old_files else "updated" if written or removed else "unchanged"
     )
     return Installed(target.folder, status, tuple(written), tuple(removed))
+
+
+def _source_frames(source: Path, files: list[Path]) -> dict[str, FrameRef]:
+    """The frames the recording ``source`` refers to (none unless it has a ``frames`` folder)."""
+    frames: dict[str, FrameRef] = {}
+    if (source / FRAMES_DIR).is_dir():
+        for file in files:
+            frames.update(referenced_frames(file))
+    return frames
+
+
+def _frames_intact(recording_file: Path) -> bool:
+    """Whether every frame a golden's recording file refers to is there, with its pixels."""
+    try:
+        folder = recording_file.parent
+        for ref in referenced_frames(recording_file).values():
+            read_frame(folder, ref)
+    except GoldenFormatError:
+        return False  # replaced, as an unreadable golden is
+    return True
+
+
+def _install_frames(source: Path, folder: Path, frames: dict[str, FrameRef]) -> list[Path]:
+    """Copy the frames of the recording ``source`` into ``folder``; the files written.
+
+    A frame whose file in ``folder`` already holds its pixels is left as it
+    is: decoded pixels are compared, not bytes.
+    """
+    written = []
+    for file, ref in sorted(frames.items()):
+        destination = folder / file
+        try:
+            read_frame(folder, ref)
+        except (GoldenFormatError, UnsafeGoldenPathError):
+            pass  # missing, other pixels, damaged or a link: written anew
+        else:
+            continue
+        origin = source / file
+        if not origin.is_file():
+            raise GoldenFormatError(origin, "the recording refers to this frame, which is missing")
+        atomic_copy(destination, [origin])
+        written.append(destination)
+    return written
+
+
+def remove_frames(folder: Path, *, keep: Mapping[str, object]) -> list[Path]:
+    """Remove the frames of ``folder`` whose files are not in ``keep``; the folder, once empty.
+
+    Only files named as frames are removed (see
+    :func:`~gym_goldens.format.paths.scan_frames`, which refuses symlinks).
+
+    Returns:
+        The files removed.
+    """
+    removed = []
+    for path in scan_frames(folder):
+        if f"{FRAMES_DIR}/{path.name}" not in keep:
+            path.unlink(missing_ok=True)
+            removed.append(path)
+    frames = folder / FRAMES_DIR
+    if removed and not any(frames.iterdir()):
+        frames.rmdir()
+    return removed
 
 
 def _install_vector(
@@ -324,6 +414,7 @@ def _install_vector(
         for old in entries.files:
             old.unlink(missing_ok=True)
             removed.append(old)
+        removed += remove_frames(entries.folder, keep={})
         for entry in entries.folder.iterdir():
             if is_dead_leftover(entry.name):
                 entry.unlink(missing_ok=True)

@@ -52,7 +52,7 @@ import re
 import stat
 import struct
 import zlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Final, Protocol, TypeGuard
 
@@ -60,9 +60,10 @@ import numpy as np
 from PIL import Image
 
 from gym_goldens.errors import GoldenFormatError, UnsafeGoldenPathError
-from gym_goldens.format.codec import ArraySummary
+from gym_goldens.format.codec import ArraySummary, TaggedValue, decode_line
 from gym_goldens.format.layout import safe_segment
-from gym_goldens.format.limits import MAX_FRAME_PIXELS
+from gym_goldens.format.limits import DEFAULT_MAX_DECOMPRESSED_SIZE, MAX_FRAME_PIXELS
+from gym_goldens.format.lines import iter_lines
 
 __all__ = [
     "FRAMES_DIR",
@@ -72,6 +73,7 @@ __all__ = [
     "PNG_COMPRESS_TYPE",
     "DecodeBudget",
     "FrameRef",
+    "StoredFrame",
     "check_frame_file",
     "decode_png",
     "encode_png",
@@ -79,8 +81,11 @@ __all__ = [
     "frame_digest",
     "frame_filename",
     "frame_path",
+    "frame_refs",
+    "is_frame_file_name",
     "is_image_like",
     "read_frame",
+    "referenced_frames",
 ]
 
 FRAMES_DIR: Final = "frames"
@@ -290,7 +295,7 @@ def _channels(shape: tuple[int, ...]) -> int:
 
 def frame_digest(frame: np.ndarray[Any, Any]) -> str:
     """The digest of a frame's pixels: that of its array summary (see the module's docstring)."""
-    return ArraySummary.of(frame).digest
+    return ArraySummary.of(frame, statistics=False).digest
 
 
 def frame_filename(episode: int, step: int, field: str) -> str:
@@ -337,6 +342,11 @@ def check_frame_file(file: object, *, source: object) -> str:
         f"frames/e00000_t000012_render.png, inside the recording's {FRAMES_DIR} folder; "
         f"the recording is damaged or made to read other files: {_REDO}",
     )
+
+
+def is_frame_file_name(name: str) -> bool:
+    """Whether ``name`` (a file in a ``frames`` folder) is named as the writer names frames."""
+    return _FRAME_FILE.fullmatch(f"{FRAMES_DIR}/{name}") is not None
 
 
 def frame_path(recording: Path, file: str) -> Path:
@@ -419,6 +429,50 @@ class FrameRef:
                 line=line,
             )
         return cls(file, digest, tuple(shape))
+
+    @classmethod
+    def from_tagged(cls, value: TaggedValue, *, path: object, line: int | None = None) -> FrameRef:
+        """A reference as a parsed record holds it (a ``$frame`` tag), checked as by ``from_json``.
+
+        Raises:
+            GoldenFormatError: Not a valid reference.
+        """
+        return cls.from_json(_thawed(value.value), path=path, line=line)
+
+
+def _thawed(frozen: object) -> object:
+    """The content of a ``$frame`` tag as read (:class:`TaggedValue` freezes it), as parsed.
+
+    An object's ``(key, value)`` pairs back into a dict, a list (the shape)
+    back into a list; anything else is left for :meth:`FrameRef.from_json` to refuse.
+    """
+    if not isinstance(frozen, tuple) or not all(
+        isinstance(pair, tuple) and len(pair) == 2 and isinstance(pair[0], str) for pair in frozen
+    ):
+        return frozen
+    return {key: list(value) if isinstance(value, tuple) else value for key, value in frozen}
+
+
+@dataclasses.dataclass(frozen=True)
+class StoredFrame:
+    """A frame of a recording: its reference, and the recording folder its file is in.
+
+    Attributes:
+        folder: The recording's folder (that of its recording file).
+        ref: The reference a line of the recording gives.
+    """
+
+    folder: Path
+    ref: FrameRef
+
+    @property
+    def path(self) -> Path:
+        """The frame's file."""
+        return self.folder / self.ref.file
+
+    def read(self, budget: DecodeBudget | None = None) -> np.ndarray[Any, Any]:
+        """The frame's pixels, read safely (see :func:`read_frame`)."""
+        return read_frame(self.folder, self.ref, budget=budget)
 
 
 def _is_frame_shape(shape: object) -> TypeGuard[list[int]]:
@@ -524,3 +578,39 @@ def _short(value: object) -> str:
     """The repr of a value read from a file, cut short: escaped, and bounded."""
     text = repr(value)
     return text if len(text) <= _SHOWN_CHARS else text[: _SHOWN_CHARS - 3] + "..."
+
+
+def frame_refs(value: Any, *, path: object, line: int | None = None) -> Iterator[FrameRef]:
+    """The frame references in a parsed value (a record), checked, in record order.
+
+    Raises:
+        GoldenFormatError: A reference is not valid (see :meth:`FrameRef.from_json`).
+    """
+    if isinstance(value, TaggedValue):
+        if value.tag == FRAME_TAG:
+            yield FrameRef.from_tagged(value, path=path, line=line)
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from frame_refs(item, path=path, line=line)
+    elif isinstance(value, list):
+        for item in value:
+            yield from frame_refs(item, path=path, line=line)
+
+
+def referenced_frames(
+    path: Path, *, max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE
+) -> dict[str, FrameRef]:
+    """The frames a recording file refers to, by file (``frames/e00000_t000012_render.png``).
+
+    Only lines that hold a reference are parsed.
+
+    Raises:
+        GoldenFormatError: The file cannot be read, or a reference is not valid.
+    """
+    found: dict[str, FrameRef] = {}
+    marker = b'"' + FRAME_TAG.encode() + b'"'
+    for number, raw in iter_lines(path, max_decompressed_size=max_decompressed_size):
+        if marker in raw:
+            record = decode_line(raw, path=path, line=number)
+            found.update((ref.file, ref) for ref in frame_refs(record, path=path, line=number))
+    return found

@@ -12,10 +12,11 @@ artifacts or report dir at start-up, and the ``gym-goldens`` command follows
 a path typed on its command line, but no link it meets inside one.
 
 A golden folder is resolved once into a :class:`GoldenFolder`: its recording
-files in reading order and the folders of its sub-envs, each checked against
-the rule. Every read of a golden goes through :func:`resolve_golden`; the
-writers and the pruning of stale goldens look at the entries of a folder
-through :func:`scan_folder`, which checks them the same way.
+files in reading order, its frames (the PNG files of its ``frames`` folder)
+and the folders of its sub-envs, each checked against the rule. Every read
+of a golden goes through :func:`resolve_golden`; the writers and the
+pruning of stale goldens look at the entries of a folder through
+:func:`scan_folder` (and :func:`scan_frames`), which check them the same way.
 
 What this guarantees, and what it does not: the check looks at the files as
 they are when it runs, which is what a checkout holds. A process that swaps
@@ -34,6 +35,7 @@ from pathlib import Path
 from typing import Final
 
 from gym_goldens.errors import GoldenFormatError, UnsafeGoldenPathError
+from gym_goldens.format.frames import FRAMES_DIR, is_frame_file_name
 from gym_goldens.format.layout import is_recording_file_name, sub_env_index
 from gym_goldens.format.reader import read_header, recording_files
 
@@ -46,6 +48,7 @@ __all__ = [
     "is_sub_env_folder",
     "resolve_golden",
     "scan_folder",
+    "scan_frames",
     "symlink_error",
 ]
 
@@ -191,12 +194,15 @@ class GoldenFolder:
             installing one and removing the other; the next update removes it.
         envs: The folders of its sub-envs (``env_0``, ...), for the recording
             of a vector env.
+        frames: The frame files of its ``frames`` folder (see
+            :func:`scan_frames`).
     """
 
     path: Path
     files: tuple[Path, ...] = ()
     left: tuple[Path, ...] = ()
     envs: tuple[GoldenFolder, ...] = ()
+    frames: tuple[Path, ...] = ()
 
 
 def resolve_golden(root: Path, folder: Path, *, within: str = GOLDENS_DIR) -> GoldenFolder:
@@ -230,7 +236,39 @@ def _resolve(entries: FolderEntries, within: str) -> GoldenFolder:
         _resolve(scan_folder(folder, within=within), within) for _, folder in entries.sub_envs
     )
     left = tuple(path for path in entries.files if path not in files)
-    return GoldenFolder(entries.folder, tuple(files), left, envs)
+    frames = scan_frames(entries.folder, within=within) if entries.exists else ()
+    return GoldenFolder(entries.folder, tuple(files), left, envs, frames)
+
+
+def scan_frames(folder: Path, *, within: str = GOLDENS_DIR) -> tuple[Path, ...]:
+    """The frame files in the ``frames`` folder of a recording folder, sorted.
+
+    Neither the ``frames`` folder nor any entry in it may be a symlink; files
+    not named as frames are left out (and never read, written or removed).
+
+    Raises:
+        UnsafeGoldenPathError: The ``frames`` folder, or an entry in it, is a symlink.
+        GoldenFormatError: ``frames`` is a file, not a folder.
+    """
+    __tracebackhide__ = True
+    frames = folder / FRAMES_DIR
+    try:
+        mode = os.lstat(frames).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return ()
+    if stat.S_ISLNK(mode):
+        raise symlink_error(frames, within)
+    if not stat.S_ISDIR(mode):
+        raise GoldenFormatError(
+            frames, "expected the folder of the recording's frames, found a file; remove the file"
+        )
+    found = []
+    for entry in os.scandir(frames):
+        if entry.is_symlink():
+            raise symlink_error(Path(entry.path), within)
+        if is_frame_file_name(entry.name) and entry.is_file(follow_symlinks=False):
+            found.append(Path(entry.path))
+    return tuple(sorted(found))
 
 
 def is_sub_env_folder(folder: Path) -> bool:

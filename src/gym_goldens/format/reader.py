@@ -27,7 +27,12 @@ from typing import Any, Final
 from gym_goldens.errors import GoldenFormatError, UnsupportedFormatVersionError
 from gym_goldens.format.agents import episode_ended
 from gym_goldens.format.codec import decode_line
-from gym_goldens.format.header import FORMAT_NAME, FORMAT_VERSION, header_problem
+from gym_goldens.format.header import (
+    FORMAT_NAME,
+    FORMAT_VERSION,
+    OLDEST_READ_VERSION,
+    header_problem,
+)
 from gym_goldens.format.layout import (
     RECORDING_FILE_GLOBS,
     TRAJECTORY_NAME,
@@ -68,6 +73,7 @@ Return = float | tuple[float, ...]
 
 _EVENTS: Final = frozenset({"header", "reset", "step"})
 _VERSION: Final = tuple(int(part) for part in FORMAT_VERSION.split("."))
+_OLDEST: Final = tuple(int(part) for part in OLDEST_READ_VERSION.split("."))
 _COUNT_CHUNK: Final = 1 << 20
 
 
@@ -201,7 +207,7 @@ def check_header(header: dict[str, Any], path: Path, line: int) -> None:
             "upgrade pytest-gym-goldens",
             line=line,
         )
-    if number != _VERSION:
+    if number < _OLDEST:
         raise UnsupportedFormatVersionError(path, pre_release_reason(version), line=line)
     problem = header_problem(header)
     if problem is not None:

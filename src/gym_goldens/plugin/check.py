@@ -21,7 +21,7 @@ import gymnasium as gym
 from gym_goldens.comparison.engine import compare
 from gym_goldens.comparison.evidence import nondeterminism_evidence
 from gym_goldens.comparison.result import Comparison
-from gym_goldens.comparison.tolerance import Tolerance, ToleranceSpec
+from gym_goldens.comparison.tolerance import PIXEL_KEYS, Tolerance, ToleranceSpec
 from gym_goldens.errors import GoldenFormatError, GoldenWriteError, UnsafeGoldenPathError
 from gym_goldens.format.codec import ArraySizeSpec
 from gym_goldens.format.files import checked_recording_files
@@ -44,6 +44,8 @@ from gym_goldens.plugin.variants import (
     update_target,
     variant_facts,
 )
+from gym_goldens.present.differences import frames_only
+from gym_goldens.present.images import write_frame_diff
 from gym_goldens.present.report import (
     RenamedGolden,
     format_evidence,
@@ -58,6 +60,7 @@ from gym_goldens.present.report import (
 from gym_goldens.present.viz import VizDependencyError, write_divergence_plot
 from gym_goldens.record.agent_recorders import record_agents, replay_agents
 from gym_goldens.record.agents import agent_api, agent_env_name
+from gym_goldens.record.frames import check_images
 from gym_goldens.record.replay import ReplayActions
 from gym_goldens.record.single import RecordTrajectory
 from gym_goldens.record.vector import RecordVectorTrajectory
@@ -80,7 +83,9 @@ Status = Literal[
     "nondeterministic",
     "pending",
 ]
-_MARKER_KEYS: Final = frozenset({"rtol", "atol", "ignore", "variant_by", "update_once"})
+_MARKER_KEYS: Final = frozenset(
+    {"rtol", "atol", "ignore", "variant_by", "update_once", "images", *PIXEL_KEYS}
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -98,6 +103,8 @@ class CheckResult:
             ``(folder name, path)``, for a nondeterministic result.
         pending: The golden to write once a fresh process agrees, for a
             ``pending`` result (see :mod:`gym_goldens.plugin.pending`).
+        images: ``golden.png``, ``actual.png`` and ``diff.png`` of the first
+            frame that differs, when one does.
     """
 
     name: str
@@ -108,6 +115,7 @@ class CheckResult:
     plot: Path | None = None
     other_runs: tuple[tuple[str, Path], ...] = ()
     pending: PendingGolden | None = None
+    images: tuple[Path, ...] = ()
 
 
 _UNSET: Final[Any] = object()
@@ -158,7 +166,13 @@ class TrajectoryChecks:
         if "variant_by" in marker_kwargs:
             self._variant_by = check_variant_by(marker_kwargs.pop("variant_by"))
             variant_facts(self._variant_by)  # an unknown fact fails at setup, not at the check
-        base = Tolerance(rtol=settings.rtol, atol=settings.atol)
+        self._images = check_images(marker_kwargs.pop("images", settings.images))
+        pixels = settings.pixels  # the ini's, under the marker's
+        base = Tolerance(rtol=settings.rtol, atol=settings.atol).refine(
+            pixel_atol=pixels.get("pixel_atol"),
+            max_diff_pixels=pixels.get("max_diff_pixels"),
+            max_diff_pixel_ratio=pixels.get("max_diff_pixel_ratio"),
+        )
         self._tolerance = base.refine(**marker_kwargs)
 
     def record(
@@ -173,6 +187,11 @@ class TrajectoryChecks:
         compress: bool | None = None,
         full_every: int | None = None,
         replay: bool = False,
+        render: bool | int = False,
+        images: str | None = None,
+        pixel_atol: ToleranceSpec | None = None,
+        max_diff_pixels: ToleranceSpec | None = None,
+        max_diff_pixel_ratio: ToleranceSpec | None = None,
     ) -> gym.Wrapper[Any, Any, Any, Any] | RecordVectorTrajectory:
         """Wrap ``env`` so that its trajectory is recorded and checked.
 
@@ -181,14 +200,21 @@ class TrajectoryChecks:
         and ``compress`` default to the ini values ``goldens_max_array_size``
         and ``goldens_compress``. With ``replay=True`` the env is driven by the
         golden's actions and reset arguments instead of the test's (see
-        :mod:`gym_goldens.record.replay`). The recording is written in the
-        format version of its golden's array summaries, so that a golden of
-        an older version keeps comparing; ``--update-goldens`` writes the
-        current version.
+        :mod:`gym_goldens.record.replay`). ``render`` records the frames of
+        ``env.render()`` (a single env's); ``images`` (by default the marker's,
+        else ini ``goldens_images``) keeps image-like arrays of obs and info
+        as summaries or as frames; the ``pixel_`` settings are the pixel
+        tolerance of frames. The recording is written in the format version
+        of its golden's array summaries, so that a golden of an older version
+        keeps comparing; ``--update-goldens`` writes the current version.
         """
         __tracebackhide__ = True  # a golden that cannot be replayed: the test's line, not ours
         _check_recordable(env, name, replay=replay)
-        tolerance = self._tolerance.refine(rtol=rtol, atol=atol, ignore=ignore)
+        tolerance = self._tolerance.refine(rtol=rtol, atol=atol, ignore=ignore).refine(
+            pixel_atol=pixel_atol,
+            max_diff_pixels=max_diff_pixels,
+            max_diff_pixel_ratio=max_diff_pixel_ratio,
+        )
         unique = self._unique_name(name or _default_name(env))
         storage: dict[str, Any] = {
             "max_array_size": (
@@ -199,6 +225,7 @@ class TrajectoryChecks:
             # The versions of the distributions that name variants go in the header too.
             "versions_of": self._variant_by,
         }
+        storage.update(_frame_options(env, render, check_images(images or self._images)))
         wrapped = _wrap(env, self.output_dir / _dir_name(unique), storage)
         self._recordings.append(_Recording(unique, wrapped, tolerance, replay))
         if replay:
@@ -381,10 +408,15 @@ class TrajectoryChecks:
             hints=format_evidence(evidence),
         )
         plot, plot_line = _divergence_plot(comparison, actual_dir, display, limit)
+        images, lines = _frame_images(comparison, actual_dir, display)
         if plot_line:
-            report = report.with_files(plot_line)  # beside the actual recording, before the fix
-        message = report.render()
-        return CheckResult(recording.name, golden_dir, "failed", message, actual_dir, plot)
+            lines.append(plot_line)
+        report = report.with_files(*lines)  # beside the actual recording, before the fix
+        if images and _frames_only(comparison):
+            plot = None  # it shows the images alone, which the report shows already
+        return CheckResult(
+            recording.name, golden_dir, "failed", report.render(), actual_dir, plot, images=images
+        )
 
     def _update(
         self, recording: _Recording, choice: GoldenChoice, *, defer: bool, run: int
@@ -616,6 +648,48 @@ def _wrap(
     if agent_api(env) is not None:  # a PettingZoo env
         return record_agents(env, output, **storage)
     return RecordTrajectory(env, output, **storage)
+
+
+def _frame_options(env: Any, render: bool | int, images: str) -> dict[str, Any]:
+    """The recorder's ``render`` and ``images``: frames of single envs, images of vector envs too.
+
+    Raises:
+        ValueError: ``render`` for a vector or PettingZoo env, or frames of a
+            PettingZoo env's images.
+    """
+    single = isinstance(env, gym.Env)
+    if render is not False and not single:
+        raise ValueError(
+            "record_trajectory(render=...) records the frames of a single gymnasium.Env; "
+            "record a sub-env of a vector env (or an agent env's frames) on its own"
+        )
+    if agent_api(env) is not None:
+        if images == "frames":
+            raise ValueError(
+                'images="frames" keeps the images of Gymnasium envs; a PettingZoo env\'s are '
+                'kept as summaries: drop images="frames" (or ini goldens_images) for it'
+            )
+        return {}
+    return {"render": render, "images": images} if single else {"images": images}
+
+
+def _frame_images(
+    comparison: Comparison, actual_dir: Path, display: Callable[[Path], str]
+) -> tuple[tuple[Path, ...], list[str]]:
+    """Write golden, actual and diff of the first differing frame beside the actual recording."""
+    try:
+        written = write_frame_diff(comparison, actual_dir)
+    except (GoldenFormatError, GoldenWriteError) as error:  # the mismatch stands without them
+        return (), [f"frames: not written ({error})"]
+    if written is None:
+        return (), []
+    return written, [f"{path.name}: {display(path)}" for path in written]
+
+
+def _frames_only(comparison: Comparison) -> bool:
+    """Whether frames alone differ at the first divergence (so its plot is their images)."""
+    first = comparison.differing[0].first if comparison.differing else None
+    return first is not None and frames_only(first.differences, first.event) is not None
 
 
 def _default_name(env: gym.Env[Any, Any] | gym.vector.VectorEnv[Any, Any, Any]) -> str:

@@ -153,8 +153,19 @@ def mismatches_of(
                 details.append(("plot", display(result.plot)))
             except OSError as error:
                 note = f"the plot {display(result.plot)} could not be read ({error.strerror})"
-        elif result.status == "failed":
+        elif result.status == "failed" and not result.images:
             note = "no plot: no numeric field diverges, or matplotlib is not installed"
-        mismatch = Mismatch(nodeid, result.status, result.message, tuple(details), plot_png, note)
+        images = _images(result.images)
+        mismatch = Mismatch(
+            nodeid, result.status, result.message, tuple(details), plot_png, note, images
+        )
         found.append(mismatch.to_json())
     return found
+
+
+def _images(paths: Iterable[Path]) -> tuple[tuple[str, bytes], ...]:
+    """The golden, actual and diff images of a failure, as the page embeds them."""
+    try:
+        return tuple((path.stem, path.read_bytes()) for path in paths)
+    except OSError:
+        return ()  # the message names where they should be

@@ -25,6 +25,8 @@ _GROUP: Final = "gym-goldens"
 # Written out, as it loads in every pytest run: codec.DEFAULT_MAX_ARRAY_SIZE
 # (the codec imports numpy). tests/test_startup.py checks that they agree.
 DEFAULT_MAX_ARRAY_SIZE: Final = 4096
+# record/frames.IMAGES, written out for the same reason.
+IMAGES: Final = ("summary", "frames")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -71,6 +73,11 @@ class GoldensSettings:
             records the test's own actions).
         max_decompressed_size: What a compressed golden (or recording) may
             expand to when read, in bytes (ini ``goldens_max_decompressed_size``).
+        images: How image-like arrays of obs and info are kept: ``"summary"``
+            or ``"frames"`` (ini ``goldens_images``).
+        pixels: The default pixel tolerance of frames, by setting:
+            ``pixel_atol``, ``max_diff_pixels`` and ``max_diff_pixel_ratio``
+            (ini ``goldens_pixel_atol``, ...), those not set left out.
     """
 
     goldens_dir: Path
@@ -96,6 +103,8 @@ class GoldensSettings:
     record_tests: frozenset[str] | None = None
     record_as_update: bool = False
     max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE
+    images: str = "summary"
+    pixels: dict[str, float] = dataclasses.field(default_factory=dict)
 
     def display(self, path: Path | str) -> str:
         """A path as shown to the user: relative to the invocation folder if inside it."""
@@ -162,6 +171,8 @@ class GoldensSettings:
             update_once=bool(config.getoption("update_goldens_once")),
             update_fresh=bool(config.getini("goldens_update_fresh_process")),
             max_decompressed_size=_ini_limit(config, "goldens_max_decompressed_size"),
+            images=_ini_choice(config, "goldens_images", IMAGES),
+            pixels=_ini_pixels(config),
             **_fresh_process(config),
         )
 
@@ -302,6 +313,7 @@ def add_options(parser: pytest.Parser) -> None:
         "compares the two recordings of this process only.",
         default=True,
     )
+    _add_frame_ini(parser)
     parser.addini(
         "goldens_compress",
         type="bool",
@@ -353,6 +365,72 @@ def _ini_size(config: pytest.Config, name: str) -> int | None:
     if value < 0:
         raise pytest.UsageError(f"ini {name} must be a non-negative int or 'none', got {raw!r}")
     return value
+
+
+# Each pixel setting of the ini: its help, its type, its largest value (None:
+# none) and that in words. Checked here: comparison.pixels would load numpy.
+_PIXEL_INI: Final[dict[str, tuple[str, type, float | None, str]]] = {
+    "pixel_atol": (
+        "the largest difference of a pixel's channel (0-255) that does not make it differ, "
+        "for every frame (0).",
+        int,
+        255,
+        "a whole number from 0 to 255",
+    ),
+    "max_diff_pixels": (
+        "how many pixels of a frame may differ beyond pixel_atol (none: no pixel, unless "
+        "max_diff_pixel_ratio allows some).",
+        int,
+        None,
+        "a whole number, 0 or more",
+    ),
+    "max_diff_pixel_ratio": (
+        "the fraction (0-1) of a frame's pixels that may differ beyond pixel_atol (none: no "
+        "pixel, unless max_diff_pixels allows some).",
+        float,
+        1.0,
+        "a number from 0 to 1",
+    ),
+}
+
+
+def _add_frame_ini(parser: pytest.Parser) -> None:
+    """The ini values of frames: how images are kept, and the pixel tolerance."""
+    parser.addini(
+        "goldens_images",
+        help="how image-like arrays (uint8, H x W (x 1, 3 or 4)) of obs and info are kept: "
+        "'summary' (the default: statistics and a digest, compared exactly) or 'frames' (PNG "
+        "files beside the recording, compared pixel by pixel); render frames are always frames.",
+        default="summary",
+    )
+    for name, (meaning, *_) in _PIXEL_INI.items():
+        parser.addini(f"goldens_{name}", help=meaning, default="")
+
+
+def _ini_pixels(config: pytest.Config) -> dict[str, float]:
+    """The pixel tolerance settings the ini file gives, checked."""
+    found: dict[str, float] = {}
+    for name, (_, kind, top, words) in _PIXEL_INI.items():
+        raw = str(config.getini(f"goldens_{name}")).strip()
+        if not raw:
+            continue
+        try:
+            value: float = kind(raw)
+        except ValueError:
+            value = -1
+        if not (value >= 0 and (top is None or value <= top)):
+            raise pytest.UsageError(f"ini goldens_{name} must be {words}, got {raw!r}")
+        found[name] = value
+    return found
+
+
+def _ini_choice(config: pytest.Config, name: str, choices: tuple[str, ...]) -> str:
+    raw = str(config.getini(name)).strip()
+    if raw not in choices:
+        raise pytest.UsageError(
+            f"ini {name} must be one of {', '.join(map(repr, choices))}, got {raw!r}"
+        )
+    return raw
 
 
 def _ini_limit(config: pytest.Config, name: str) -> int:

@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from gym_goldens.errors import GoldenFormatError, GoldenWriteError, UnsafeGoldenPathError
-from gym_goldens.format.files import is_dead_leftover
+from gym_goldens.format.files import is_dead_leftover, remove_frames
 from gym_goldens.format.layout import (
     golden_file_dir,
     golden_path_dir,
@@ -197,7 +197,7 @@ def prune(goldens_dir: Path, stale: Iterable[str]) -> Found:
     """Delete stale golden folders: their recording files, then empty folders.
 
     Recording files of both layouts go (``trajectory.jsonl(.gz)`` and the
-    episode files of format 1), and so do the folders of its sub-envs (told
+    episode files of format 1), with their frames, and so do the folders of its sub-envs (told
     as :func:`find_stale` tells them) and temporary files left by an
     interrupted update. Other files in a stale folder are kept, and so is the
     folder then. A golden on the way to which, or in which, a symlink stands
@@ -243,6 +243,7 @@ def _refusal(error: Refusal | OSError, folder: Path) -> Refusal:
 def _remove_recording_files(folder: Path, files: Iterable[Path]) -> None:
     for path in files:
         path.unlink(missing_ok=True)
+    remove_frames(folder, keep={})
     for entry in folder.iterdir():
         # Never a folder: the names are those of files.
         if is_dead_leftover(entry.name) and (entry.is_symlink() or not entry.is_dir()):

@@ -16,11 +16,12 @@ from typing import Any, Final
 
 from gym_goldens.comparison.arrays import ArrayDelta, summarise_like
 from gym_goldens.comparison.result import Difference, EpisodeComparison
-from gym_goldens.format.codec import ArraySummary
+from gym_goldens.format.codec import ArraySummary, TaggedValue
 from gym_goldens.format.dtypes import describe_change
-from gym_goldens.format.fields import STEP_VALUES, FieldPath, format_path
+from gym_goldens.format.fields import RESET_VALUES, STEP_VALUES, FieldPath, format_path
+from gym_goldens.format.frames import FRAME_TAG, StoredFrame, format_shape
 from gym_goldens.present.summary import format_space
-from gym_goldens.present.text import distinct_numbers, escape, short_repr
+from gym_goldens.present.text import distinct_numbers, escape, python_string, short_repr
 
 __all__ = [
     "FIELD_ORDER",
@@ -30,10 +31,12 @@ __all__ = [
     "field_name",
     "field_rank",
     "first_differences",
+    "frames_only",
     "header_lines",
     "headline_order",
     "is_dtypes",
     "other_field_name",
+    "pixel_suggestion",
     "plain_value",
     "shown_value",
     "type_name",
@@ -168,6 +171,10 @@ def describe_difference(
     typed = f" ({escape(numpy_type)})" if numpy_type is not None else ""
     if is_dtypes(difference):
         return escape(describe_change(golden, actual))
+    if difference.pixels is not None:
+        return difference.pixels.describe()
+    if isinstance(golden, StoredFrame) or isinstance(actual, StoredFrame):
+        return _describe_frame_against(golden, actual)
     if difference.path == ("digest",):
         every = _full_every(episode)
         kept = f"every {every}th step" if every else "some steps"
@@ -214,6 +221,73 @@ def describe_difference(
             )
         return text
     return f"golden {shown_value(golden)}  actual {shown_value(actual)}"
+
+
+def _describe_frame_against(golden: Any, actual: Any) -> str:
+    """A frame against a value of another kind: an array summary, or not an image at all."""
+    if isinstance(golden, StoredFrame):
+        frame, other, side = golden, actual, "golden"
+    else:
+        frame, other, side = actual, golden, "actual recording"
+    if isinstance(other, ArraySummary):
+        held = "actual recording" if side == "golden" else "golden"
+        return (
+            f'the {held} keeps this image as a summary (images="summary"), the {side} as a '
+            "frame: they compare by digest, and the digests differ. Record both with "
+            'images="frames" to compare their pixels'
+        )
+    return (
+        f"golden {shown_value(golden)}  actual {shown_value(actual)}: "
+        f"the {side} holds a frame {format_shape(frame.ref.shape)}, the other no image"
+    )
+
+
+def frames_only(differences: Sequence[Difference], event: str) -> str | None:
+    """``only render differs: obs, action, reward, terminated, truncated and info match``.
+
+    None unless frames alone differ at the record (of ``event``, ``step`` or
+    ``reset``). The fields that match are the record's values, ``obs`` first
+    (``render`` only when it differs: most records have none).
+    """
+    if not differences or not all(_is_frame_difference(d) for d in differences):
+        return None
+    differing = list(dict.fromkeys(escape(str(d.path[0])) for d in differences))
+    values = RESET_VALUES if event == "reset" else STEP_VALUES
+    matching = [f for f in ("obs", *values) if f not in differing and f != "render"]
+    verb = "differs" if len(differing) == 1 else "differ"
+    return f"only {_and(differing)} {verb}: {_and(list(dict.fromkeys(matching)))} match"
+
+
+def pixel_suggestion(differences: Sequence[Difference]) -> str | None:
+    """The pixel tolerances that would accept the frames of a record, as a marker; or None.
+
+    None unless every difference is of two frames of one shape compared by
+    their pixels. Each frame's field gets the ``max_diff_pixels`` that
+    covers its differing pixels, or the ``pixel_atol`` that covers its
+    largest channel difference: either accepts the record.
+    """
+    if not differences or any(d.pixels is None or not d.pixels.shape_matches for d in differences):
+        return None
+    counts = {format_path(d.path): d.pixels.differing for d in differences if d.pixels}
+    largest = {format_path(d.path): d.pixels.largest_difference for d in differences if d.pixels}
+    return (
+        f"@pytest.mark.goldens(max_diff_pixels={_pattern_dict(counts)}) "
+        f"or @pytest.mark.goldens(pixel_atol={_pattern_dict(largest)})"
+    )
+
+
+def _pattern_dict(values: dict[str, int]) -> str:
+    return "{" + ", ".join(f"{python_string(k)}: {v}" for k, v in values.items()) + "}"
+
+
+def _and(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def _is_frame_difference(difference: Difference) -> bool:
+    return difference.pixels is not None or any(
+        isinstance(value, StoredFrame) for value in (difference.golden, difference.actual)
+    )
 
 
 def _describe_arrays(golden: ArraySummary, actual: ArraySummary) -> str:
@@ -372,7 +446,14 @@ def _describe_header_difference(difference: Difference) -> str:
 
 
 def shown_value(value: Any) -> str:
-    """A value from a file, as its repr: escaped, and short however large or deep it is."""
+    """A value from a file, as its repr: escaped, and short however large or deep it is.
+
+    A frame is named by its shape and file.
+    """
+    if isinstance(value, StoredFrame):
+        return f"a frame {format_shape(value.ref.shape)} ({escape(value.ref.file)})"
+    if isinstance(value, TaggedValue) and value.tag == FRAME_TAG:
+        return "a frame"
     return short_repr(value, _MAX_VALUE_CHARS)
 
 

@@ -1,4 +1,4 @@
-"""Self-contained HTML pages of mismatches: the failure text and its plot, embedded.
+"""Self-contained HTML pages of mismatches: the failure text, its frames and its plot, embedded.
 
 :func:`render_page` lays out a list of :class:`Mismatch` entries, each with
 its failure text and the plot of its diverging fields as a base64 PNG, so the
@@ -45,6 +45,10 @@ pre { background: #f6f8fa; border: 1px solid #d0d7de; border-radius: 6px; paddin
 img { max-width: 100%; height: auto; border: 1px solid #d0d7de; border-radius: 6px; }
 .note { color: #57606a; font-size: 13px; }
 .ok { font-size: 16px; color: #1a7f37; }
+.frames { display: flex; flex-wrap: wrap; gap: 16px; margin: 12px 0; }
+.frames figure { margin: 0; text-align: center; }
+.frames img { image-rendering: pixelated; min-width: 192px; background: #fff; }
+.frames figcaption { font-size: 13px; color: #57606a; }
 """
 
 
@@ -60,6 +64,8 @@ class Mismatch:
             golden, actual recording, plot).
         plot_png: The plot of the diverging fields, as PNG bytes.
         note: A line shown instead of the plot when there is none.
+        images: Pictures shown side by side above the plot, as ``(label,
+            PNG bytes)``: the golden, actual and diff images of a frame.
     """
 
     title: str
@@ -68,6 +74,7 @@ class Mismatch:
     details: tuple[tuple[str, str], ...] = ()
     plot_png: bytes | None = None
     note: str | None = None
+    images: tuple[tuple[str, bytes], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """Plain data, to travel on a test report (and across xdist)."""
@@ -78,6 +85,7 @@ class Mismatch:
             "details": [list(pair) for pair in self.details],
             "plot_png": base64.b64encode(self.plot_png).decode("ascii") if self.plot_png else None,
             "note": self.note,
+            "images": [[name, base64.b64encode(png).decode("ascii")] for name, png in self.images],
         }
 
     @classmethod
@@ -91,6 +99,9 @@ class Mismatch:
             details=tuple((str(label), str(value)) for label, value in data.get("details") or ()),
             plot_png=base64.b64decode(plot) if plot else None,
             note=data.get("note"),
+            images=tuple(
+                (str(label), base64.b64decode(png)) for label, png in data.get("images") or ()
+            ),
         )
 
 
@@ -168,6 +179,16 @@ def _section(number: int, mismatch: Mismatch) -> str:
         ]
         parts.append("</dl>")
     parts.append(f"<pre>{escape(mismatch.message)}</pre>")
+    if mismatch.images:
+        parts.append('<div class="frames">')
+        for label, png in mismatch.images:
+            encoded = base64.b64encode(png).decode("ascii")
+            parts.append(
+                f'<figure><img alt="{escape(label)}: {escape(mismatch.title)}" '
+                f'src="data:image/png;base64,{encoded}"><figcaption>{escape(label)}</figcaption>'
+                "</figure>"
+            )
+        parts.append("</div>")
     if mismatch.plot_png:
         encoded = base64.b64encode(mismatch.plot_png).decode("ascii")
         alt = f"golden vs actual, diverging fields: {mismatch.title}"

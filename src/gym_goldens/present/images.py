@@ -21,6 +21,11 @@ so it is for watching, not for comparing; the PNG files are the frames.
 
 Gray frames are shown in gray; an RGBA frame over a checkerboard, so that
 what is transparent shows as such.
+
+**A failure's frames** (:func:`first_frame_difference`,
+:func:`write_frame_diff`): the first frame that differs at the first
+divergence of a comparison, as the report names it, written as the
+triptych beside the actual recording.
 """
 
 from __future__ import annotations
@@ -34,15 +39,20 @@ import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
 from gym_goldens.comparison.pixels import pixel_differences
+from gym_goldens.comparison.result import Comparison, Difference
 from gym_goldens.format.files import atomic_write_bytes
-from gym_goldens.format.frames import encode_png, format_shape, is_image_like
+from gym_goldens.format.frames import StoredFrame, encode_png, format_shape, is_image_like
+from gym_goldens.present.differences import headline_order
 
 __all__ = [
     "DIFF_COLOUR",
     "TRIPTYCH_FILES",
     "diff_image",
     "display_rgb",
+    "first_frame_difference",
+    "frame_triptych",
     "side_by_side",
+    "write_frame_diff",
     "write_gif",
     "write_triptych_files",
 ]
@@ -244,3 +254,60 @@ def write_gif(path: Path, frames: Sequence[np.ndarray[Any, Any]], fps: float) ->
         optimize=False,
     )
     atomic_write_bytes(path, buffer.getvalue())
+
+
+def first_frame_difference(comparison: Comparison) -> Difference | None:
+    """The first frame compared by pixels that differs at the first divergence, in report order.
+
+    None when the comparison is equal, or no frame differs there (or only a
+    frame against a summary, whose golden pixels are not known).
+    """
+    differing = comparison.differing
+    first = differing[0].first if differing else None
+    if first is None:
+        return None
+    frames = [d for d in headline_order(first.differences) if d.pixels is not None]
+    return frames[0] if frames else None
+
+
+def _pixels(difference: Difference) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
+    golden, actual = difference.golden, difference.actual
+    if not (isinstance(golden, StoredFrame) and isinstance(actual, StoredFrame)):
+        raise ValueError("expected the difference of two frames compared by their pixels")
+    return golden.read(), actual.read()
+
+
+def write_frame_diff(comparison: Comparison, folder: Path) -> tuple[Path, Path, Path] | None:
+    """Write the golden, actual and diff images of :func:`first_frame_difference` into ``folder``.
+
+    Returns:
+        The paths of ``golden.png``, ``actual.png`` and ``diff.png``; None
+        when no frame differs at the first divergence.
+
+    Raises:
+        GoldenFormatError: A frame cannot be read any longer.
+        GoldenWriteError: The file system refused.
+    """
+    difference = first_frame_difference(comparison)
+    if difference is None or difference.pixels is None:
+        return None
+    golden, actual = _pixels(difference)
+    atol = difference.pixels.tolerance.pixel_atol
+    return write_triptych_files(folder, golden, actual, pixel_atol=atol)
+
+
+def frame_triptych(
+    difference: Difference, sides: tuple[str, str] = ("golden", "actual")
+) -> np.ndarray[Any, Any]:
+    """Golden, actual and diff of a frame difference in one labelled picture (:func:`side_by_side`).
+
+    Raises:
+        ValueError: The difference is not of two frames compared by pixels.
+    """
+    if difference.pixels is None:
+        raise ValueError("expected the difference of two frames compared by their pixels")
+    golden, actual = _pixels(difference)
+    pixels = difference.pixels
+    diff = diff_image(golden, actual, pixel_atol=pixels.tolerance.pixel_atol)
+    third = f"diff: {pixels.differing:,} px" if pixels.shape_matches else "diff: shapes differ"
+    return side_by_side(golden, actual, diff, labels=(*sides, third))

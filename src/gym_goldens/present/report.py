@@ -44,10 +44,12 @@ from gym_goldens.present.differences import (
     field_name,
     field_rank,
     first_differences,
+    frames_only,
     header_lines,
     headline_order,
     is_dtypes,
     other_field_name,
+    pixel_suggestion,
     plain_value,
     shown_value,
     type_name,
@@ -452,10 +454,16 @@ def _describe_first(
     agent = agent_of(head.path, episode.golden_header or episode.actual_header)
     if agent is not None:  # a multi-agent record: obs.agent_2[0] is agent_2's
         where += f", agent {escape(agent)}"
-    lines = [
-        f"first divergence: {where}, {field_name(head)}",
-        f"  {describe_difference(head, episode, found.numpy_types.get(head.path))}",
-    ]
+    if head.pixels is not None:  # a frame: its field, where, and its pixels, on one line
+        lines = [f"first divergence: {field_name(head)} at {where}: {head.pixels.describe()}"]
+    else:
+        lines = [
+            f"first divergence: {where}, {field_name(head)}",
+            f"  {describe_difference(head, episode, found.numpy_types.get(head.path))}",
+        ]
+    only = frames_only(first.differences, first.event)
+    if only is not None:
+        lines.append(f"  {only}")
     if is_dtypes(head) and first.t is not None and None in (head.golden, head.actual):
         lines.append("  (a step without dtypes has the numpy types of the step before)")
     lines += [f"  {describe_array_delta(delta)}" for delta in first.arrays]
@@ -463,6 +471,11 @@ def _describe_first(
         shown = ", ".join(other_field_name(d) for d in others[:_MAX_OTHER_FIELDS])
         more = len(others) - _MAX_OTHER_FIELDS
         lines.append(f"  also differ there: {shown}" + (f" (+{more} more)" if more > 0 else ""))
+        lines += [
+            f"  {field_name(d)}: {d.pixels.describe()}"
+            for d in others[:_MAX_OTHER_FIELDS]
+            if d.pixels is not None
+        ]
     if is_dtypes(head):
         lines += _values_beyond_types(comparison, episode)
     return lines
@@ -495,6 +508,11 @@ def noise_rule() -> str:
 
 def _suggestion(first: Divergence) -> list[str]:
     """The suggested tolerance, or why there is none: a change that is not noise."""
+    if frames_only(first.differences, first.event) is not None:
+        pixels = pixel_suggestion(first.differences)
+        if pixels is None:
+            return []
+        return [f"suggested pixel tolerance, from this record alone (judge it): {pixels}"]
     differences = headline_order(first.differences)
     change = next((d for d in differences if not d.looks_like_noise), None)
     if change is not None:

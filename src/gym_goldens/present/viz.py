@@ -36,14 +36,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
+from PIL import Image
 
 from gym_goldens.comparison.engine import compare
 from gym_goldens.comparison.result import Comparison, EpisodeComparison
 from gym_goldens.comparison.tolerance import Tolerance
 from gym_goldens.errors import GoldenFormatError, GoldensError
 from gym_goldens.format.fields import format_path
+from gym_goldens.format.files import atomic_write_bytes
+from gym_goldens.format.frames import encode_png
 from gym_goldens.format.limits import DEFAULT_MAX_DECOMPRESSED_SIZE
 from gym_goldens.present.differences import field_rank
+from gym_goldens.present.images import first_frame_difference, frame_triptych
 from gym_goldens.present.series import (
     DEFAULT_FIELDS,
     SERIES_FIELDS,
@@ -452,18 +456,47 @@ def write_divergence_plot(
 ) -> Path | None:
     """Write :func:`plot_divergence` as PNG to ``path``, if there is anything to plot.
 
-    The keywords are those of :func:`plot_divergence`.
+    The keywords are those of :func:`plot_divergence`. When a frame differs
+    at the first divergence, golden, actual and diff are drawn above the
+    plot (:func:`~gym_goldens.present.images.frame_triptych`); without
+    matplotlib, they alone.
 
     Returns:
-        ``path``, or None when no numeric field diverges.
+        ``path``, or None when no numeric field or frame diverges.
 
     Raises:
-        VizDependencyError: matplotlib is not installed.
+        VizDependencyError: matplotlib is not installed (and no frame differs).
     """
-    figure = plot_divergence(
-        comparison, display=display, sides=sides, max_decompressed_size=max_decompressed_size
-    )
-    return None if figure is None else save_figure(figure, path)
+    frame = first_frame_difference(comparison)
+    try:
+        figure = plot_divergence(
+            comparison, display=display, sides=sides, max_decompressed_size=max_decompressed_size
+        )
+    except VizDependencyError:
+        if frame is None:
+            raise
+        figure = None
+    if frame is None:
+        return None if figure is None else save_figure(figure, path)
+    pictures = [frame_triptych(frame, sides)]
+    if figure is not None:
+        with Image.open(io.BytesIO(figure_png(figure))) as plotted:
+            pictures.append(np.asarray(plotted.convert("RGB")))
+    target = Path(path)
+    atomic_write_bytes(target, encode_png(_stacked(pictures)))
+    return target
+
+
+def _stacked(pictures: Sequence[np.ndarray[Any, Any]]) -> np.ndarray[Any, Any]:
+    """RGB pictures one above the other, left-aligned on white."""
+    width = max(picture.shape[1] for picture in pictures)
+    height = sum(picture.shape[0] for picture in pictures)
+    canvas = np.full((height, width, 3), 255, np.uint8)
+    top = 0
+    for picture in pictures:
+        canvas[top : top + picture.shape[0], : picture.shape[1]] = picture
+        top += picture.shape[0]
+    return canvas
 
 
 def save_figure(figure: Figure, path: str | Path) -> Path:

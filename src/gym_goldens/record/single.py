@@ -9,6 +9,12 @@ Storage options keep goldens of image envs and long rollouts small:
 ``max_array_size`` (summaries of large arrays, by field), ``compress``
 (``trajectory.jsonl.gz``, a gzip member per write) and ``full_every`` (only
 every k-th step in full, a digest of the others).
+
+Frames: ``render=True`` calls ``env.render()`` after the reset and after each
+step and records the frame in the field ``render`` (``render=k``: at the
+reset, every k-th step and the last step of an episode); ``images="frames"``
+keeps the image-like arrays of obs and info as frames too. Frames are PNG
+files in the recording's ``frames`` folder (see :mod:`gym_goldens.record.frames`).
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ import gymnasium as gym
 from gym_goldens.format.codec import DEFAULT_MAX_ARRAY_SIZE, ArraySizeSpec
 from gym_goldens.format.header import describe_env
 from gym_goldens.format.layout import trajectory_filename
+from gym_goldens.record.frames import image_like_or_error
 from gym_goldens.record.writer import HeaderLines, Storage
 
 __all__ = ["RecordTrajectory"]
@@ -59,6 +66,17 @@ class RecordTrajectory(
         versions_of: Distributions whose versions the header records besides
             Python, gymnasium, numpy, this package and the distributions the
             env uses (informational; golden variants use them).
+        render: Record the frame of ``env.render()`` in the field ``render``:
+            ``True`` after the reset and every step; an int ``k``, after the
+            reset, every k-th step and the last step of each episode. The
+            env must render ``"rgb_array"`` frames.
+        images: ``"summary"`` (the default) keeps image-like arrays of obs
+            and info as arrays (summaries when large); ``"frames"`` as PNG
+            files. ``render`` frames are always PNG files.
+
+    Raises:
+        ValueError: ``render`` is set and the env's ``render_mode`` is not
+            ``"rgb_array"``, or ``render`` is not a bool or a positive int.
 
     Example:
         >>> import gymnasium as gym, tempfile
@@ -81,6 +99,8 @@ class RecordTrajectory(
         compress: bool = False,
         full_every: int | None = None,
         versions_of: Iterable[str] = (),
+        render: bool | int = False,
+        images: str = "summary",
     ) -> None:
         if not isinstance(env, gym.Env):
             raise TypeError(
@@ -88,12 +108,14 @@ class RecordTrajectory(
                 "wrap the result of gym.make(...), for example "
                 'RecordTrajectory(gym.make("CartPole-v1"), dir)'
             )
-        storage = Storage(max_array_size, flush_every, compress, full_every)
+        storage = Storage(max_array_size, flush_every, compress, full_every, images=images)
+        self.render_every = render_every(render, env)
         gym.utils.RecordConstructorArgs.__init__(
             self,
             output_dir=str(output_dir),
             **dataclasses.asdict(storage),
             versions_of=tuple(versions_of),
+            render=render,
         )
         gym.Wrapper.__init__(self, env)
         self.output_dir = Path(output_dir)
@@ -106,7 +128,7 @@ class RecordTrajectory(
         self._headers = HeaderLines(
             lambda: describe_env(self.env, versions_of=names), storage.header, encoder
         )
-        self._writer = storage.writer(self.path, encoder)
+        self._writer = storage.writer(self.path, encoder, render=self.render_every is not None)
 
     @property
     def path(self) -> Path:
@@ -130,6 +152,8 @@ class RecordTrajectory(
         except BaseException:
             writer.end()
             raise
+        if self.render_every is not None:
+            writer.render(self._frame())
         writer.reset(obs, info)
         return obs, info
 
@@ -147,11 +171,22 @@ class RecordTrajectory(
             writer.end()
             raise
         obs, reward, terminated, truncated, info = result
+        every = self.render_every
+        if every is not None and (terminated or truncated or writer.t % every == every - 1):
+            writer.render(self._frame())
         writer.step(action, obs, reward, bool(terminated), bool(truncated), info)
         return result
 
+    def _frame(self) -> Any:
+        """The frame of ``env.render()``, checked; the recording ends if the env raises."""
+        try:
+            return image_like_or_error(self.env.render(), self.env)
+        except BaseException:
+            self._writer.end()
+            raise
+
     def flush(self) -> None:
-        """Write what is buffered; recording goes on."""
+        """Write what is buffered (and the frames it refers to); recording goes on."""
         self._writer.write_buffer()
 
     def close(self) -> None:
@@ -161,3 +196,33 @@ class RecordTrajectory(
             self._writer.end()
         finally:
             super().close()
+
+
+def render_every(render: object, env: gym.Env[Any, Any]) -> int | None:
+    """The steps between two recorded frames of ``render`` (None: no frames), checked.
+
+    Raises:
+        ValueError: ``render`` is not a bool or a positive int, or it is set
+            and the env does not render ``"rgb_array"`` frames.
+    """
+    if render is False:
+        return None
+    if render is not True and (type(render) is not int or render < 1):
+        raise ValueError(
+            "render must be True, False or a positive int k (a frame every k steps), "
+            f"got {render!r}"
+        )
+    mode = env.render_mode
+    if mode != "rgb_array":
+        spec = env.spec
+        made = (
+            f'gym.make("{spec.id}", render_mode="rgb_array")'
+            if spec
+            else ('render_mode="rgb_array"')
+        )
+        raise ValueError(
+            f"render={render!r} records the frames of env.render(), which renders "
+            f"{'nothing' if mode is None else repr(mode)} here (render_mode={mode!r}); "
+            f"make the env with {made}"
+        )
+    return 1 if render is True else int(render)

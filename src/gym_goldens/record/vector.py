@@ -70,6 +70,9 @@ class RecordVectorTrajectory(gym.vector.VectorWrapper, gym.utils.RecordConstruct
         compress: As for :class:`~gym_goldens.record.single.RecordTrajectory`.
         full_every: As for :class:`~gym_goldens.record.single.RecordTrajectory`.
         versions_of: As for :class:`~gym_goldens.record.single.RecordTrajectory`.
+        images: As for :class:`~gym_goldens.record.single.RecordTrajectory`:
+            with ``"frames"``, each sub-env's frames are in its own folder
+            (``env_0/frames/``).
 
     Example:
         >>> import gymnasium as gym, tempfile
@@ -92,13 +95,14 @@ class RecordVectorTrajectory(gym.vector.VectorWrapper, gym.utils.RecordConstruct
         compress: bool = False,
         full_every: int | None = None,
         versions_of: Iterable[str] = (),
+        images: str = "summary",
     ) -> None:
         if not isinstance(env, gym.vector.VectorEnv):
             raise TypeError(
                 f"RecordVectorTrajectory expects a gymnasium.vector.VectorEnv, got "
                 f"{type(env).__name__}; for a single env use RecordTrajectory"
             )
-        storage = Storage(max_array_size, flush_every, compress, full_every)
+        storage = Storage(max_array_size, flush_every, compress, full_every, images=images)
         gym.utils.RecordConstructorArgs.__init__(
             self,
             output_dir=str(output_dir),

@@ -61,6 +61,7 @@ from gym_goldens.format.codec import (
 from gym_goldens.format.fields import format_path
 from gym_goldens.format.header import FORMAT_NAME, FORMAT_VERSION
 from gym_goldens.format.limits import MAX_LINE_BYTES, format_size
+from gym_goldens.record.frames import FrameFiles, check_images
 
 __all__ = [
     "EpisodeWriter",
@@ -84,6 +85,8 @@ _SIMPLE_TYPES: Final = frozenset(
     | {kind for kind in np.sctypeDict.values() if issubclass(kind, (np.number, np.bool_))}
 )
 _ALL_PLAIN: Final = frozenset({float, int, bool, str, bytes, type(None)}).issuperset
+# A step or reset without a frame of env.render().
+_NO_RENDER: Final[Any] = object()
 # The key part of an info dict without numpy values: an empty one, or one of
 # plain Python values only (FrozenLake's {"prob": 1.0}), which have no numpy type
 # to record. Not building the key of its keys and types saves a tenth of a
@@ -114,10 +117,14 @@ class Storage:
         compress: Write ``trajectory.jsonl.gz``.
         full_every: Keep only step 1, every ``full_every``-th step and the
             last step of an episode in full, and a digest of the others.
+        images: ``"summary"``: image-like arrays of obs and info are kept
+            as arrays (summaries when large); ``"frames"``: as PNG files
+            (see :mod:`gym_goldens.record.frames`).
 
     Raises:
         ValueError: ``flush_every`` or ``full_every`` is not None or a
-            positive int, or ``max_array_size`` is not a valid size.
+            positive int, ``max_array_size`` is not a valid size, or
+            ``images`` is not ``"summary"`` or ``"frames"``.
         TypeError: ``max_array_size`` is of another type.
     """
 
@@ -125,8 +132,10 @@ class Storage:
     flush_every: int | None = None
     compress: bool = False
     full_every: int | None = None
+    images: str = "summary"
 
     def __post_init__(self) -> None:
+        check_images(self.images)
         for name in ("flush_every", "full_every"):
             value = getattr(self, name)
             if value is not None and (
@@ -138,20 +147,29 @@ class Storage:
     @property
     def header(self) -> dict[str, Any]:
         """The ``storage`` header field: how arrays and steps were kept."""
-        return {"max_array_size": self.max_array_size, "full_every": self.full_every}
+        header: dict[str, Any] = {
+            "max_array_size": self.max_array_size,
+            "full_every": self.full_every,
+        }
+        if self.images != "summary":  # the headers of earlier goldens stay as they were
+            header["images"] = self.images
+        return header
 
     def encoder(self) -> Encoder:
         """A new encoder of this storage's arrays."""
         return Encoder(max_array_size=self.max_array_size)
 
-    def writer(self, path: Path, encoder: Encoder) -> EpisodeWriter:
-        """The episode writer of the trajectory file ``path``."""
+    def writer(self, path: Path, encoder: Encoder, *, render: bool = False) -> EpisodeWriter:
+        """The episode writer of the trajectory file ``path`` (frames of ``render`` with it)."""
+        keeps_frames = render or self.images == "frames"
+        frames = FrameFiles(path.parent, encoder, images=self.images == "frames")
         return EpisodeWriter(
             path,
             encoder,
             compress=self.compress,
             flush_every=self.flush_every,
             full_every=self.full_every,
+            frames=frames if keeps_frames else None,
         )
 
 
@@ -394,6 +412,7 @@ class EpisodeWriter:
         flush_every: Also write the buffer whenever it holds this many lines.
         full_every: Keep only step 1, every ``full_every``-th step and the last
             step of an episode in full, and a digest of the others.
+        frames: Writes the frames of the records, or None when none are kept.
     """
 
     __slots__ = (
@@ -405,7 +424,9 @@ class EpisodeWriter:
         "_file",
         "_flush_limit",
         "_folder_made",
+        "_frames",
         "_options",
+        "_render",
         "_reset_dtypes",
         "_route",
         "_smallest_array",
@@ -426,8 +447,11 @@ class EpisodeWriter:
         compress: bool,
         flush_every: int | None,
         full_every: int | None,
+        frames: FrameFiles | None = None,
     ) -> None:
         self.path = path
+        self._frames = frames
+        self._render: Any = _NO_RENDER
         self.full_every = full_every
         self.episode_count = 0
         # Whether an episode is in progress (begun, not ended by end()).
@@ -475,11 +499,18 @@ class EpisodeWriter:
     def reset(self, obs: Any, info: Any) -> None:
         """Record the reset that begins the episode."""
         __tracebackhide__ = True
-        record = {"event": "reset", "episode": self.episode_count - 1, "obs": obs, "info": info}
+        episode = self.episode_count - 1
+        record = {"event": "reset", "episode": episode, "obs": obs, "info": info}
         reset_dtypes = self._reset_types(obs, info)
         if reset_dtypes is not None:
             record["dtypes"] = reset_dtypes
-        self._add(self._encoder.encode(record))
+        if self._render is not _NO_RENDER:
+            record["render"], self._render = self._render, _NO_RENDER
+        frames = self._frames
+        if frames is not None and frames.replace(record, episode, 0, write=True):
+            self._add(frames.encode(record))
+        else:
+            self._add(self._encoder.encode(record))
 
     def _add(self, line: bytes) -> None:
         __tracebackhide__ = True
@@ -556,7 +587,10 @@ class EpisodeWriter:
             record["dtypes"] = step_types.field
         # Encoder.encode, inlined: this runs at every step of every recording.
         # Lines end with their newline here.
-        if self._route:  # an image, or a datetime64 (see _route_of)
+        frames = self._frames
+        if frames is not None and self._framed(record, terminated or truncated):
+            line = frames.encode(record) + b"\n"
+        elif self._route:  # an image, or a datetime64 (see _route_of)
             encode = self._encode_large_obs if self._route == _LARGE_OBS else self._careful
             line = encode(record) + b"\n"
         else:
@@ -637,6 +671,25 @@ class EpisodeWriter:
             return _CAREFUL
         return _LARGE_OBS if _large_obs(obs, self._smallest_array) else _FAST
 
+    def render(self, frame: Any) -> None:
+        """Record ``frame``, of ``env.render()``, in the field ``render`` of the next record."""
+        self._render = frame
+
+    def _framed(self, record: dict[str, Any], done: bool) -> bool:
+        """Whether the step record holds frames, which are replaced by their references."""
+        assert self._frames is not None
+        if self._render is not _NO_RENDER:
+            record["render"], self._render = self._render, _NO_RENDER
+        t = self._t
+        # A step kept as a digest only (full_every) gets references, but no files.
+        written = self.full_every is None or not t % self.full_every or t == 1 or done
+        return self._frames.replace(record, self.episode_count - 1, t, write=written)
+
+    @property
+    def t(self) -> int:
+        """The last step recorded in the episode (0 at its reset)."""
+        return self._t
+
     @property
     def buffered(self) -> int:
         """The lines that wait in memory, not yet handed to the operating system."""
@@ -652,6 +705,8 @@ class EpisodeWriter:
         __tracebackhide__ = True
         self._write_at = self._t + self._flush_limit
         if self._buffer:
+            if self._frames is not None:
+                self._frames.wait()  # no line reaches the file before its frames
             data, self._buffer = self._buffer, bytearray()
             # Only a buffer past the limit can hold a line past it: checked then alone.
             long_line = _long_line(data) if len(data) > MAX_LINE_BYTES else None
@@ -668,4 +723,8 @@ class EpisodeWriter:
         try:
             self.write_buffer()
         finally:
-            self._file.close()
+            try:
+                self._file.close()
+            finally:
+                if self._frames is not None:
+                    self._frames.stop()
