@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ from gym_goldens import GoldenFormatError, RecordTrajectory, ReplayActions, comp
 from gym_goldens.format.reader import read_recording
 from gym_goldens.record.replay import decode_action
 from tests.support import determinism_envs as envs
+from tests.support.bombs import episode_bomb, header_line
 
 
 def _record(env: gym.Env, folder: Path, **kwargs: Any) -> None:
@@ -163,3 +165,24 @@ def test_a_summarised_action_cannot_be_replayed(tmp_path: Path) -> None:
 def test_a_missing_recording_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(GoldenFormatError, match="no such file or folder"):
         ReplayActions(gym.make("CartPole-v1"), tmp_path / "nothing")
+
+
+def test_a_replay_keeps_one_episode_of_its_golden_however_many_it_holds(tmp_path: Path) -> None:
+    """What a replay holds does not grow with the golden's episodes (an episode bomb)."""
+    header = header_line(tmp_path / "real")
+
+    def peak(episodes: int) -> int:
+        bomb = episode_bomb(tmp_path / f"bomb{episodes}", header, episodes)
+        tracemalloc.start()
+        try:
+            env = ReplayActions(gym.make("CartPole-v1"), bomb)
+            env.reset()
+            _, traced = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        env.close()
+        return traced
+
+    small, large = peak(1_000), peak(20_000)
+    # Twenty times the episodes: holding each one would take about twenty times the memory.
+    assert large < 2 * small, f"{small:,} bytes for 1,000 episodes, {large:,} for 20,000"

@@ -113,11 +113,15 @@ class ReplayActions(
         gym.Wrapper.__init__(self, env)
         self.recording = Path(recording)
         files = recording_files(self.recording)
-        episodes = iter_episodes(files, max_decompressed_size=max_decompressed_size)
-        # A loop, not a comprehension: its frame would show in the test's traceback.
-        self._episodes: list[_Episode] = []
-        for index, (path, lines) in enumerate(episodes):
-            self._episodes.append(_read_episode(path, lines, index, env.action_space))
+        # Read through once, keeping nothing, so that a golden that does not fit is refused
+        # here, on the test's line; then again, one episode a reset: a golden of millions of
+        # episodes costs no more memory than one of one.
+        for index, (path, lines) in enumerate(
+            iter_episodes(files, max_decompressed_size=max_decompressed_size)
+        ):
+            _read_episode(path, lines, index, env.action_space)
+        self._reader = enumerate(iter_episodes(files, max_decompressed_size=max_decompressed_size))
+        self._current: _Episode | None = None
         self._episode = -1
         self._t = 0
 
@@ -128,10 +132,8 @@ class ReplayActions(
         __tracebackhide__ = True
         self._episode += 1
         self._t = 0
-        if self._episode >= len(self._episodes):
-            return self.env.reset(seed=seed, options=options)
-        episode = self._episodes[self._episode]
-        if episode.reset is _NO_HEADER:
+        self._current = episode = self._next_episode()
+        if episode is None or episode.reset is _NO_HEADER:
             return self.env.reset(seed=seed, options=options)
         seed, options = episode.reset.get("seed"), episode.reset.get("options")
         try:
@@ -148,24 +150,32 @@ class ReplayActions(
     def step(self, action: ActType) -> tuple[ObsType, SupportsFloat, bool, bool, dict[str, Any]]:
         """Step with the recording's action at this step."""
         __tracebackhide__ = True
-        replayed: _Step | None = None
-        if 0 <= self._episode < len(self._episodes):
-            steps = self._episodes[self._episode].steps
-            if self._t < len(steps):
-                replayed = steps[self._t]
+        episode, replayed = self._current, None
+        if episode is not None and self._t < len(episode.steps):
+            replayed = episode.steps[self._t]
         self._t += 1
-        if replayed is None:
+        if episode is None or replayed is None:
             return self.env.step(action)
         try:
             return self.env.step(replayed.action)
         except Exception as error:
             raise env_failed(
-                self._episodes[self._episode].path,
+                episode.path,
                 replayed.line,
                 f"replayed the golden's action of episode {self._episode}, step t={replayed.t} "
                 f"({shown(replayed.recorded)})",
                 error,
             ) from None
+
+
+    def _next_episode(self) -> _Episode | None:
+        """The golden's next episode, read now; None past its last."""
+        __tracebackhide__ = True
+        item = next(self._reader, None)
+        if item is None:
+            return None
+        index, (path, lines) = item
+        return _read_episode(path, lines, index, self.env.action_space)
 
 
 def _read_episode(path: Path, lines: Any, index: int, space: gym.Space[Any]) -> _Episode:
