@@ -379,3 +379,16 @@ def test_pettingzoo_options_used_apart_are_usage_errors(
     code, out, err = run(capsys, *argv)
     assert (code, out) == (2, "")
     assert message in err
+
+
+def test_what_an_env_writes_to_stderr_is_shown_under_its_row(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    # Garbage-v0 writes to file descriptor 2 at each reset, as MuJoCo's warnings are written.
+    code = main(["audit", "Stuck/Garbage-v0", "--import", "tests.audit.stuck_envs", "--steps", "5"])
+    out, err = capfd.readouterr()
+    assert code == 0
+    assert rows(out)["Stuck/Garbage-v0"][0] == "deterministic"
+    under = details(out, "Stuck/Garbage-v0")
+    assert "stderr (what the env wrote there):" in under
+    assert err == ""  # none of it amid the table, nor anywhere else

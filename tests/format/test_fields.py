@@ -16,11 +16,13 @@ from gym_goldens.format.fields import (
     STEP_VALUES,
     parse_pattern,
 )
+from tests.support.frames import needs_renderer
 
 
 def test_the_writer_writes_the_fields_listed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    needs_renderer()
     monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
     # Every field: render too (a frame at the reset and at every step).
     env = RecordTrajectory(gym.make("Pendulum-v1", render_mode="rgb_array"), tmp_path, render=1)

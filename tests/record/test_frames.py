@@ -13,7 +13,7 @@ import pytest
 from gym_goldens import RecordTrajectory, RecordVectorTrajectory, read_recording
 from gym_goldens.format.codec import ArraySummary, TaggedValue
 from gym_goldens.format.frames import FRAME_TAG, FrameRef, decode_png, frame_digest
-from tests.support.frames import PaintedEnv
+from tests.support.frames import PaintedEnv, needs_renderer
 
 
 def frame_ref(value: Any, path: Path) -> FrameRef:
@@ -77,6 +77,7 @@ def test_render_k_records_the_reset_every_kth_step_and_the_last_of_each_episode(
 def test_cartpole_renders_headless_into_frames(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    needs_renderer()
     monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
     env = gym.make("CartPole-v1", render_mode="rgb_array")
     recorder = RecordTrajectory(env, tmp_path, render=10)

@@ -15,6 +15,7 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
+import pytest
 
 FIELD = (144, 72, 17)
 WALL = (236, 236, 236)
@@ -42,12 +43,21 @@ def pong_frame(t: int = 0) -> np.ndarray[Any, Any]:
     return frame
 
 
+def needs_renderer() -> None:
+    """Skip the test where pygame, which Gymnasium's classic envs render with, is not installed."""
+    pytest.importorskip(
+        "pygame",
+        reason='pygame draws Gymnasium\'s frames and is not installed: pip install -e ".[envs]"',
+    )
+
+
 def cartpole_frames(count: int, *, seed: int = 0) -> list[np.ndarray[Any, Any]]:
     """``count`` frames of CartPole rendered as ``rgb_array`` (400x600x3), after reset and steps.
 
     Set ``SDL_VIDEODRIVER=dummy`` first (``monkeypatch.setenv``): pygame then
-    needs no display, as on a CI runner.
+    needs no display, as on a CI runner. Skips the test where pygame is missing.
     """
+    needs_renderer()
     env = gym.make("CartPole-v1", render_mode="rgb_array")
     try:
         env.reset(seed=seed)

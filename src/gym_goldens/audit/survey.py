@@ -38,6 +38,7 @@ import importlib
 import io
 import json
 import multiprocessing
+import os
 import shutil
 import signal
 import subprocess
@@ -72,7 +73,7 @@ from gym_goldens.present.verdicts import (
     RunDifference,
 )
 from gym_goldens.record.agent_recorders import record_agents
-from gym_goldens.record.fresh import FreshProcess, other_hash_seed
+from gym_goldens.record.fresh import MAX_OUTPUT_TAIL, FreshProcess, other_hash_seed
 from gym_goldens.record.rollouts import rollout
 from gym_goldens.record.single import RecordTrajectory
 
@@ -288,7 +289,47 @@ def audit_env(env_id: str, settings: AuditSettings) -> AuditRow:
 
     Recordings are kept (and named in the row) only when runs differ. An
     audit that takes longer than ``settings.timeout`` is stopped: an error row.
+    What the env writes to this process's stderr (MuJoCo's warnings, at the
+    file descriptor) goes in the row, shown under it, not amid the table.
     """
+    with _captured_stderr() as written:
+        row = _audit_env(env_id, settings)
+    text = written.text()
+    return dataclasses.replace(row, stderr=text) if text.strip() else row
+
+
+class _Written:
+    """What was written to a file descriptor, its end kept (see :func:`_captured_stderr`)."""
+
+    def __init__(self) -> None:
+        self.data = b""
+
+    def text(self) -> str:
+        return self.data.decode("utf-8", "replace")
+
+
+@contextlib.contextmanager
+def _captured_stderr() -> Iterator[_Written]:
+    """File descriptor 2 sent to a temporary file for the block; its last bytes kept."""
+    written = _Written()
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with tempfile.TemporaryFile() as sink:
+            os.dup2(sink.fileno(), 2)
+            try:
+                yield written
+            finally:
+                sys.stderr.flush()
+                os.dup2(saved, 2)
+                size = sink.seek(0, os.SEEK_END)
+                sink.seek(max(size - MAX_OUTPUT_TAIL, 0))
+                written.data = sink.read()
+    finally:
+        os.close(saved)
+
+
+def _audit_env(env_id: str, settings: AuditSettings) -> AuditRow:
     start = time.perf_counter()
     root = Path(tempfile.mkdtemp(prefix="gym-goldens-audit-"))
     declared = _declared_nondeterministic(env_id)

@@ -223,11 +223,7 @@ def _walk(golden: Any, actual: Any, node: ToleranceNode, path: FieldPath, visit:
 
 def _summary_of(summary: ArraySummary, ref: FrameRef) -> bool:
     """Whether an array summary is that of a frame's pixels: by digest."""
-    return (
-        summary.dtype == "uint8"
-        and summary.shape == ref.shape
-        and summary.digest == ref.digest
-    )
+    return summary.dtype == "uint8" and summary.shape == ref.shape and summary.digest == ref.digest
 
 
 def _pixels_of(value: Any, ref: FrameRef) -> np.ndarray[Any, Any] | None:

@@ -28,7 +28,7 @@ from typing import Any, Final
 
 import numpy as np
 
-__all__ = ["describe_change", "holds_datetime", "parse_leaf", "signature", "to_json"]
+__all__ = ["describe_change", "needs_careful_path", "parse_leaf", "signature", "to_json"]
 
 _PLAIN: Final = frozenset({float, int, bool, str, type(None), bytes})
 _LEAF: Final = re.compile(r"^([A-Za-z0-9_<>|]+)(?:\[([0-9,]*)\])?$")
@@ -70,18 +70,21 @@ def signature(value: Any) -> Any:
     return None
 
 
-def holds_datetime(found: Any) -> bool:
-    """Whether a :func:`signature` holds a ``datetime64`` (an array of them, or one).
+def needs_careful_path(found: Any) -> bool:
+    """Whether a :func:`signature` holds what orjson must not write itself.
 
-    orjson writes them cut to microseconds, and NaT as a date: the recorder
-    writes such records by the careful path instead (see the codec).
+    A ``datetime64`` (an array of them, or one): orjson writes them cut to
+    microseconds, and NaT as a date. A value of the other byte order
+    (``>f8`` on a little-endian machine): orjson refuses it (3.10.0 read its
+    bytes as native ones, wrong numbers without an error). The recorder writes
+    such records by the careful path, which keeps their values (see the codec).
     """
     if isinstance(found, tuple):
-        return bool(found[0].kind == "M")
+        return bool(found[0].kind == "M" or not found[0].isnative)
     if isinstance(found, dict):
-        return any(map(holds_datetime, found.values()))
+        return any(map(needs_careful_path, found.values()))
     if isinstance(found, list):
-        return any(map(holds_datetime, found))
+        return any(map(needs_careful_path, found))
     return False
 
 

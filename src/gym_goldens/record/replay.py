@@ -167,7 +167,6 @@ class ReplayActions(
                 error,
             ) from None
 
-
     def _next_episode(self) -> _Episode | None:
         """The golden's next episode, read now; None past its last."""
         __tracebackhide__ = True

@@ -194,12 +194,12 @@ class StepTypes:
             has a numpy type).
     """
 
-    __slots__ = ("_types", "datetimes", "field", "key")
+    __slots__ = ("_types", "careful", "field", "key")
 
     def __init__(self) -> None:
         self.key: tuple[Any, ...] | None = None
         self.field: Any = None
-        self.datetimes = False  # whether the step holds a datetime64 (see dtypes.holds_datetime)
+        self.careful = False  # whether orjson must not write the step (dtypes.needs_careful_path)
         self._types: Any = None
 
     def walk(self, action: Any, obs: Any, reward: Any, info: Any, key: tuple[Any, ...]) -> bool:
@@ -224,7 +224,7 @@ class StepTypes:
             fields = zip(("action", "obs", "reward", "info"), types, strict=True)
             typed = {name: found for name, found in fields if found is not None}
             self.field = dtypes.to_json(typed) if typed else None
-            self.datetimes = any(map(dtypes.holds_datetime, types))
+            self.careful = any(map(dtypes.needs_careful_path, types))
         self.key = key if _stands_for_types(key) else None
         return changed
 
@@ -664,10 +664,11 @@ class EpisodeWriter:
     def _route_of(self, obs: Any, step_types: StepTypes) -> int:
         """How the steps of these types are encoded.
 
-        The careful path for a datetime64, which orjson would cut to
-        microseconds; an image would be written in full only to be summarised.
+        The careful path for what orjson must not write itself (a datetime64,
+        a value of the other byte order: see dtypes.needs_careful_path); an
+        image would be written in full only to be summarised.
         """
-        if step_types.datetimes:
+        if step_types.careful:
             return _CAREFUL
         return _LARGE_OBS if _large_obs(obs, self._smallest_array) else _FAST
 
