@@ -17,6 +17,7 @@ from gymnasium import spaces
 # 0.1% of the 240,000 pixels may differ more.
 @pytest.mark.goldens(pixel_atol=16, max_diff_pixel_ratio=0.001)
 def test_cartpole_frames(record_trajectory):
+    pytest.importorskip("pygame", reason="CartPole draws with pygame: pip install pygame-ce")
     # A frame at the reset, every 10th step and the last: frames/e00000_t000010_render.png, ...
     env = record_trajectory(gym.make("CartPole-v1", render_mode="rgb_array"), render=10)
     obs, _ = env.reset(seed=0)
