@@ -15,10 +15,14 @@ and its reference (:meth:`FrameRef.of`, the digest of the pixels). As in
 same run, in turns (an env's steps, then storing their frames), and each
 ratio is the median over the turns; times are CPU times of this process
 (user + system), so that other processes on a shared machine count as little
-as possible. The recording ratios are those of storing every frame in the
-stepping thread: the recorder may encode in a worker thread, which moves the
-cost off the env's thread but not off the machine. The script prints one
-table; it does not fail when a target is missed.
+as possible. The "storing" ratios are those of storing every frame in the
+stepping thread. The recorder's rows (``--only recording``) run the recorder,
+which encodes in a worker thread: their ratio is by wall clock, each turn
+ending once its frames are on disk (what the issue's target means: the worker
+may overlap the env), and beside it the process CPU ratio (every thread,
+the worker's too: what the machine pays, which no thread can hide) and the
+env thread's own CPU ratio. The script prints one table; it does not fail
+when a target is missed.
 """
 
 from __future__ import annotations
@@ -94,13 +98,22 @@ def make_pong() -> gym.Env[Any, Any] | str:
     return gym.make(PONG)
 
 
-def store(frames: list[np.ndarray[Any, Any]], episode: int, first_step: int) -> int:
-    """Store frames as the recorder will: a PNG and a reference each. Returns the bytes."""
-    size = 0
+def store(
+    frames: list[np.ndarray[Any, Any]], episode: int, first_step: int
+) -> tuple[int, float, float]:
+    """Store frames as the recorder does: a PNG and a reference each.
+
+    Returns:
+        The bytes, and the CPU seconds of the PNGs and of the references (their digests).
+    """
+    size, encoding, digests = 0, 0.0, 0.0
     for offset, frame in enumerate(frames):
+        start = time.process_time()
         size += len(encode_png(frame))
+        middle = time.process_time()
         FrameRef.of(frame, episode=episode, step=first_step + offset, field="obs")
-    return size
+        encoding, digests = encoding + middle - start, digests + time.process_time() - middle
+    return size, encoding, digests
 
 
 def step_turn(
@@ -124,24 +137,29 @@ def bench_storing(
     env.reset(seed=0)
     env.action_space.seed(0)
     step_turn(env, [env.action_space.sample() for _ in range(20)], render)  # warm up
-    ratios, step_times, store_times, sizes = [], [], [], []
+    ratios, step_times, store_times, sizes, parts = [], [], [], [], []
     seen: list[np.ndarray[Any, Any]] = []
     for turn in range(turns):
         actions = [env.action_space.sample() for _ in range(TURN_STEPS)]
         stepped, frames = step_turn(env, actions, render)
         gc.collect()
         start = time.process_time()
-        sizes.append(store(frames, episode=0, first_step=turn * TURN_STEPS))
+        size, encoding, digests = store(frames, episode=0, first_step=turn * TURN_STEPS)
         stored = time.process_time() - start
+        sizes.append(size)
+        parts.append((encoding / TURN_STEPS, digests / TURN_STEPS))
         ratios.append((stepped + stored) / stepped)
         step_times.append(stepped / TURN_STEPS)
         store_times.append(stored / TURN_STEPS)
         seen += frames
     what = "step + render" if render else "step"
+    encoding = statistics.median(part[0] for part in parts)
+    digest = statistics.median(part[1] for part in parts)
     row = Row(
         f"{label}: storing each frame in the stepping thread, against a bare {what}",
         f"bare {what} {statistics.median(step_times) * 1e3:.3f} ms, storing a frame "
-        f"{statistics.median(store_times) * 1e3:.3f} ms (PNG + digest), "
+        f"{statistics.median(store_times) * 1e3:.3f} ms (PNG {encoding * 1e3:.3f} ms, reference "
+        f"and its xxh3 digest {digest * 1e3:.3f} ms), "
         f"{sum(sizes) / (turns * TURN_STEPS):,.0f} bytes a frame",
         f"{statistics.median(ratios):.2f}",
         f"<= {target}",
@@ -152,9 +170,17 @@ def bench_storing(
 
 def recorded_turn(
     env: gym.Env[Any, Any], actions: list[Any], *, render: bool, flush: Callable[[], None]
-) -> tuple[float, float]:
-    """Wall-clock and this thread's CPU seconds of ``actions``, then ``flush()``."""
-    start, start_cpu = time.perf_counter(), time.thread_time()
+) -> tuple[float, float, float]:
+    """Seconds of ``actions``, then ``flush()``: wall clock, process CPU, this thread's CPU.
+
+    Process CPU time counts every thread of the process (the recorder's worker too); the
+    thread's CPU time only the env's.
+    """
+    start, start_process, start_thread = (
+        time.perf_counter(),
+        time.process_time(),
+        time.thread_time(),
+    )
     for action in actions:
         _, _, terminated, truncated, _ = env.step(action)
         if render:
@@ -162,7 +188,11 @@ def recorded_turn(
         if terminated or truncated:
             env.reset()
     flush()
-    return time.perf_counter() - start, time.thread_time() - start_cpu
+    return (
+        time.perf_counter() - start,
+        time.process_time() - start_process,
+        time.thread_time() - start_thread,
+    )
 
 
 def bench_recording(
@@ -189,36 +219,62 @@ def bench_recording(
     warm = [bare.action_space.sample() for _ in range(20)]
     recorded_turn(bare, warm, render=render_bare, flush=lambda: None)
     recorded_turn(recorded, warm, render=False, flush=recorded.flush)
-    ratios, cpu_ratios, bare_times = [], [], []
+    ratios: dict[str, list[float]] = {"wall": [], "process": [], "thread": []}
+    bare_times = []
     for _ in range(turns):
         actions = [bare.action_space.sample() for _ in range(TURN_STEPS * 5)]
         gc.collect()
-        bare_wall, bare_cpu = recorded_turn(bare, actions, render=render_bare, flush=lambda: None)
+        bare_figures = recorded_turn(bare, actions, render=render_bare, flush=lambda: None)
         gc.collect()
-        wall, cpu = recorded_turn(recorded, actions, render=False, flush=recorded.flush)
-        ratios.append(wall / bare_wall)
-        cpu_ratios.append(cpu / bare_cpu)
-        bare_times.append(bare_wall / (TURN_STEPS * 5))
+        figures = recorded_turn(recorded, actions, render=False, flush=recorded.flush)
+        for kind, spent, bare_spent in zip(ratios, figures, bare_figures, strict=True):
+            ratios[kind].append(spent / bare_spent)
+        bare_times.append(bare_figures[0] / (TURN_STEPS * 5))
     recorded.close()
     bare.close()
     sizes = [path.stat().st_size for path in (Path(folder) / FRAMES_DIR).iterdir()]
     what = "step + render" if render_bare else "step"
+    return _recording_rows(
+        f"{label}: recorded with {_options(options)}", what, bare_times, ratios, sizes
+    )
+
+
+def _recording_rows(
+    label: str,
+    what: str,
+    bare_times: list[float],
+    ratios: dict[str, list[float]],
+    sizes: list[int],
+) -> list[Row]:
+    """The recorder's rows: the wall-clock ratio (the target's), the process CPU ratio, bytes."""
+    wall, process, thread = (
+        statistics.median(ratios[kind]) for kind in ("wall", "process", "thread")
+    )
+    mean = statistics.mean(sizes)
+    pong = label.startswith("Pong")  # the issue's bytes target is Pong's
     return [
         Row(
-            f"{label}: recorded with {_options(options)}, against a bare {what} (wall clock)",
-            f"bare {what} {statistics.median(bare_times) * 1e3:.3f} ms; the env's thread "
-            f"alone {statistics.median(cpu_ratios):.2f}x (CPU); {len(sizes):,} frames, "
-            f"{statistics.mean(sizes):,.0f} bytes a frame",
-            f"{statistics.median(ratios):.2f}",
+            f"{label}, against a bare {what}: wall-clock ratio (the target's: frames encoded "
+            "in the worker thread)",
+            f"bare {what} {statistics.median(bare_times) * 1e3:.3f} ms; process CPU ratio "
+            f"{process:.2f} (env thread + worker), env thread's CPU ratio {thread:.2f}; "
+            f"{len(sizes):,} frames, {mean:,.0f} bytes a frame",
+            f"{wall:.2f}",
             "<= 1.3",
-            statistics.median(ratios) <= 1.3,
+            wall <= 1.3,
         ),
         Row(
-            f"{label}: bytes per stored frame, recorded",
-            f"mean {statistics.mean(sizes):,.0f}, max {max(sizes):,} bytes",
-            f"{statistics.mean(sizes) / KiB:.2f} KiB",
-            "<= 2 KiB",
-            statistics.mean(sizes) <= 2 * KiB,
+            f"{label}, against a bare {what}: process CPU ratio (every thread: what the "
+            "machine pays)",
+            f"wall clock {wall:.2f}, env thread's CPU {thread:.2f}",
+            f"{process:.2f}",
+        ),
+        Row(
+            f"{label}: bytes per stored frame",
+            f"mean {mean:,.0f}, max {max(sizes):,} bytes",
+            f"{mean / KiB:.2f} KiB",
+            "<= 2 KiB" if pong else "-",
+            mean <= 2 * KiB if pong else None,
         ),
     ]
 

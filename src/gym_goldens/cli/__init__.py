@@ -3,7 +3,8 @@
 A thin argparse layer over the library, one module per command:
 ``show`` (:mod:`gym_goldens.present.summary`), ``diff``
 (:func:`gym_goldens.compare` and the report the pytest plugin prints),
-``plot`` (:mod:`gym_goldens.present.viz`), ``record``
+``plot`` (:mod:`gym_goldens.present.viz`), ``frames`` (frames as PNG
+files and GIFs, :mod:`gym_goldens.present.images`), ``record``
 (:mod:`gym_goldens.record.rollouts`) and ``audit``
 (:mod:`gym_goldens.audit.survey`). Each module has ``add_parser(commands)``
 and ``run(args) -> int``; a new command is a new module listed in
@@ -32,13 +33,13 @@ from collections.abc import Callable, Sequence
 from typing import Final
 
 import gym_goldens
-from gym_goldens.cli import audit, diff, plot, record, show
+from gym_goldens.cli import audit, diff, frames, plot, record, show
 from gym_goldens.cli._common import EXIT_ERROR, PROG, Command, error
 from gym_goldens.errors import GoldensError
 
 __all__ = ["COMMANDS", "main"]
 
-COMMANDS: Final[tuple[Command, ...]] = (show, diff, plot, record, audit)
+COMMANDS: Final[tuple[Command, ...]] = (show, diff, plot, frames, record, audit)
 """The commands, in the order ``--help`` lists them."""
 
 

@@ -18,6 +18,9 @@ from gym_goldens.cli._common import (
 )
 from gym_goldens.cli._options import add_limit_option, add_tolerance_options, tolerance
 from gym_goldens.cli._recordings import compare_recordings, diff_report
+from gym_goldens.cli.frames import check_out_folder
+from gym_goldens.comparison.result import Comparison
+from gym_goldens.present.images import write_frame_diff
 from gym_goldens.present.text import counted
 
 __all__ = ["add_parser", "run"]
@@ -39,6 +42,12 @@ def add_parser(commands: Subcommands) -> argparse.ArgumentParser:
         "actual", type=Path, metavar="ACTUAL", help="the recording to check, of the same kind"
     )
     add_tolerance_options(diff)
+    diff.add_argument(
+        "--images",
+        type=Path,
+        metavar="DIR",
+        help="write golden.png, actual.png and diff.png of the first differing frame into DIR",
+    )
     add_limit_option(diff)
     return diff
 
@@ -59,7 +68,18 @@ def run(args: argparse.Namespace) -> int:
     print_lines(
         [
             diff_report(comparison, args.golden),
+            *_images(comparison, args.images),
             f"  plot it with: {PROG} plot {display(args.golden)} --vs {display(args.actual)}",
         ]
     )
     return EXIT_DIFFERENT
+
+
+def _images(comparison: Comparison, folder: Path | None) -> list[str]:
+    """With ``--images``: the three images of the first differing frame, written; their lines."""
+    if folder is None:
+        return []
+    written = write_frame_diff(comparison, check_out_folder(folder, "--images"))
+    if written is None:
+        return ["  images: none written; no frame differs at the first divergence"]
+    return [f"  {path.name}: {display(path)}" for path in written]

@@ -12,6 +12,7 @@ from typing import Final
 from gym_goldens.cli._common import EXIT_OK, Subcommands, UsageError, display, print_lines
 from gym_goldens.cli._options import add_limit_option, fields
 from gym_goldens.cli._recordings import WALKED, RecordProgress, checked, files_of
+from gym_goldens.cli.frames import frame_fields
 from gym_goldens.format.paths import find_recording_folders
 from gym_goldens.format.reader import count_records, recording_files
 from gym_goldens.present.summary import (
@@ -22,6 +23,7 @@ from gym_goldens.present.summary import (
     format_steps,
     summarize,
 )
+from gym_goldens.present.text import escape
 
 __all__ = ["add_parser", "run"]
 
@@ -88,8 +90,25 @@ def run(args: argparse.Namespace) -> int:
     ) as bar:
         rows = MAX_LISTED_EPISODES if args.all else MAX_EPISODE_ROWS
         summary = summarize(path, advance=bar.advance, rows=rows, max_decompressed_size=limit)
-    print_lines(format_recording(summary, display=display))
+    print_lines([*format_recording(summary, display=display), *_frame_lines(path, limit)])
     return EXIT_OK
+
+
+def _frame_lines(path: Path, limit: int) -> list[str]:
+    """The fields that hold frames (PNG files): how many, their shapes; none without frames."""
+    fields = frame_fields(path, limit)
+    if not fields:
+        return []
+    names = [escape(field.field) for field in fields]
+    width = max(11, *(len(name) + 1 for name in names))
+    return [
+        "",
+        "  frames (PNG files; export them with gym-goldens frames):",
+        *(
+            f"    {name:<{width}} {field.describe()}"
+            for name, field in zip(names, fields, strict=True)
+        ),
+    ]
 
 
 def _show_folder(args: argparse.Namespace) -> int:

@@ -61,8 +61,13 @@ from PIL import Image
 
 from gym_goldens.errors import GoldenFormatError, UnsafeGoldenPathError
 from gym_goldens.format.codec import ArraySummary, TaggedValue, decode_line
+from gym_goldens.format.fields import format_path
 from gym_goldens.format.layout import safe_segment
-from gym_goldens.format.limits import DEFAULT_MAX_DECOMPRESSED_SIZE, MAX_FRAME_PIXELS
+from gym_goldens.format.limits import (
+    DEFAULT_MAX_DECOMPRESSED_SIZE,
+    MAX_FRAME_PIXELS,
+    format_size,
+)
 from gym_goldens.format.lines import iter_lines
 
 __all__ = [
@@ -72,6 +77,7 @@ __all__ = [
     "PNG_COMPRESS_LEVEL",
     "PNG_COMPRESS_TYPE",
     "DecodeBudget",
+    "FrameBudget",
     "FrameRef",
     "StoredFrame",
     "check_frame_file",
@@ -82,6 +88,7 @@ __all__ = [
     "frame_filename",
     "frame_path",
     "frame_refs",
+    "frames_in",
     "is_frame_file_name",
     "is_image_like",
     "read_frame",
@@ -136,6 +143,33 @@ class DecodeBudget(Protocol):
 
     def spend(self, size: int, path: Path) -> None:
         """Count ``size`` decompressed bytes of ``path``; raise past the limit."""
+
+
+class FrameBudget:
+    """What the frames decoded by one command may take, in bytes: a :class:`DecodeBudget`.
+
+    Example:
+        >>> budget = FrameBudget(100)
+        >>> budget.spend(60, Path("a.png"))
+        >>> budget.left
+        40
+    """
+
+    __slots__ = ("left", "limit")
+
+    def __init__(self, limit: int) -> None:
+        self.limit = self.left = limit
+
+    def spend(self, size: int, path: Path) -> None:
+        """Count ``size`` decoded bytes of ``path``; raise past the limit."""
+        self.left -= size
+        if self.left < 0:
+            raise GoldenFormatError(
+                path,
+                f"the frames read decode to more than {format_size(self.limit)}, the limit for "
+                "what a recording may expand to; choose fewer frames (an episode, a field) or, "
+                "for a real recording, raise the limit with --max-decompressed-size",
+            )
 
 
 def is_image_like(value: object) -> bool:
@@ -595,6 +629,25 @@ def frame_refs(value: Any, *, path: object, line: int | None = None) -> Iterator
     elif isinstance(value, list):
         for item in value:
             yield from frame_refs(item, path=path, line=line)
+
+
+def frames_in(
+    value: Any, *, path: object, line: int | None = None, _at: tuple[str | int, ...] = ()
+) -> Iterator[tuple[str, FrameRef]]:
+    """The frames of a parsed record, each with its field path (``render``, ``obs.image``).
+
+    Raises:
+        GoldenFormatError: A reference is not valid (see :meth:`FrameRef.from_json`).
+    """
+    if isinstance(value, TaggedValue):
+        if value.tag == FRAME_TAG:
+            yield format_path(_at), FrameRef.from_tagged(value, path=path, line=line)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from frames_in(item, path=path, line=line, _at=(*_at, str(key)))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from frames_in(item, path=path, line=line, _at=(*_at, index))
 
 
 def referenced_frames(

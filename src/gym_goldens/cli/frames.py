@@ -1,0 +1,250 @@
+"""``gym-goldens frames``: a recording's frames exported as PNG files, an episode as a GIF.
+
+The frames are read as a golden is (:func:`~gym_goldens.format.frames.read_frame`:
+references inside the recording's ``frames`` folder, no link followed, sizes
+checked before decoding, the decoded bytes counted against
+``--max-decompressed-size``) and written again by
+:func:`~gym_goldens.format.frames.encode_png`, each file atomically in the
+folder ``--out``, which may not be a symlink or a file. ``show`` lists the
+frame fields (:func:`frame_fields`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any, Final
+
+import numpy as np
+
+from gym_goldens.cli._common import EXIT_OK, Subcommands, UsageError, display, print_lines
+from gym_goldens.cli._options import add_limit_option
+from gym_goldens.cli._recordings import files_of
+from gym_goldens.format.files import atomic_write_bytes
+from gym_goldens.format.frames import (
+    FRAME_TAG,
+    FrameBudget,
+    StoredFrame,
+    encode_png,
+    format_shape,
+    frame_filename,
+    frames_in,
+)
+from gym_goldens.format.layout import safe_segment
+from gym_goldens.format.lines import iter_episodes
+from gym_goldens.format.reader import parse_record
+from gym_goldens.present.images import write_gif
+from gym_goldens.present.text import counted, escape
+
+__all__ = ["FrameField", "add_parser", "check_out_folder", "frame_fields", "run"]
+
+_MARKER: Final = b'"' + FRAME_TAG.encode() + b'"'
+# How many names (of fields, of episodes) an error lists before "...".
+_LISTED: Final = 12
+_DEFAULT_FPS: Final = 30.0
+_NO_FRAMES: Final = (
+    "it was recorded without frames; record them with record_trajectory(env, render=True) or "
+    'images="frames"'
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class Frame:
+    """A frame of a recording: where it is in the trajectory, and its file."""
+
+    episode: int
+    t: int
+    field: str
+    stored: StoredFrame
+
+
+@dataclasses.dataclass
+class FrameField:
+    """A field that holds frames: how many, of which shapes, in how many episodes."""
+
+    field: str
+    count: int = 0
+    shapes: dict[tuple[int, ...], int] = dataclasses.field(default_factory=dict)
+    episodes: set[int] = dataclasses.field(default_factory=set)
+
+    def add(self, frame: Frame) -> None:
+        """Count ``frame``."""
+        self.count += 1
+        shape = frame.stored.ref.shape
+        self.shapes[shape] = self.shapes.get(shape, 0) + 1
+        self.episodes.add(frame.episode)
+
+    def describe(self) -> str:
+        """``26 frames, 48x64x3, in 1 episode``."""
+        shapes = ", ".join(format_shape(shape) for shape in sorted(self.shapes)[:_LISTED])
+        more = ", ..." if len(self.shapes) > _LISTED else ""
+        return (
+            f"{counted(self.count, 'frame')}, {shapes}{more}, "
+            f"in {counted(len(self.episodes), 'episode')}"
+        )
+
+
+def iter_frames(path: Path, limit: int) -> Iterator[Frame]:
+    """The frames of the recording ``path``, in its order; only lines with frames are parsed.
+
+    Raises:
+        GoldenFormatError: The recording cannot be read, or a reference is not valid.
+    """
+    for episode, (file, lines) in enumerate(
+        iter_episodes(files_of(path), max_decompressed_size=limit)
+    ):
+        for number, raw in lines:
+            if _MARKER not in raw:
+                continue
+            record = parse_record(raw, file, number)
+            t = record.get("t", 0)
+            step = t if type(t) is int and t >= 0 else 0
+            for field, ref in frames_in(record, path=file, line=number):
+                yield Frame(episode, step, field, StoredFrame(file.parent, ref))
+
+
+def frame_fields(path: Path, limit: int) -> list[FrameField]:
+    """The fields of a recording that hold frames, in the order they first appear."""
+    fields: dict[str, FrameField] = {}
+    for frame in iter_frames(path, limit):
+        fields.setdefault(frame.field, FrameField(frame.field)).add(frame)
+    return list(fields.values())
+
+
+def add_parser(commands: Subcommands) -> argparse.ArgumentParser:
+    """The parser of ``frames``."""
+    frames = commands.add_parser(
+        "frames",
+        help="export a recording's frames as PNG files, an episode as a GIF",
+        description="Write the frames of RECORDING (a recording folder or trajectory file) as "
+        "PNG files into --out, named by episode, step and field (e00000_t000012_render.png); "
+        "with --gif, each episode's frames of each field as an animated GIF too "
+        "(e00000_render.gif). Exit 0 when written, 2 when the recording has no such frames or "
+        "cannot be read.",
+    )
+    frames.add_argument(
+        "path", type=Path, metavar="RECORDING", help="a recording folder or trajectory file"
+    )
+    frames.add_argument(
+        "--episode", type=int, metavar="N", help="only episode N (numbered from 0); default all"
+    )
+    frames.add_argument(
+        "--field", metavar="F", help="only the field F (render, obs, obs.image...); default all"
+    )
+    frames.add_argument(
+        "--out", type=Path, required=True, metavar="DIR", help="the folder to write into"
+    )
+    frames.add_argument(
+        "--gif", action="store_true", help="also write each episode as an animated GIF"
+    )
+    frames.add_argument(
+        "--fps",
+        type=float,
+        default=_DEFAULT_FPS,
+        metavar="X",
+        help=f"the GIF's frames a second (default {_DEFAULT_FPS:g})",
+    )
+    add_limit_option(frames)
+    return frames
+
+
+def run(args: argparse.Namespace) -> int:
+    """Write the chosen frames, and the GIFs; print what was written."""
+    path: Path = args.path
+    if not args.fps > 0:
+        raise UsageError(f"--fps must be above 0, got {args.fps:g}")
+    chosen = _chosen(path, args.episode, args.field, args.max_decompressed_size)
+    out = check_out_folder(args.out, "--out")
+    budget = FrameBudget(args.max_decompressed_size)
+    lines: list[str] = []
+    for (episode, field), frames in chosen.items():
+        pictures = []
+        for frame in frames:
+            pixels = _export(frame, out, budget)
+            if args.gif:  # a GIF needs the episode's frames at once; nothing is kept without
+                pictures.append(pixels)
+        first, last = (_name(frame) for frame in (frames[0], frames[-1]))
+        lines.append(
+            f"episode {episode}, {escape(field)}: {counted(len(frames), 'frame')} -> "
+            f"{display(out / first)}" + (f" ... {last}" if len(frames) > 1 else "")
+        )
+        if args.gif:
+            gif = out / f"e{episode:05d}_{safe_segment(field)}.gif"
+            _write_gif(gif, pictures, args.fps, field, episode)
+            lines.append(f"  gif: {display(gif)}")
+    print_lines(lines)
+    return EXIT_OK
+
+
+def check_out_folder(out: Path, option: str) -> Path:
+    """The folder ``out`` to write into, made if missing: refused if it is a link or a file.
+
+    Raises:
+        UsageError: ``out`` is a symlink or no folder.
+    """
+    if out.is_symlink():
+        raise UsageError(
+            f"{option} {out} is a symlink; images are written through no link: give the folder "
+            "itself"
+        )
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"{option} {out} is a file; give a folder to write the images into")
+    out.mkdir(parents=True, exist_ok=True)
+    return out
+
+
+def _chosen(
+    path: Path, episode: int | None, field: str | None, limit: int
+) -> dict[tuple[int, str], list[Frame]]:
+    """The frames asked for, by episode and field; an error naming what exists when none are."""
+    chosen: dict[tuple[int, str], list[Frame]] = {}
+    fields: dict[str, FrameField] = {}
+    for frame in iter_frames(path, limit):
+        fields.setdefault(frame.field, FrameField(frame.field)).add(frame)
+        if (episode is None or frame.episode == episode) and (
+            field is None or frame.field == field
+        ):
+            chosen.setdefault((frame.episode, frame.field), []).append(frame)
+    if chosen:
+        return chosen
+    if not fields:
+        raise UsageError(f"{path}: no frames in this recording; {_NO_FRAMES}")
+    if field is not None and field not in fields:
+        raise UsageError(
+            f"{path}: no frames of the field {escape(field)!r}; the fields with frames are "
+            + _listed(list(fields))
+        )
+    has = sorted(set().union(*(f.episodes for f in fields.values() if field in (None, f.field))))
+    of = f" of {escape(field)}" if field is not None else ""
+    raise UsageError(
+        f"{path}: episode {episode} has no frames{of}; the episodes with frames are "
+        + _listed([str(number) for number in has])
+    )
+
+
+def _listed(names: Sequence[str]) -> str:
+    shown = ", ".join(escape(name) for name in names[:_LISTED])
+    return shown + (f" and {len(names) - _LISTED:,} more" if len(names) > _LISTED else "")
+
+
+def _export(frame: Frame, out: Path, budget: FrameBudget) -> np.ndarray[Any, Any]:
+    """Read a frame (checked) and write it into ``out``; its pixels."""
+    pixels = frame.stored.read(budget)
+    atomic_write_bytes(out / _name(frame), encode_png(pixels))
+    return pixels
+
+
+def _name(frame: Frame) -> str:
+    """The file of an exported frame: that of the recording, without its folder."""
+    return frame_filename(frame.episode, frame.t, frame.field).partition("/")[2]
+
+
+def _write_gif(
+    gif: Path, pictures: list[np.ndarray[Any, Any]], fps: float, field: str, episode: int
+) -> None:
+    try:
+        write_gif(gif, pictures, fps)
+    except ValueError as error:
+        raise UsageError(f"cannot write {field} of episode {episode} as one GIF: {error}") from None
