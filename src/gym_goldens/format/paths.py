@@ -13,8 +13,12 @@ a path typed on its command line, but no link it meets inside one.
 
 A golden folder is resolved once into a :class:`GoldenFolder`: its recording
 files in reading order, its frames (the PNG files of its ``frames`` folder)
-and the folders of its sub-envs, each checked against the rule. Every read
-of a golden goes through :func:`resolve_golden`; the writers and the
+and the folders of its sub-envs, each checked against the rule, and its
+header (read when first asked for). That value is what the comparison, the
+update and the choice of a variant are handed: none of them lists the folder
+again. Every read of a golden goes through :func:`resolve_golden` (a
+recording named by its own path, such as a test's own recording or one typed
+on the command line, through :func:`resolve_recording`); the writers and the
 pruning of stale goldens look at the entries of a folder through
 :func:`scan_folder` (and :func:`scan_frames`), which check them the same way.
 
@@ -29,24 +33,29 @@ a removal acts on a link itself, never on what it points to.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import stat
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from gym_goldens.errors import GoldenFormatError, UnsafeGoldenPathError
 from gym_goldens.format.frames import FRAMES_DIR, is_frame_file_name
 from gym_goldens.format.layout import is_recording_file_name, sub_env_index
+from gym_goldens.format.limits import DEFAULT_MAX_DECOMPRESSED_SIZE
 from gym_goldens.format.reader import read_header, recording_files
 
 __all__ = [
     "GOLDENS_DIR",
+    "RECORDING_DIR",
     "FolderEntries",
     "GoldenFolder",
     "ensure_inside",
     "find_recording_folders",
     "is_sub_env_folder",
     "resolve_golden",
+    "resolve_recording",
     "scan_folder",
     "scan_frames",
     "symlink_error",
@@ -54,6 +63,8 @@ __all__ = [
 
 GOLDENS_DIR: Final = "the goldens dir"
 """How messages name the root of the goldens."""
+RECORDING_DIR: Final = "a recording folder"
+"""How messages name a recording folder named by its own path."""
 
 _REPLACE_IT: Final = "replace it with the file or folder itself"
 
@@ -185,7 +196,7 @@ class GoldenFolder:
     """A golden (or recording) folder, resolved once and checked against the path rules.
 
     Attributes:
-        path: The folder.
+        path: The folder (or the recording file, given itself).
         files: Its recording files, in the order they are read: its
             ``trajectory.jsonl`` (or ``.jsonl.gz``); empty when it holds none
             of its own.
@@ -193,9 +204,12 @@ class GoldenFolder:
             compression's file, left by an update that was killed between
             installing one and removing the other; the next update removes it.
         envs: The folders of its sub-envs (``env_0``, ...), for the recording
-            of a vector env.
+            of a vector env, by index.
         frames: The frame files of its ``frames`` folder (see
             :func:`scan_frames`).
+        env: The index of the sub-env it holds, for a sub-env folder.
+        max_decompressed_size: What its compressed files may expand to when
+            its header is read, in bytes.
     """
 
     path: Path
@@ -203,14 +217,58 @@ class GoldenFolder:
     left: tuple[Path, ...] = ()
     envs: tuple[GoldenFolder, ...] = ()
     frames: tuple[Path, ...] = ()
+    env: int | None = None
+    max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE
+
+    @property
+    def all_files(self) -> tuple[Path, ...]:
+        """The recording files it is read from: of every sub-env, in order, for a vector env's."""
+        if self.envs:
+            return tuple(file for env in self.envs for file in env.all_files)
+        return self.files
+
+    @property
+    def recorded(self) -> bool:
+        """Whether it holds a recording: a recording file of its own, or of a sub-env."""
+        return bool(self.all_files)
+
+    @functools.cached_property
+    def header(self) -> dict[str, Any] | None:
+        """The header of its first episode (of its first sub-env's), read once; None without one.
+
+        Raises:
+            GoldenFormatError: The file cannot be read, or its first record is bad.
+        """
+        files = self.all_files
+        limit = self.max_decompressed_size
+        return read_header(files[0], max_decompressed_size=limit) if files else None
+
+    @property
+    def version(self) -> object:
+        """The format version its header names; None without a header."""
+        return None if self.header is None else self.header.get("version")
 
 
-def resolve_golden(root: Path, folder: Path, *, within: str = GOLDENS_DIR) -> GoldenFolder:
+def resolve_golden(
+    root: Path,
+    folder: Path,
+    *,
+    within: str = GOLDENS_DIR,
+    max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
+) -> GoldenFolder:
     """The recording of ``folder``, checked to be safe to read below ``root``.
 
     No symlink between ``root`` and ``folder``, none among its recording
     files and sub-env folders, nor theirs; no folder where a recording file
-    should be, no empty recording file.
+    should be, no empty recording file. A folder that does not exist is a
+    golden not recorded yet: it holds no file.
+
+    Args:
+        root: The folder nothing is read outside of.
+        folder: The golden folder.
+        within: How messages name ``root``.
+        max_decompressed_size: What its compressed files may expand to when
+            its header is read.
 
     Raises:
         UnsafeGoldenPathError: A symlink on the way or inside, named.
@@ -220,24 +278,57 @@ def resolve_golden(root: Path, folder: Path, *, within: str = GOLDENS_DIR) -> Go
     """
     __tracebackhide__ = True
     ensure_inside(root, folder, within=within)
-    return _resolve(scan_folder(folder, within=within), within)
+    return _resolve(scan_folder(folder, within=within), within, max_decompressed_size)
 
 
-def _resolve(entries: FolderEntries, within: str) -> GoldenFolder:
+def resolve_recording(
+    path: Path,
+    *,
+    within: str = RECORDING_DIR,
+    max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
+) -> GoldenFolder:
+    """A recording named by its own path: a folder, no symlink inside it followed, or a file.
+
+    ``path`` itself may be a link (its name is the caller's choice); a
+    recording file given itself is its own recording.
+
+    Raises:
+        UnsafeGoldenPathError: A symlink inside the folder, named.
+        GoldenFormatError: ``path`` does not exist, or is a folder that
+            :func:`resolve_golden` refuses, or an empty file.
+    """
+    __tracebackhide__ = True
+    if path.is_file():
+        _refuse_empty((path,))
+        return GoldenFolder(path, (path,), max_decompressed_size=max_decompressed_size)
+    if not path.is_dir():
+        raise GoldenFormatError(path, "no such file or folder")
+    return resolve_golden(path, path, within=within, max_decompressed_size=max_decompressed_size)
+
+
+def _resolve(
+    entries: FolderEntries, within: str, limit: int, env: int | None = None
+) -> GoldenFolder:
     __tracebackhide__ = True
     files = recording_files(entries.folder) if entries.files else []
+    _refuse_empty(files)
+    envs = tuple(
+        _resolve(scan_folder(folder, within=within), within, limit, index)
+        for index, folder in entries.sub_envs
+    )
+    left = tuple(path for path in entries.files if path not in files)
+    frames = scan_frames(entries.folder, within=within) if entries.exists else ()
+    return GoldenFolder(entries.folder, tuple(files), left, envs, frames, env, limit)
+
+
+def _refuse_empty(files: Sequence[Path]) -> None:
+    __tracebackhide__ = True
     for path in files:
         if path.stat().st_size == 0:
             raise GoldenFormatError(
                 path,
                 "the file is empty; a golden holds a header and a reset record for each episode",
             )
-    envs = tuple(
-        _resolve(scan_folder(folder, within=within), within) for _, folder in entries.sub_envs
-    )
-    left = tuple(path for path in entries.files if path not in files)
-    frames = scan_frames(entries.folder, within=within) if entries.exists else ()
-    return GoldenFolder(entries.folder, tuple(files), left, envs, frames)
 
 
 def scan_frames(folder: Path, *, within: str = GOLDENS_DIR) -> tuple[Path, ...]:

@@ -53,7 +53,6 @@ __all__ = [
     "count_records",
     "episode_lines",
     "find_recordings",
-    "has_episodes",
     "iter_records",
     "missing_episode",
     "no_recording_reason",
@@ -135,17 +134,6 @@ def sub_env_dirs(path: str | Path) -> list[tuple[int, Path]]:
         if index is not None and entry.is_dir():
             found.append((index, entry))
     return sorted(found)
-
-
-def has_episodes(path: str | Path) -> bool:
-    """Whether ``path`` is a recording folder holding a recording file."""
-    folder = Path(path)
-    if not folder.is_dir():
-        return False
-    subs = sub_env_dirs(folder)
-    if subs:
-        return any(recording_files(sub) for _, sub in subs)
-    return bool(recording_files(folder))
 
 
 def read_header(
