@@ -36,7 +36,6 @@ import dataclasses
 import functools
 import os
 import stat
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final
 
@@ -44,7 +43,7 @@ from gym_goldens.errors import GoldenFormatError, UnsafeGoldenPathError
 from gym_goldens.format.frames import FRAMES_DIR, is_frame_file_name
 from gym_goldens.format.layout import is_recording_file_name, sub_env_index
 from gym_goldens.format.limits import DEFAULT_MAX_DECOMPRESSED_SIZE
-from gym_goldens.format.reader import read_header, recording_files
+from gym_goldens.format.reader import read_header, read_order, recording_files
 
 __all__ = [
     "GOLDENS_DIR",
@@ -99,9 +98,14 @@ def ensure_inside(root: Path, path: Path, *, within: str = GOLDENS_DIR) -> Path:
         GoldenFormatError: A component on the way is a file, not a folder.
     """
     __tracebackhide__ = True
-    relative = _relative(root, path, within)
+    return root.resolve().joinpath(*_walk_down(root, path, within))
+
+
+def _walk_down(root: Path, path: Path, within: str) -> tuple[str, ...]:
+    """The check of :func:`ensure_inside`; the components of ``path`` below ``root``."""
+    __tracebackhide__ = True
+    parts = _relative(root, path, within).parts
     current = root
-    parts = relative.parts
     for number, part in enumerate(parts, 1):
         current = current / part
         try:
@@ -112,7 +116,7 @@ def ensure_inside(root: Path, path: Path, *, within: str = GOLDENS_DIR) -> Path:
             raise symlink_error(current, within)
         if number < len(parts) and not stat.S_ISDIR(mode):
             raise GoldenFormatError(current, "expected a folder, found a file; remove the file")
-    return root.resolve().joinpath(*parts)
+    return parts
 
 
 def _relative(root: Path, path: Path, within: str) -> Path:
@@ -141,12 +145,15 @@ class FolderEntries:
         sub_envs: Its folders named as sub-env folders (``env_<i>``), as
             ``(index, folder)``, sorted by index.
         exists: Whether the folder exists.
+        frames: Whether it has an entry named as the folder of frames (see
+            :func:`scan_frames`, which looks at it).
     """
 
     folder: Path
     files: tuple[Path, ...] = ()
     sub_envs: tuple[tuple[int, Path], ...] = ()
     exists: bool = False
+    frames: bool = False
 
 
 def scan_folder(folder: Path, *, within: str = GOLDENS_DIR) -> FolderEntries:
@@ -172,7 +179,9 @@ def scan_folder(folder: Path, *, within: str = GOLDENS_DIR) -> FolderEntries:
         ) from None
     files: list[Path] = []
     sub_envs: list[tuple[int, Path]] = []
+    frames = False
     for entry in entries:
+        frames = frames or entry.name == FRAMES_DIR
         index = sub_env_index(entry.name)
         if index is None and not is_recording_file_name(entry.name):
             continue
@@ -188,7 +197,7 @@ def scan_folder(folder: Path, *, within: str = GOLDENS_DIR) -> FolderEntries:
             files.append(path)
         elif is_folder:
             sub_envs.append((index, path))
-    return FolderEntries(folder, tuple(sorted(files)), tuple(sorted(sub_envs)), exists=True)
+    return FolderEntries(folder, tuple(sorted(files)), tuple(sorted(sub_envs)), True, frames)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -277,7 +286,7 @@ def resolve_golden(
             episode files of a pre-release format.
     """
     __tracebackhide__ = True
-    ensure_inside(root, folder, within=within)
+    _walk_down(root, folder, within)
     return _resolve(scan_folder(folder, within=within), within, max_decompressed_size)
 
 
@@ -298,37 +307,44 @@ def resolve_recording(
             :func:`resolve_golden` refuses, or an empty file.
     """
     __tracebackhide__ = True
-    if path.is_file():
-        _refuse_empty((path,))
-        return GoldenFolder(path, (path,), max_decompressed_size=max_decompressed_size)
-    if not path.is_dir():
+    limit = max_decompressed_size
+    if path.is_dir():  # the root of its own check: nothing lies between
+        return _resolve(scan_folder(path, within=within), within, limit)
+    if not path.is_file():
         raise GoldenFormatError(path, "no such file or folder")
-    return resolve_golden(path, path, within=within, max_decompressed_size=max_decompressed_size)
+    _check_files((path,))
+    return GoldenFolder(path, (path,), max_decompressed_size=limit)
 
 
 def _resolve(
     entries: FolderEntries, within: str, limit: int, env: int | None = None
 ) -> GoldenFolder:
     __tracebackhide__ = True
-    files = recording_files(entries.folder) if entries.files else []
-    _refuse_empty(files)
+    files = _check_files(tuple(read_order(entries.folder, entries.files)))
     envs = tuple(
         _resolve(scan_folder(folder, within=within), within, limit, index)
         for index, folder in entries.sub_envs
     )
     left = tuple(path for path in entries.files if path not in files)
-    frames = scan_frames(entries.folder, within=within) if entries.exists else ()
-    return GoldenFolder(entries.folder, tuple(files), left, envs, frames, env, limit)
+    frames = scan_frames(entries.folder, within=within) if entries.frames else ()
+    return GoldenFolder(entries.folder, files, left, envs, frames, env, limit)
 
 
-def _refuse_empty(files: Sequence[Path]) -> None:
+def _check_files(files: tuple[Path, ...]) -> tuple[Path, ...]:
+    """``files``, each a regular file holding something."""
     __tracebackhide__ = True
     for path in files:
-        if path.stat().st_size == 0:
+        found = os.stat(path)
+        if not stat.S_ISREG(found.st_mode):
+            raise GoldenFormatError(
+                path, "expected a recording file, found a folder or other entry"
+            )
+        if found.st_size == 0:
             raise GoldenFormatError(
                 path,
                 "the file is empty; a golden holds a header and a reset record for each episode",
             )
+    return files
 
 
 def scan_frames(folder: Path, *, within: str = GOLDENS_DIR) -> tuple[Path, ...]:
