@@ -47,7 +47,6 @@ from gym_goldens.format.reader import read_header, read_order, recording_files
 
 __all__ = [
     "GOLDENS_DIR",
-    "RECORDING_DIR",
     "FolderEntries",
     "GoldenFolder",
     "ensure_inside",
@@ -62,7 +61,7 @@ __all__ = [
 
 GOLDENS_DIR: Final = "the goldens dir"
 """How messages name the root of the goldens."""
-RECORDING_DIR: Final = "a recording folder"
+_RECORDING_DIR: Final = "a recording folder"
 """How messages name a recording folder named by its own path."""
 
 _REPLACE_IT: Final = "replace it with the file or folder itself"
@@ -293,7 +292,7 @@ def resolve_golden(
 def resolve_recording(
     path: Path,
     *,
-    within: str = RECORDING_DIR,
+    within: str = _RECORDING_DIR,
     max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
 ) -> GoldenFolder:
     """A recording named by its own path: a folder, no symlink inside it followed, or a file.
