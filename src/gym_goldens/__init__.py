@@ -20,7 +20,7 @@ it (data flows env -> record -> format -> file, file -> format -> comparison
     - ``header``: the header record: env, spaces, versions, platform.
     - ``lines``: the lines of a recording file, split into episodes.
     - ``reader``: records, episodes and recordings read back.
-    - ``paths``: the one path check: no symlink followed below our folders.
+    - ``paths``: the one path check: no symlink followed below our folders; a golden resolved once.
     - ``lock``: one update of a golden at a time.
     - ``files``: atomic writes, recordings installed.
 - ``record/``: recording envs.

@@ -23,7 +23,10 @@ from gym_goldens.plugin.session import (
 from gym_goldens.plugin.settings import GoldensSettings, add_options, golden_nodeid, settings_key
 
 if TYPE_CHECKING:
+    from typing import TypedDict
+
     import gymnasium as gym
+    from typing_extensions import Unpack
 
     from gym_goldens.comparison.tolerance import ToleranceSpec
     from gym_goldens.format.codec import ArraySizeSpec
@@ -32,13 +35,32 @@ if TYPE_CHECKING:
     from gym_goldens.plugin.outcome import TestOutcome
     from gym_goldens.record.vector import RecordVectorTrajectory
 
+    class RecordOptions(TypedDict, total=False):
+        """What ``record_trajectory`` takes for any env: tolerance and storage."""
+
+        rtol: ToleranceSpec | None
+        atol: ToleranceSpec | None
+        ignore: Iterable[str]
+        max_array_size: ArraySizeSpec
+        compress: bool | None
+        full_every: int | None
+
+    class ImageOptions(RecordOptions, total=False):
+        """What it takes besides for a Gymnasium env: its images and their tolerance."""
+
+        images: str | None
+        pixel_atol: ToleranceSpec | None
+        max_diff_pixels: ToleranceSpec | None
+        max_diff_pixel_ratio: ToleranceSpec | None
+
+
 _checks_key: Final[pytest.StashKey[TrajectoryChecks]] = pytest.StashKey()
 _outcome_key: Final[pytest.StashKey[TestOutcome]] = pytest.StashKey()
 _html_report_key: Final[pytest.StashKey[HtmlReport]] = pytest.StashKey()
 
 
 class RecordTrajectoryFixture(Protocol):
-    """The type of the ``record_trajectory`` fixture."""
+    """The type of the ``record_trajectory`` fixture (see :meth:`TrajectoryChecks.record`)."""
 
     @overload
     def __call__(
@@ -46,18 +68,9 @@ class RecordTrajectoryFixture(Protocol):
         env: gym.Env[Any, Any],
         name: str | None = None,
         *,
-        rtol: ToleranceSpec | None = None,
-        atol: ToleranceSpec | None = None,
-        ignore: Iterable[str] = (),
-        max_array_size: ArraySizeSpec = ...,
-        compress: bool | None = None,
-        full_every: int | None = None,
         replay: bool = False,
         render: bool | int = False,
-        images: str | None = None,
-        pixel_atol: ToleranceSpec | None = None,
-        max_diff_pixels: ToleranceSpec | None = None,
-        max_diff_pixel_ratio: ToleranceSpec | None = None,
+        **options: Unpack[ImageOptions],
     ) -> gym.Wrapper[Any, Any, Any, Any]: ...
 
     @overload
@@ -65,17 +78,7 @@ class RecordTrajectoryFixture(Protocol):
         self,
         env: gym.vector.VectorEnv[Any, Any, Any],
         name: str | None = None,
-        *,
-        rtol: ToleranceSpec | None = None,
-        atol: ToleranceSpec | None = None,
-        ignore: Iterable[str] = (),
-        max_array_size: ArraySizeSpec = ...,
-        compress: bool | None = None,
-        full_every: int | None = None,
-        images: str | None = None,
-        pixel_atol: ToleranceSpec | None = None,
-        max_diff_pixels: ToleranceSpec | None = None,
-        max_diff_pixel_ratio: ToleranceSpec | None = None,
+        **options: Unpack[ImageOptions],
     ) -> RecordVectorTrajectory: ...
 
     @overload
@@ -84,13 +87,8 @@ class RecordTrajectoryFixture(Protocol):
         env: Any,  # a PettingZoo ParallelEnv or AECEnv: PettingZoo has no type information
         name: str | None = None,
         *,
-        rtol: ToleranceSpec | None = None,
-        atol: ToleranceSpec | None = None,
-        ignore: Iterable[str] = (),
-        max_array_size: ArraySizeSpec = ...,
-        compress: bool | None = None,
-        full_every: int | None = None,
         replay: bool = False,
+        **options: Unpack[RecordOptions],
     ) -> Any: ...
 
 

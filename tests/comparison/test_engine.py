@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import math
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from gym_goldens import GoldenFormatError, RecordTrajectory, Tolerance, compare,
 from gym_goldens.comparison.explain import explain
 from gym_goldens.comparison.result import Difference
 from gym_goldens.comparison.walk import values_match
+from gym_goldens.errors import UnsafeGoldenPathError
 from gym_goldens.format.fields import format_path
 from gym_goldens.present.report import format_comparison
 from tests.support.bombs import episode_bomb, header_line
@@ -210,6 +212,20 @@ def test_unreadable_golden_names_file_and_line(tmp_path: Path) -> None:
     assert (info.value.path, info.value.line) == (str(path), 4)
     with pytest.raises(GoldenFormatError, match="no such file or folder"):
         compare(tmp_path / "nowhere", actual)
+
+
+def test_compare_follows_no_symlink_inside_a_recording_folder(tmp_path: Path) -> None:
+    # A recording folder whose file is a link to another recording: each path
+    # given is resolved once, by the one path check, which follows no link in it.
+    actual = _record(tmp_path / "a", steps=5)
+    golden = tmp_path / "g"
+    golden.mkdir()
+    link = golden / "trajectory.jsonl"
+    link.symlink_to(actual / "trajectory.jsonl")
+    with pytest.raises(UnsafeGoldenPathError, match=f"^{re.escape(str(link))}: a symlink"):
+        compare(golden, actual)
+    # A path given is the caller's choice: a recording file may be a link itself.
+    assert compare(link, actual / "trajectory.jsonl").equal
 
 
 def test_format_path() -> None:

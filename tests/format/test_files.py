@@ -14,16 +14,17 @@ import pytest
 from gym_goldens import RecordTrajectory, RecordVectorTrajectory
 from gym_goldens.errors import GoldenFormatError, GoldenWriteError, UnsafeGoldenPathError
 from gym_goldens.format import lock
-from gym_goldens.format.files import (
-    atomic_write_bytes,
-    checked_recording_files,
-    install_recording,
-    same_bytes,
-)
+from gym_goldens.format.files import atomic_write_bytes, install_recording, same_bytes
 from gym_goldens.format.frames import read_frame, referenced_frames
 from gym_goldens.format.layout import UPDATE_LOCK
 from gym_goldens.format.lock import golden_lock
-from gym_goldens.format.paths import ensure_inside, is_sub_env_folder, resolve_golden
+from gym_goldens.format.paths import (
+    GoldenFolder,
+    ensure_inside,
+    is_sub_env_folder,
+    resolve_golden,
+    resolve_recording,
+)
 from gym_goldens.plugin.store import update_golden
 from tests.support.frames import PaintedEnv
 from tests.support.recordings import record_alternating
@@ -48,10 +49,14 @@ def test_atomic_write_keeps_the_old_file_when_writing_fails(tmp_path: Path) -> N
 
 def test_recording_files_of_a_golden(tmp_path: Path) -> None:
     goldens = tmp_path / "goldens"
-    assert checked_recording_files(goldens, goldens / "none") == []
+    assert resolve_golden(goldens, goldens / "none").files == ()
+    assert not resolve_golden(goldens, goldens / "none").recorded
     new = goldens / "new"
     update_golden(record_alternating(tmp_path / "run", resets=2), new)
-    assert checked_recording_files(goldens, new) == [new / "trajectory.jsonl"]
+    golden = resolve_golden(goldens, new)
+    assert golden.files == golden.all_files == (new / "trajectory.jsonl",)
+    assert golden.header is not None
+    assert golden.version == golden.header["version"]
 
 
 @pytest.mark.parametrize(
@@ -84,7 +89,7 @@ def test_recording_files_refuse_a_damaged_golden(
         (golden / "trajectory.jsonl").write_bytes(b"{}\n")
     damage(golden, tmp_path)  # type: ignore[operator]
     with pytest.raises(GoldenFormatError, match=re.escape(message)):
-        checked_recording_files(goldens, golden)
+        resolve_golden(goldens, golden)
 
 
 def test_recording_files_refuse_paths_out_of_the_goldens_dir(tmp_path: Path) -> None:
@@ -95,15 +100,15 @@ def test_recording_files_refuse_paths_out_of_the_goldens_dir(tmp_path: Path) -> 
     outside.write_bytes(b"{}\n")
     (golden / "trajectory.jsonl").symlink_to(outside)
     with pytest.raises(UnsafeGoldenPathError, match=r"trajectory\.jsonl: a symlink \(to .*outside"):
-        checked_recording_files(goldens, golden)
+        resolve_golden(goldens, golden)
     with pytest.raises(UnsafeGoldenPathError):
         update_golden(record_alternating(tmp_path / "run"), golden, goldens_dir=goldens)
     assert outside.read_bytes() == b"{}\n"
     (goldens / "file").write_bytes(b"x")
     with pytest.raises(GoldenFormatError, match="expected a golden folder, found a file"):
-        checked_recording_files(goldens, goldens / "file")
+        resolve_golden(goldens, goldens / "file")
     with pytest.raises(GoldenFormatError, match="file: expected a folder, found a file"):
-        checked_recording_files(goldens, goldens / "file" / "env")
+        resolve_golden(goldens, goldens / "file" / "env")
 
 
 def test_a_folder_holding_both_compressions_reads_the_plain_file(tmp_path: Path) -> None:
@@ -118,7 +123,6 @@ def test_a_folder_holding_both_compressions_reads_the_plain_file(tmp_path: Path)
     resolved = resolve_golden(goldens, golden)
     assert resolved.files == (plain,)
     assert resolved.left == (compressed,)
-    assert checked_recording_files(goldens, golden) == [plain]
     # The next update, of either compression, leaves one file.
     run = record_alternating(tmp_path / "zipped", compress=True)
     update = update_golden(run, golden, goldens_dir=goldens)
@@ -150,7 +154,7 @@ def test_a_symlink_at_any_depth_below_the_root_is_refused(
     with pytest.raises(UnsafeGoldenPathError, match=f"^{re.escape(str(part))}: a symlink"):
         ensure_inside(goldens, golden / "trajectory.jsonl")
     with pytest.raises(UnsafeGoldenPathError, match=f"^{re.escape(str(part))}: a symlink"):
-        checked_recording_files(goldens, golden)
+        resolve_golden(goldens, golden)
     with pytest.raises(UnsafeGoldenPathError, match=f"^{re.escape(str(part))}: a symlink"):
         update_golden(run, golden, goldens_dir=goldens)
     assert sorted(p.as_posix() for p in tmp_path.rglob("*")) == before
@@ -195,18 +199,17 @@ def test_an_update_waits_for_another_update_of_the_same_golden(
     monkeypatch.setattr(lock, "_WAIT", 0.0)  # give up at once, rather than in 10 minutes
     golden = tmp_path / "goldens" / "env"
     golden.mkdir(parents=True)
+    run = resolve_recording(record_alternating(tmp_path / "run"))
     with golden_lock(golden):
         # Held by this process: a second holder (another open file) waits,
         # then gives up naming the owner, and the golden is not touched.
         with pytest.raises(GoldenWriteError, match=r"another update of this golden \(process "):
-            install_recording(
-                record_alternating(tmp_path / "run"), golden, is_current=_never_current, root=None
-            )
+            install_recording(run, golden, is_current=_never_current, root=None)
         assert sorted(p.name for p in golden.iterdir()) == [UPDATE_LOCK]
     assert list(golden.iterdir()) == [], "the lock file goes with its holder"
 
 
-def _never_current(existing: Path, recording: Path) -> bool:
+def _never_current(existing: Path, recording: GoldenFolder) -> bool:
     return False
 
 
@@ -226,7 +229,7 @@ def test_a_large_recording_is_installed_byte_for_byte_without_being_held_in_memo
 
     tracemalloc.start()
     try:
-        installed = install_recording(source, target, is_current=_never_current)
+        installed = install_recording(resolve_recording(source), target, is_current=_never_current)
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
@@ -270,6 +273,7 @@ def test_same_bytes_reads_large_files_a_chunk_at_a_time(tmp_path: Path) -> None:
 
 
 def _painted(folder: Path, steps: int, patch: object = None) -> Path:
+    """A recording of PaintedEnv's frames in ``folder``."""
     env = RecordTrajectory(PaintedEnv(patch=patch), folder, render=True)  # type: ignore[arg-type]
     env.reset(seed=0)
     for t in range(steps):
@@ -282,15 +286,15 @@ def test_a_recording_is_installed_with_its_frames_and_without_the_frames_it_drop
     tmp_path: Path,
 ) -> None:
     target = tmp_path / "goldens" / "Painted"
-    installed = install_recording(_painted(tmp_path / "long", 4), target, is_current=_never_current)
+    long = resolve_recording(_painted(tmp_path / "long", 4))
+    installed = install_recording(long, target, is_current=_never_current)
     names = sorted(p.name for p in (target / "frames").iterdir())
     assert names == [f"e00000_t{t:06d}_render.png" for t in range(5)]
     assert {p.name for p in installed.written} == {*names, "trajectory.jsonl"}
     # Another recording: 2 steps, the second one's frame changed.
     patch = (2, slice(0, 8), slice(0, 8), 9)
-    installed = install_recording(
-        _painted(tmp_path / "short", 2, patch), target, is_current=_never_current
-    )
+    short = resolve_recording(_painted(tmp_path / "short", 2, patch))
+    installed = install_recording(short, target, is_current=_never_current)
     assert sorted(p.name for p in installed.written) == [
         "e00000_t000002_render.png",
         "trajectory.jsonl",
@@ -311,7 +315,8 @@ def test_a_symlink_in_a_golden_s_frames_folder_is_refused(tmp_path: Path) -> Non
     (golden / "frames" / "e00000_t000001_render.png").unlink()
     (golden / "frames" / "e00000_t000001_render.png").symlink_to(outside)
     with pytest.raises(UnsafeGoldenPathError, match=r"e00000_t000001_render\.png: a symlink"):
-        checked_recording_files(tmp_path / "goldens", golden)
+        resolve_golden(tmp_path / "goldens", golden)
+    new = resolve_recording(_painted(tmp_path / "new", 1))
     with pytest.raises(UnsafeGoldenPathError):
-        install_recording(_painted(tmp_path / "new", 1), golden, is_current=_never_current)
+        install_recording(new, golden, is_current=_never_current)
     assert outside.read_bytes() == b"precious"

@@ -294,14 +294,18 @@ class TestReading:
         with pytest.raises(GoldenFormatError, match="expected sub-env folders env_0 to env_3"):
             read_recording(tmp_path)
 
-    def test_has_episodes(self, tmp_path: Path) -> None:
-        from gym_goldens.format.reader import has_episodes
+    def test_a_vector_golden_is_recorded_when_a_sub_env_holds_a_file(self, tmp_path: Path) -> None:
+        from gym_goldens.format.paths import resolve_golden
 
-        assert not has_episodes(tmp_path / "nothing")
+        assert not resolve_golden(tmp_path, tmp_path / "nothing").recorded
         (tmp_path / "env_0").mkdir()
-        assert not has_episodes(tmp_path)
+        assert not resolve_golden(tmp_path, tmp_path).recorded
         record_cartpoles(tmp_path, AutoresetMode.NEXT_STEP)
-        assert has_episodes(tmp_path)
+        golden = resolve_golden(tmp_path, tmp_path)
+        assert golden.recorded
+        envs = range(len(golden.envs))
+        assert [env.env for env in golden.envs] == list(envs)
+        assert golden.all_files == tuple(tmp_path / f"env_{i}" / "trajectory.jsonl" for i in envs)
 
 
 def test_dtypes_are_written_on_step_1_and_where_they_change(tmp_path: Path) -> None:

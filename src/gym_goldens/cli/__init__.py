@@ -34,7 +34,7 @@ from typing import Final
 
 import gym_goldens
 from gym_goldens.cli import audit, diff, frames, plot, record, show
-from gym_goldens.cli._common import EXIT_ERROR, PROG, Command, error
+from gym_goldens.cli._common import EXIT_ERROR, PROG, Command, error, import_from_here
 from gym_goldens.errors import GoldensError
 
 __all__ = ["COMMANDS", "main"]
@@ -56,6 +56,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exit_:  # argparse has printed the usage and the problem
         return exit_.code if isinstance(exit_.code, int) else EXIT_ERROR
     command: Callable[[argparse.Namespace], int] = args.run
+    import_from_here()  # env ids (module:EnvId) and --import modules of this folder
     try:
         return command(args)
     except GoldensError as problem:

@@ -16,8 +16,9 @@ from gym_goldens.cli._common import UsageError, display
 from gym_goldens.comparison.engine import compare
 from gym_goldens.comparison.result import Comparison
 from gym_goldens.comparison.tolerance import Tolerance
-from gym_goldens.format.paths import GoldenFolder, resolve_golden
-from gym_goldens.format.reader import count_episode_records, recording_files
+from gym_goldens.format.limits import DEFAULT_MAX_DECOMPRESSED_SIZE
+from gym_goldens.format.paths import GoldenFolder, resolve_recording
+from gym_goldens.format.reader import count_episode_records
 from gym_goldens.present.progress import Progress, is_terminal
 from gym_goldens.present.report import format_comparison
 
@@ -41,20 +42,18 @@ _GOLDENS: Final = "goldens"
 
 def files_of(path: Path) -> list[Path]:
     """The files of a recording; of every sub-env, in order, for a vector env's."""
-    if not path.is_dir():
-        return recording_files(path)
-    golden = checked(path)
-    return list(golden.files) or [file for env in golden.envs for file in env.files]
+    return list(checked(path).all_files)
 
 
-def checked(folder: Path) -> GoldenFolder:
-    """A recording folder typed on the command line, checked: no symlink inside it followed."""
-    return resolve_golden(folder, folder, within=WALKED)
+def checked(path: Path, limit: int = DEFAULT_MAX_DECOMPRESSED_SIZE) -> GoldenFolder:
+    """A recording typed on the command line, checked: no symlink inside its folder followed."""
+    return resolve_recording(path, within=WALKED, max_decompressed_size=limit)
 
 
 def compare_recordings(golden: Path, actual: Path, tolerance: Tolerance, limit: int) -> Comparison:
     """``actual`` compared with ``golden``, with a progress bar by pairs of episodes."""
-    sides = [files_of(golden), files_of(actual)]
+    first, second = checked(golden, limit), checked(actual, limit)
+    sides = [first.all_files, second.all_files]
     for path, files in zip((golden, actual), sides, strict=True):
         if not files:
             raise UsageError(f"{path}: no recording (trajectory.jsonl) in this folder")
@@ -64,8 +63,8 @@ def compare_recordings(golden: Path, actual: Path, tolerance: Tolerance, limit: 
         units=lambda: _episode_sizes(sides, limit),
     ) as bar:
         return compare(
-            golden,
-            actual,
+            first,
+            second,
             tolerance,
             progress=lambda _: bar.advance_unit(),
             max_decompressed_size=limit,

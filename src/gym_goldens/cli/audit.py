@@ -23,7 +23,6 @@ from gym_goldens.cli._common import (
     Subcommands,
     UsageError,
     display,
-    import_from_here,
     print_lines,
 )
 from gym_goldens.cli._options import add_tolerance_options, tolerance
@@ -124,7 +123,6 @@ def add_parser(commands: Subcommands) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     """Audit the envs selected; print the table (and write it as JSON with --json)."""
-    import_from_here()
     settings = _settings(args)
     selection = _selection(args, settings)
     runs = sum(env.kind == "ok" for env in selection.envs)

@@ -10,14 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from gym_goldens.cli._common import (
-    EXIT_OK,
-    Subcommands,
-    UsageError,
-    display,
-    import_from_here,
-    print_lines,
-)
+from gym_goldens.cli._common import EXIT_OK, Subcommands, UsageError, display, print_lines
 from gym_goldens.present.progress import Progress
 from gym_goldens.present.text import counted
 from gym_goldens.record.rollouts import record_rollout
@@ -54,7 +47,6 @@ def add_parser(commands: Subcommands) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     """Record the rollout; print what was recorded and where."""
-    import_from_here()
     kwargs = _env_kwargs(args.env_kwargs)
     if args.steps < 0:
         raise UsageError(f"--steps must be 0 or more, got {args.steps}")

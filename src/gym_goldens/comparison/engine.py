@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Final
 
@@ -60,12 +60,8 @@ from gym_goldens.format.fields import format_path
 from gym_goldens.format.files import same_bytes
 from gym_goldens.format.limits import DEFAULT_MAX_DECOMPRESSED_SIZE
 from gym_goldens.format.lines import count_episodes, iter_episodes
-from gym_goldens.format.reader import (
-    parse_record,
-    pre_release_reason,
-    recording_files,
-    sub_env_dirs,
-)
+from gym_goldens.format.paths import GoldenFolder, resolve_recording
+from gym_goldens.format.reader import parse_record, pre_release_reason
 
 __all__ = ["compare", "skeleton"]
 
@@ -77,8 +73,8 @@ _MAX_KEPT_BYTES: Final = 64 * 1024 * 1024
 
 
 def compare(
-    golden: str | Path,
-    actual: str | Path,
+    golden: str | Path | GoldenFolder,
+    actual: str | Path | GoldenFolder,
     tolerance: Tolerance | None = None,
     *,
     progress: Callable[[EpisodeComparison], None] | None = None,
@@ -87,7 +83,8 @@ def compare(
     """Compare a recording with its golden.
 
     Args:
-        golden: A recording folder or a trajectory file.
+        golden: A recording folder or a trajectory file (or the folder
+            resolved, see :func:`~gym_goldens.format.paths.resolve_golden`).
         actual: A recording folder or a trajectory file, of the same kind.
             The recordings of vector envs are compared sub-env by sub-env.
         tolerance: Float tolerances and ignored fields; the defaults if None.
@@ -102,10 +99,18 @@ def compare(
     Raises:
         GoldenFormatError: A file cannot be read or holds a bad record. The
             message names the file and line.
+        UnsafeGoldenPathError: A symlink inside a recording folder.
     """
-    return _Comparer(
-        tolerance or Tolerance(), progress=progress, max_decompressed_size=max_decompressed_size
-    ).compare(Path(golden), Path(actual))
+    limit = max_decompressed_size
+    comparer = _Comparer(tolerance or Tolerance(), progress=progress, max_decompressed_size=limit)
+    return comparer.compare(_resolved(golden, limit), _resolved(actual, limit))
+
+
+def _resolved(recording: str | Path | GoldenFolder, limit: int) -> GoldenFolder:
+    """A recording as :func:`compare` reads it: resolved once, here at the edge, if need be."""
+    if isinstance(recording, GoldenFolder):
+        return recording
+    return resolve_recording(Path(recording), max_decompressed_size=limit)
 
 
 class _Comparer:
@@ -140,35 +145,38 @@ class _Comparer:
         self.kept_bytes = 0
         self.diverged = False  # whether a divergence was found yet
 
-    def compare(self, golden: Path, actual: Path) -> Comparison:
-        golden_envs, actual_envs = sub_env_dirs(golden), sub_env_dirs(actual)
+    def compare(self, golden: GoldenFolder, actual: GoldenFolder) -> Comparison:
         kept = _KeptEpisodes()
-        if golden_envs or actual_envs:
-            self._compare_vector(golden_envs, actual_envs, kept)
+        if golden.envs or actual.envs:
+            self._compare_vector(golden.envs, actual.envs, kept)
         else:
-            for episode in self._compare_files(recording_files(golden), recording_files(actual)):
+            for episode in self._compare_files(golden.files, actual.files):
                 kept.add(episode)
         return Comparison(
-            golden, actual, self.tolerance, tuple(kept.episodes), kept.count, kept.differing
+            golden.path,
+            actual.path,
+            self.tolerance,
+            tuple(kept.episodes),
+            kept.count,
+            kept.differing,
         )
 
     def _compare_vector(
         self,
-        golden_envs: list[tuple[int, Path]],
-        actual_envs: list[tuple[int, Path]],
+        golden_envs: Sequence[GoldenFolder],
+        actual_envs: Sequence[GoldenFolder],
         kept: _KeptEpisodes,
     ) -> None:
         """Pair sub-env folders by index, then their episodes by index."""
-        golden_by_env, actual_by_env = dict(golden_envs), dict(actual_envs)
+        golden_by_env = {env.env: env.files for env in golden_envs if env.env is not None}
+        actual_by_env = {env.env: env.files for env in actual_envs if env.env is not None}
         for env in sorted(golden_by_env.keys() | actual_by_env.keys()):
-            golden_env, actual_env = golden_by_env.get(env), actual_by_env.get(env)
-            golden_files = recording_files(golden_env) if golden_env else []
-            actual_files = recording_files(actual_env) if actual_env else []
+            golden_files, actual_files = golden_by_env.get(env, ()), actual_by_env.get(env, ())
             for episode in self._compare_files(golden_files, actual_files):
                 kept.add(dataclasses.replace(episode, env=env))
 
     def _compare_files(
-        self, golden_files: list[Path], actual_files: list[Path]
+        self, golden_files: Sequence[Path], actual_files: Sequence[Path]
     ) -> Iterator[EpisodeComparison]:
         """Pair the episodes of two recordings by index and compare each pair."""
         if (

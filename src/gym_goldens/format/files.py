@@ -53,19 +53,17 @@ from gym_goldens.format.layout import (
 from gym_goldens.format.lock import golden_lock, remove_unheld_lock
 from gym_goldens.format.paths import (
     FolderEntries,
+    GoldenFolder,
     ensure_inside,
-    resolve_golden,
     scan_folder,
     scan_frames,
 )
-from gym_goldens.format.reader import recording_files, sub_env_dirs
 
 __all__ = [
     "InstallStatus",
     "Installed",
     "atomic_copy",
     "atomic_write_bytes",
-    "checked_recording_files",
     "ensure_gitignore",
     "install_recording",
     "is_dead_leftover",
@@ -78,28 +76,6 @@ InstallStatus = Literal["created", "updated", "unchanged"]
 
 # Copies and comparisons go through memory in chunks of this size, whatever the file's size.
 _COPY_CHUNK: Final = 1 << 20
-
-
-def checked_recording_files(root: Path, folder: Path) -> list[Path]:
-    """The recording files of a golden folder, checked to be safe to read.
-
-    A vector golden's sub-env folders are checked too. The one check every
-    read of a golden goes through: :func:`~gym_goldens.format.paths.resolve_golden`.
-
-    Returns:
-        ``[<folder>/trajectory.jsonl]`` (or ``.jsonl.gz``); empty when the
-        folder holds no recording file of its own (no golden yet, or a vector
-        golden).
-
-    Raises:
-        GoldenFormatError: The golden is a file instead of a folder, its
-            recording file is a folder or empty, or the folder holds the
-            episode files of a pre-release format.
-        UnsafeGoldenPathError: A symlink between ``root`` and the golden, or
-            among its files and sub-env folders.
-    """
-    __tracebackhide__ = True
-    return list(resolve_golden(root, folder).files)
 
 
 def same_bytes(first: Path, second: Path) -> bool:
@@ -235,12 +211,12 @@ class Installed:
     removed: tuple[Path, ...] = ()
 
 
-IsCurrent = Callable[[Path, Path], bool]
-"""``is_current(existing_file, new_recording_folder)``: whether the file already holds it."""
+IsCurrent = Callable[[Path, GoldenFolder], bool]
+"""``is_current(existing_file, new_recording)``: whether the file already holds it."""
 
 
 def install_recording(
-    source: Path, target: Path, *, is_current: IsCurrent, root: Path | None = None
+    source: GoldenFolder, target: Path, *, is_current: IsCurrent, root: Path | None = None
 ) -> Installed:
     """Make the folder ``target`` hold the recording of the folder ``source``.
 
@@ -261,7 +237,8 @@ def install_recording(
     each other's file.
 
     Args:
-        source: The new recording.
+        source: The new recording, resolved (see
+            :func:`~gym_goldens.format.paths.resolve_recording`).
         target: The folder to update.
         is_current: Whether an existing recording file already holds the
             new recording, and may stay as it is.
@@ -287,9 +264,8 @@ def install_recording(
         with golden_lock(target):
             # Looked at once the lock is held: as the update before left it.
             entries = scan_folder(target)
-            source_envs = sub_env_dirs(source)
-            if source_envs or entries.sub_envs:
-                return _install_vector(source, entries, source_envs, is_current)
+            if source.envs or entries.sub_envs:
+                return _install_vector(source, entries, is_current)
             return _install_file(source, entries, is_current)
     except GoldenWriteError:
         raise
@@ -298,11 +274,11 @@ def install_recording(
         raise _write_error(Path(error.filename or target), error) from None
 
 
-def _install_file(source: Path, target: FolderEntries, is_current: IsCurrent) -> Installed:
+def _install_file(source: GoldenFolder, target: FolderEntries, is_current: IsCurrent) -> Installed:
     scan_frames(target.folder)  # a symlink among the frames is refused, as among the files
     old_files = target.files
     written: list[Path] = []
-    source_files = recording_files(source)
+    source_files = source.files
     destination: Path | None = None
     frames: dict[str, FrameRef] | None = None
     if source_files:
@@ -310,8 +286,8 @@ def _install_file(source: Path, target: FolderEntries, is_current: IsCurrent) ->
         destination = target.folder / trajectory_filename(compress=compressed)
         current = destination in old_files and is_current(destination, source)
         if not (current and _frames_intact(destination)):
-            frames = _source_frames(source, source_files)
-            written += _install_frames(source, target.folder, frames)
+            frames = _source_frames(source)
+            written += _install_frames(source.path, target.folder, frames)
             atomic_copy(destination, source_files)
             written.append(destination)
     # Only once the new file is in place: an update killed before this point
@@ -331,11 +307,11 @@ def _install_file(source: Path, target: FolderEntries, is_current: IsCurrent) ->
     return Installed(target.folder, status, tuple(written), tuple(removed))
 
 
-def _source_frames(source: Path, files: list[Path]) -> dict[str, FrameRef]:
+def _source_frames(source: GoldenFolder) -> dict[str, FrameRef]:
     """The frames the recording ``source`` refers to (none unless it has a ``frames`` folder)."""
     frames: dict[str, FrameRef] = {}
-    if (source / FRAMES_DIR).is_dir():
-        for file in files:
+    if (source.path / FRAMES_DIR).is_dir():
+        for file in source.files:
             frames.update(referenced_frames(file))
     return frames
 
@@ -395,22 +371,20 @@ def remove_frames(folder: Path, *, keep: Mapping[str, object]) -> list[Path]:
 
 
 def _install_vector(
-    source: Path,
-    target: FolderEntries,
-    source_envs: list[tuple[int, Path]],
-    is_current: IsCurrent,
+    source: GoldenFolder, target: FolderEntries, is_current: IsCurrent
 ) -> Installed:
     target_envs = {folder.name: scan_folder(folder) for _, folder in target.sub_envs}
     existed = bool(target.files) or any(env.files for env in target_envs.values())
     written: list[Path] = []
     removed: list[Path] = []
-    for _, source_env in source_envs:
-        sub = target_envs.pop(source_env.name, None) or scan_folder(target.folder / source_env.name)
+    for source_env in source.envs:
+        name = source_env.path.name
+        sub = target_envs.pop(name, None) or scan_folder(target.folder / name)
         installed = _install_file(source_env, sub, is_current)
         written += installed.written
         removed += installed.removed
     # Sub-envs that are gone, and the file of a single-env recording this replaces.
-    for entries in [*target_envs.values(), *([target] if source_envs else [])]:
+    for entries in [*target_envs.values(), *([target] if source.envs else [])]:
         for old in entries.files:
             old.unlink(missing_ok=True)
             removed.append(old)
@@ -420,7 +394,7 @@ def _install_vector(
                 entry.unlink(missing_ok=True)
         if entries is not target and not any(entries.folder.iterdir()):
             entries.folder.rmdir()
-    if not source_envs:
+    if not source.envs:
         # A single-env recording replaces a vector one.
         installed = _install_file(source, scan_folder(target.folder), is_current)
         written += installed.written

@@ -13,8 +13,12 @@ a path typed on its command line, but no link it meets inside one.
 
 A golden folder is resolved once into a :class:`GoldenFolder`: its recording
 files in reading order, its frames (the PNG files of its ``frames`` folder)
-and the folders of its sub-envs, each checked against the rule. Every read
-of a golden goes through :func:`resolve_golden`; the writers and the
+and the folders of its sub-envs, each checked against the rule, and its
+header (read when first asked for). That value is what the comparison, the
+update and the choice of a variant are handed: none of them lists the folder
+again. Every read of a golden goes through :func:`resolve_golden` (a
+recording named by its own path, such as a test's own recording or one typed
+on the command line, through :func:`resolve_recording`); the writers and the
 pruning of stale goldens look at the entries of a folder through
 :func:`scan_folder` (and :func:`scan_frames`), which check them the same way.
 
@@ -29,15 +33,17 @@ a removal acts on a link itself, never on what it points to.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import stat
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from gym_goldens.errors import GoldenFormatError, UnsafeGoldenPathError
 from gym_goldens.format.frames import FRAMES_DIR, is_frame_file_name
 from gym_goldens.format.layout import is_recording_file_name, sub_env_index
-from gym_goldens.format.reader import read_header, recording_files
+from gym_goldens.format.limits import DEFAULT_MAX_DECOMPRESSED_SIZE
+from gym_goldens.format.reader import read_header, read_order, recording_files
 
 __all__ = [
     "GOLDENS_DIR",
@@ -47,6 +53,7 @@ __all__ = [
     "find_recording_folders",
     "is_sub_env_folder",
     "resolve_golden",
+    "resolve_recording",
     "scan_folder",
     "scan_frames",
     "symlink_error",
@@ -54,6 +61,8 @@ __all__ = [
 
 GOLDENS_DIR: Final = "the goldens dir"
 """How messages name the root of the goldens."""
+_RECORDING_DIR: Final = "a recording folder"
+"""How messages name a recording folder named by its own path."""
 
 _REPLACE_IT: Final = "replace it with the file or folder itself"
 
@@ -88,9 +97,14 @@ def ensure_inside(root: Path, path: Path, *, within: str = GOLDENS_DIR) -> Path:
         GoldenFormatError: A component on the way is a file, not a folder.
     """
     __tracebackhide__ = True
-    relative = _relative(root, path, within)
+    return root.resolve().joinpath(*_walk_down(root, path, within))
+
+
+def _walk_down(root: Path, path: Path, within: str) -> tuple[str, ...]:
+    """The check of :func:`ensure_inside`; the components of ``path`` below ``root``."""
+    __tracebackhide__ = True
+    parts = _relative(root, path, within).parts
     current = root
-    parts = relative.parts
     for number, part in enumerate(parts, 1):
         current = current / part
         try:
@@ -101,7 +115,7 @@ def ensure_inside(root: Path, path: Path, *, within: str = GOLDENS_DIR) -> Path:
             raise symlink_error(current, within)
         if number < len(parts) and not stat.S_ISDIR(mode):
             raise GoldenFormatError(current, "expected a folder, found a file; remove the file")
-    return root.resolve().joinpath(*parts)
+    return parts
 
 
 def _relative(root: Path, path: Path, within: str) -> Path:
@@ -130,12 +144,15 @@ class FolderEntries:
         sub_envs: Its folders named as sub-env folders (``env_<i>``), as
             ``(index, folder)``, sorted by index.
         exists: Whether the folder exists.
+        frames: Whether it has an entry named as the folder of frames (see
+            :func:`scan_frames`, which looks at it).
     """
 
     folder: Path
     files: tuple[Path, ...] = ()
     sub_envs: tuple[tuple[int, Path], ...] = ()
     exists: bool = False
+    frames: bool = False
 
 
 def scan_folder(folder: Path, *, within: str = GOLDENS_DIR) -> FolderEntries:
@@ -161,7 +178,9 @@ def scan_folder(folder: Path, *, within: str = GOLDENS_DIR) -> FolderEntries:
         ) from None
     files: list[Path] = []
     sub_envs: list[tuple[int, Path]] = []
+    frames = False
     for entry in entries:
+        frames = frames or entry.name == FRAMES_DIR
         index = sub_env_index(entry.name)
         if index is None and not is_recording_file_name(entry.name):
             continue
@@ -177,7 +196,7 @@ def scan_folder(folder: Path, *, within: str = GOLDENS_DIR) -> FolderEntries:
             files.append(path)
         elif is_folder:
             sub_envs.append((index, path))
-    return FolderEntries(folder, tuple(sorted(files)), tuple(sorted(sub_envs)), exists=True)
+    return FolderEntries(folder, tuple(sorted(files)), tuple(sorted(sub_envs)), True, frames)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -185,7 +204,7 @@ class GoldenFolder:
     """A golden (or recording) folder, resolved once and checked against the path rules.
 
     Attributes:
-        path: The folder.
+        path: The folder (or the recording file, given itself).
         files: Its recording files, in the order they are read: its
             ``trajectory.jsonl`` (or ``.jsonl.gz``); empty when it holds none
             of its own.
@@ -193,9 +212,12 @@ class GoldenFolder:
             compression's file, left by an update that was killed between
             installing one and removing the other; the next update removes it.
         envs: The folders of its sub-envs (``env_0``, ...), for the recording
-            of a vector env.
+            of a vector env, by index.
         frames: The frame files of its ``frames`` folder (see
             :func:`scan_frames`).
+        env: The index of the sub-env it holds, for a sub-env folder.
+        max_decompressed_size: What its compressed files may expand to when
+            its header is read, in bytes.
     """
 
     path: Path
@@ -203,14 +225,58 @@ class GoldenFolder:
     left: tuple[Path, ...] = ()
     envs: tuple[GoldenFolder, ...] = ()
     frames: tuple[Path, ...] = ()
+    env: int | None = None
+    max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE
+
+    @property
+    def all_files(self) -> tuple[Path, ...]:
+        """The recording files it is read from: of every sub-env, in order, for a vector env's."""
+        if self.envs:
+            return tuple(file for env in self.envs for file in env.all_files)
+        return self.files
+
+    @property
+    def recorded(self) -> bool:
+        """Whether it holds a recording: a recording file of its own, or of a sub-env."""
+        return bool(self.all_files)
+
+    @functools.cached_property
+    def header(self) -> dict[str, Any] | None:
+        """The header of its first episode (of its first sub-env's), read once; None without one.
+
+        Raises:
+            GoldenFormatError: The file cannot be read, or its first record is bad.
+        """
+        files = self.all_files
+        limit = self.max_decompressed_size
+        return read_header(files[0], max_decompressed_size=limit) if files else None
+
+    @property
+    def version(self) -> object:
+        """The format version its header names; None without a header."""
+        return None if self.header is None else self.header.get("version")
 
 
-def resolve_golden(root: Path, folder: Path, *, within: str = GOLDENS_DIR) -> GoldenFolder:
+def resolve_golden(
+    root: Path,
+    folder: Path,
+    *,
+    within: str = GOLDENS_DIR,
+    max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
+) -> GoldenFolder:
     """The recording of ``folder``, checked to be safe to read below ``root``.
 
     No symlink between ``root`` and ``folder``, none among its recording
     files and sub-env folders, nor theirs; no folder where a recording file
-    should be, no empty recording file.
+    should be, no empty recording file. A folder that does not exist is a
+    golden not recorded yet: it holds no file.
+
+    Args:
+        root: The folder nothing is read outside of.
+        folder: The golden folder.
+        within: How messages name ``root``.
+        max_decompressed_size: What its compressed files may expand to when
+            its header is read.
 
     Raises:
         UnsafeGoldenPathError: A symlink on the way or inside, named.
@@ -219,25 +285,65 @@ def resolve_golden(root: Path, folder: Path, *, within: str = GOLDENS_DIR) -> Go
             episode files of a pre-release format.
     """
     __tracebackhide__ = True
-    ensure_inside(root, folder, within=within)
-    return _resolve(scan_folder(folder, within=within), within)
+    _walk_down(root, folder, within)
+    return _resolve(scan_folder(folder, within=within), within, max_decompressed_size)
 
 
-def _resolve(entries: FolderEntries, within: str) -> GoldenFolder:
+def resolve_recording(
+    path: Path,
+    *,
+    within: str = _RECORDING_DIR,
+    max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
+) -> GoldenFolder:
+    """A recording named by its own path: a folder, no symlink inside it followed, or a file.
+
+    ``path`` itself may be a link (its name is the caller's choice); a
+    recording file given itself is its own recording.
+
+    Raises:
+        UnsafeGoldenPathError: A symlink inside the folder, named.
+        GoldenFormatError: ``path`` does not exist, or is a folder that
+            :func:`resolve_golden` refuses, or an empty file.
+    """
     __tracebackhide__ = True
-    files = recording_files(entries.folder) if entries.files else []
+    limit = max_decompressed_size
+    if path.is_dir():  # the root of its own check: nothing lies between
+        return _resolve(scan_folder(path, within=within), within, limit)
+    if not path.is_file():
+        raise GoldenFormatError(path, "no such file or folder")
+    _check_files((path,))
+    return GoldenFolder(path, (path,), max_decompressed_size=limit)
+
+
+def _resolve(
+    entries: FolderEntries, within: str, limit: int, env: int | None = None
+) -> GoldenFolder:
+    __tracebackhide__ = True
+    files = _check_files(tuple(read_order(entries.folder, entries.files)))
+    envs = tuple(
+        _resolve(scan_folder(folder, within=within), within, limit, index)
+        for index, folder in entries.sub_envs
+    )
+    left = tuple(path for path in entries.files if path not in files)
+    frames = scan_frames(entries.folder, within=within) if entries.frames else ()
+    return GoldenFolder(entries.folder, files, left, envs, frames, env, limit)
+
+
+def _check_files(files: tuple[Path, ...]) -> tuple[Path, ...]:
+    """``files``, each a regular file holding something."""
+    __tracebackhide__ = True
     for path in files:
-        if path.stat().st_size == 0:
+        found = os.stat(path)
+        if not stat.S_ISREG(found.st_mode):
+            raise GoldenFormatError(
+                path, "expected a recording file, found a folder or other entry"
+            )
+        if found.st_size == 0:
             raise GoldenFormatError(
                 path,
                 "the file is empty; a golden holds a header and a reset record for each episode",
             )
-    envs = tuple(
-        _resolve(scan_folder(folder, within=within), within) for _, folder in entries.sub_envs
-    )
-    left = tuple(path for path in entries.files if path not in files)
-    frames = scan_frames(entries.folder, within=within) if entries.exists else ()
-    return GoldenFolder(entries.folder, tuple(files), left, envs, frames)
+    return files
 
 
 def scan_frames(folder: Path, *, within: str = GOLDENS_DIR) -> tuple[Path, ...]:

@@ -53,13 +53,13 @@ __all__ = [
     "count_records",
     "episode_lines",
     "find_recordings",
-    "has_episodes",
     "iter_records",
     "missing_episode",
     "no_recording_reason",
     "parse_record",
     "pre_release_reason",
     "read_header",
+    "read_order",
     "read_recording",
     "recording_files",
     "sub_env_dirs",
@@ -94,20 +94,33 @@ def recording_files(path: str | Path) -> list[Path]:
         return [folder]
     if not folder.is_dir():
         raise GoldenFormatError(folder, "no such file or folder")
-    names = [entry.name for entry in folder.iterdir()]
-    if any(is_recording_file_name(name) and not is_trajectory_file_name(name) for name in names):
-        raise GoldenFormatError(folder, pre_release_reason("1.0"))
-    trajectories = [folder / name for name in names if is_trajectory_file_name(name)]
-    if len(trajectories) > 1:
-        # Both compressions: an update killed between installing one and
-        # removing the other. Each is a whole golden; the plain one is read
-        # (see format.layout), and the next update removes the other.
-        trajectories = [path for path in trajectories if path.name == TRAJECTORY_NAME]
+    found = [entry for entry in folder.iterdir() if is_recording_file_name(entry.name)]
+    trajectories = read_order(folder, found)
     for file in trajectories:
         if not file.is_file():
             raise GoldenFormatError(
                 file, "expected a recording file, found a folder or other entry"
             )
+    return trajectories
+
+
+def read_order(folder: Path, found: Iterable[Path]) -> list[Path]:
+    """Of the recording files found in ``folder``, those that are read, in order.
+
+    Its ``trajectory.jsonl``; where both compressions lie, the plain one.
+
+    Raises:
+        GoldenFormatError: The episode files of a pre-release format are among them.
+    """
+    found = list(found)
+    trajectories = [path for path in found if is_trajectory_file_name(path.name)]
+    if len(trajectories) < len(found):
+        raise GoldenFormatError(folder, pre_release_reason("1.0"))
+    if len(trajectories) > 1:
+        # Both compressions: an update killed between installing one and
+        # removing the other. Each is a whole golden; the plain one is read
+        # (see format.layout), and the next update removes the other.
+        trajectories = [path for path in trajectories if path.name == TRAJECTORY_NAME]
     return trajectories
 
 
@@ -135,17 +148,6 @@ def sub_env_dirs(path: str | Path) -> list[tuple[int, Path]]:
         if index is not None and entry.is_dir():
             found.append((index, entry))
     return sorted(found)
-
-
-def has_episodes(path: str | Path) -> bool:
-    """Whether ``path`` is a recording folder holding a recording file."""
-    folder = Path(path)
-    if not folder.is_dir():
-        return False
-    subs = sub_env_dirs(folder)
-    if subs:
-        return any(recording_files(sub) for _, sub in subs)
-    return bool(recording_files(folder))
 
 
 def read_header(

@@ -24,19 +24,12 @@ from gym_goldens.comparison.result import Comparison
 from gym_goldens.comparison.tolerance import PIXEL_KEYS, Tolerance, ToleranceSpec
 from gym_goldens.errors import GoldenFormatError, GoldenWriteError, UnsafeGoldenPathError
 from gym_goldens.format.codec import ArraySizeSpec
-from gym_goldens.format.files import checked_recording_files
 from gym_goldens.format.layout import DIVERGENCE_PLOT, golden_dir_for, safe_segment
-from gym_goldens.format.reader import has_episodes
+from gym_goldens.format.paths import GoldenFolder, resolve_golden, resolve_recording
 from gym_goldens.plugin.renamed import KnownTests, renamed_goldens
 from gym_goldens.plugin.repeats import Nondeterminism, PlotRuns, Run, find_nondeterminism
 from gym_goldens.plugin.settings import GoldensSettings
-from gym_goldens.plugin.store import (
-    PendingGolden,
-    golden_header,
-    holds,
-    still_matches,
-    update_golden,
-)
+from gym_goldens.plugin.store import PendingGolden, holds, still_matches, update_golden
 from gym_goldens.plugin.variants import (
     GoldenChoice,
     check_variant_by,
@@ -337,18 +330,15 @@ class TrajectoryChecks:
         golden_dir, actual_dir = choice.path, recording.env.output_dir
         display = self.settings.display
         variant = choice.describe(display) if self._variant_by else None
+        limit = self.settings.max_decompressed_size
         try:
             # Checked before reading: no symlink out of the goldens dir, no
             # folder or empty file where the recording file should be.
-            # A vector golden keeps one recording file per sub-env folder.
-            safe_files = checked_recording_files(self.settings.goldens_dir, golden_dir)
-            if not safe_files and not has_episodes(golden_dir):
+            golden = self._resolved(golden_dir)
+            if not golden.recorded:
                 return self._missing(recording, golden_dir, variant, known)
             comparison = compare(
-                golden_dir,
-                actual_dir,
-                recording.tolerance,
-                max_decompressed_size=self.settings.max_decompressed_size,
+                golden, actual_dir, recording.tolerance, max_decompressed_size=limit
             )
         except UnsafeGoldenPathError as error:
             shown = display(actual_dir)
@@ -429,20 +419,21 @@ class TrajectoryChecks:
         golden = PendingGolden(
             self.nodeid, recording.name, recording.env.output_dir, choice.path, recording.tolerance
         )
+        limit = settings.max_decompressed_size
         try:
+            actual = resolve_recording(golden.actual_dir, max_decompressed_size=limit)
             if self._variant_by and choice.fallback:
-                target = self._variant_target(recording, choice)
+                target = self._variant_target(recording, choice, actual)
                 if target is None:
                     return CheckResult(recording.name, choice.plain_path, "unchanged")
                 golden = dataclasses.replace(golden, target=target)
             if defer:
-                checked_recording_files(settings.goldens_dir, golden.target)
                 if holds(
-                    golden.actual_dir,
-                    golden.target,
+                    actual,
+                    self._resolved(golden.target),
                     tolerance=golden.tolerance,
                     rewrite=settings.update_all,
-                    max_decompressed_size=settings.max_decompressed_size,
+                    max_decompressed_size=limit,
                 ):
                     return CheckResult(golden.name, golden.target, "unchanged")
                 pending = dataclasses.replace(golden, run=run)
@@ -457,25 +448,29 @@ class TrajectoryChecks:
             return _not_written(error, settings, golden)
         return write_golden(settings, golden)
 
-    def _variant_target(self, recording: _Recording, choice: GoldenChoice) -> Path | None:
+    def _variant_target(
+        self, recording: _Recording, choice: GoldenChoice, actual: GoldenFolder
+    ) -> Path | None:
         """Where a test kept per variant writes, whose variant has no golden; None: keep it."""
         settings = self.settings
-        limit = settings.max_decompressed_size
         # Under --update-goldens-all the plain golden serves another machine
         # only if the values are the same; else within the test's tolerance.
         tolerance = Tolerance(rtol=0.0, atol=0.0) if settings.update_all else recording.tolerance
-        plain = choice.plain_path
-        checked_recording_files(settings.goldens_dir, plain)
-        plain_header = (
-            golden_header(plain, max_decompressed_size=limit) if has_episodes(plain) else None
+        plain = self._resolved(choice.plain_path)
+        serves = plain.header is not None and still_matches(
+            plain, actual, tolerance, settings.max_decompressed_size
         )
-        serves = plain_header is not None and still_matches(
-            plain, recording.env.output_dir, tolerance, limit
-        )
-        where = update_target(choice, self._variant_by, plain_header, serves=serves)
+        where = update_target(choice, self._variant_by, plain.header, serves=serves)
         if where == "kept":
             return None
-        return plain if where == "plain" else choice.variant_path
+        return choice.plain_path if where == "plain" else choice.variant_path
+
+    def _resolved(self, golden_dir: Path) -> GoldenFolder:
+        """A golden folder of this test, resolved once: checked against the path rules."""
+        __tracebackhide__ = True
+        settings = self.settings
+        limit = settings.max_decompressed_size
+        return resolve_golden(settings.goldens_dir, golden_dir, max_decompressed_size=limit)
 
     def _renamed(
         self, recording: _Recording, golden_dir: Path, known: KnownTests | None
@@ -505,8 +500,7 @@ class TrajectoryChecks:
     ) -> gym.Wrapper[Any, Any, Any, Any]:
         __tracebackhide__ = True
         golden_dir = self._golden(name).path
-        checked_recording_files(self.settings.goldens_dir, golden_dir)  # refuses unsafe paths
-        if not has_episodes(golden_dir):
+        if not self._resolved(golden_dir).recorded:  # refuses unsafe paths
             if self._records_update:
                 return recorder  # nothing to replay yet: record the test's own actions
             raise GoldenFormatError(

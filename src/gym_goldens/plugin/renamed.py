@@ -33,8 +33,8 @@ from gym_goldens.comparison.tolerance import Tolerance
 from gym_goldens.errors import GoldenFormatError, UnsafeGoldenPathError
 from gym_goldens.format.layout import golden_dir_for, golden_file_dir, golden_test_dir
 from gym_goldens.format.limits import DEFAULT_MAX_DECOMPRESSED_SIZE
+from gym_goldens.format.paths import resolve_golden, resolve_recording
 from gym_goldens.plugin.stale import find_stale
-from gym_goldens.plugin.store import golden_header
 from gym_goldens.present.report import RenamedGolden
 
 __all__ = ["KnownTests", "renamed_goldens"]
@@ -100,17 +100,19 @@ def renamed_goldens(
     """
     limit = max_decompressed_size
     try:
-        actual_env = _env_of(golden_header(actual_dir, max_decompressed_size=limit))
-    except GoldenFormatError:
+        actual = resolve_recording(actual_dir, max_decompressed_size=limit)
+        actual_env = _env_of(actual.header)
+    except (GoldenFormatError, UnsafeGoldenPathError):
         return []
     found: list[tuple[int, RenamedGolden]] = []
     for candidate in _candidates(goldens_dir, nodeid, recorded, known):
         try:
-            if compare(candidate, actual_dir, tolerance, max_decompressed_size=limit).equal:
+            golden = resolve_golden(goldens_dir, candidate, max_decompressed_size=limit)
+            if compare(golden, actual, tolerance, max_decompressed_size=limit).equal:
                 kind: str | None = "trajectory"
                 env = None
             else:
-                env = _env_of(golden_header(candidate, max_decompressed_size=limit))
+                env = _env_of(golden.header)
                 kind = _kinship(env, actual_env)
         except (GoldenFormatError, UnsafeGoldenPathError):
             continue  # a damaged golden is no one's older self

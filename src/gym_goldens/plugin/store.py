@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
 from gym_goldens.comparison.engine import compare
 from gym_goldens.comparison.tolerance import Tolerance
@@ -36,11 +36,10 @@ from gym_goldens.errors import GoldenFormatError
 from gym_goldens.format.files import Installed, install_recording, same_bytes
 from gym_goldens.format.header import FORMAT_VERSION
 from gym_goldens.format.limits import DEFAULT_MAX_DECOMPRESSED_SIZE
-from gym_goldens.format.reader import read_header, recording_files, sub_env_dirs
+from gym_goldens.format.paths import GoldenFolder, resolve_recording
 
 __all__ = [
     "PendingGolden",
-    "golden_header",
     "holds",
     "still_matches",
     "update_golden",
@@ -103,43 +102,46 @@ def update_golden(
             outside ``goldens_dir``.
     """
     tolerance = tolerance or _EXACT
+    limit = max_decompressed_size
+    actual = resolve_recording(actual_dir, max_decompressed_size=limit)
 
-    def is_current(golden_file: Path, actual: Path) -> bool:
+    def is_current(golden_file: Path, source: GoldenFolder) -> bool:
         if rewrite:
-            (actual_file,) = recording_files(actual)
-            return same_bytes(golden_file, actual_file)
-        return still_matches(golden_file, actual, tolerance, max_decompressed_size)
+            return same_bytes(golden_file, source.files[0])
+        # The install found the file, under the golden's lock, by the one path check.
+        golden = GoldenFolder(golden_file.parent, (golden_file,), max_decompressed_size=limit)
+        return still_matches(golden, source, tolerance, limit)
 
-    return install_recording(actual_dir, golden_dir, is_current=is_current, root=goldens_dir)
+    return install_recording(actual, golden_dir, is_current=is_current, root=goldens_dir)
 
 
 def holds(
-    actual_dir: Path,
-    golden_dir: Path,
+    actual: GoldenFolder,
+    golden: GoldenFolder,
     *,
     tolerance: Tolerance,
     rewrite: bool = False,
     max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
 ) -> bool:
-    """Whether an update would leave ``golden_dir`` as it is: it holds the recording already.
+    """Whether an update would leave ``golden`` as it is: it holds the recording already.
 
     The rule of :func:`update_golden`, for a whole recording folder (every
     sub-env's file of a vector recording): the same files, each matching
     within ``tolerance`` (of this format and storage), or of the same bytes
-    with ``rewrite``. Check the path of ``golden_dir`` first.
+    with ``rewrite``.
     """
-    golden_files, actual_files = _files(golden_dir), _files(actual_dir)
-    names = [file.relative_to(golden_dir) for file in golden_files]
-    if not golden_files or names != [file.relative_to(actual_dir) for file in actual_files]:
+    golden_files, actual_files = golden.all_files, actual.all_files
+    names = [file.relative_to(golden.path) for file in golden_files]
+    if not golden_files or names != [file.relative_to(actual.path) for file in actual_files]:
         return False
     if rewrite:
         return all(map(same_bytes, golden_files, actual_files))
-    return still_matches(golden_dir, actual_dir, tolerance, max_decompressed_size)
+    return still_matches(golden, actual, tolerance, max_decompressed_size)
 
 
 def still_matches(
-    golden: Path,
-    actual: Path,
+    golden: GoldenFolder,
+    actual: GoldenFolder,
     tolerance: Tolerance,
     max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
 ) -> bool:
@@ -150,24 +152,22 @@ def still_matches(
     ``max_array_size``, ``full_every`` or compression, is rewritten.
 
     Args:
-        golden: The golden folder, or its recording file.
-        actual: The recording folder, or its recording file.
+        golden: The golden (a folder, or its recording file).
+        actual: The recording (a folder, or its recording file).
         tolerance: The test's tolerance.
         max_decompressed_size: What the golden (compressed) may expand to
             when read; one that expands further does not match.
     """
-    limit = max_decompressed_size
     try:
-        golden_head = golden_header(golden, max_decompressed_size=limit)
-        actual_head = golden_header(actual)
-        if golden_head is None or actual_head is None:
+        if golden.header is None or actual.header is None:
             return False
-        same_format = golden_head.get("version") == FORMAT_VERSION and golden_head.get(
+        same_format = golden.version == FORMAT_VERSION and golden.header.get(
             "storage"
-        ) == actual_head.get("storage")
-        same_files = [file.name for file in _files(golden)] == [
-            file.name for file in _files(actual)
+        ) == actual.header.get("storage")
+        same_files = [file.name for file in golden.all_files] == [
+            file.name for file in actual.all_files
         ]
+        limit = max_decompressed_size
         return (
             same_format
             and same_files
@@ -175,18 +175,3 @@ def still_matches(
         )
     except GoldenFormatError:
         return False  # an unreadable golden is replaced (a refused one is not: the error stands)
-
-
-def golden_header(
-    path: Path, *, max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE
-) -> dict[str, Any] | None:
-    """The header of the first episode of a recording (of its first sub-env's), or None."""
-    files = _files(path)
-    return read_header(files[0], max_decompressed_size=max_decompressed_size) if files else None
-
-
-def _files(path: Path) -> list[Path]:
-    subs = sub_env_dirs(path)
-    if subs:
-        return [file for _, folder in subs for file in recording_files(folder)]
-    return recording_files(path) if path.exists() else []

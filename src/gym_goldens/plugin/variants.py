@@ -27,11 +27,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from gym_goldens.errors import GoldenFormatError, UnsafeGoldenPathError
-from gym_goldens.format.files import checked_recording_files
 from gym_goldens.format.header import platform_facts, software_versions
 from gym_goldens.format.layout import variant_dir
-from gym_goldens.format.paths import ensure_inside
-from gym_goldens.format.reader import has_episodes
+from gym_goldens.format.paths import ensure_inside, resolve_golden
 
 __all__ = [
     "GoldenChoice",
@@ -194,8 +192,7 @@ def _folders(goldens_dir: Path, plain: Path) -> list[Path]:
 def _has_golden(goldens_dir: Path, folder: Path) -> bool:
     """Whether ``folder`` holds a recording (of a single or a vector env)."""
     try:
-        checked_recording_files(goldens_dir, folder)
-        return has_episodes(folder)
+        return resolve_golden(goldens_dir, folder).recorded
     except (GoldenFormatError, UnsafeGoldenPathError):
         # A damaged golden, or one that leads out of the goldens dir, is still
         # a golden: the check reports what is wrong with it.

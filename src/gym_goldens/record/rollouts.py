@@ -26,7 +26,8 @@ import numpy as np
 
 from gym_goldens.errors import GoldensError
 from gym_goldens.format.files import install_recording, same_bytes
-from gym_goldens.format.reader import Return, add_reward, recording_files
+from gym_goldens.format.paths import GoldenFolder, resolve_recording
+from gym_goldens.format.reader import Return, add_reward
 from gym_goldens.record.agents import agent_api
 from gym_goldens.record.multiagent_rollouts import agent_rollout
 from gym_goldens.record.single import RecordTrajectory
@@ -243,7 +244,9 @@ def record_rollout(
             return Rollout(target, recorder.episode_count, steps, "created")
         # An existing one is updated as goldens are: its file replaced atomically,
         # unless it holds these very bytes.
-        installed = install_recording(scratch, target, is_current=_same_file_bytes)
+        installed = install_recording(
+            resolve_recording(scratch), target, is_current=_same_file_bytes
+        )
         return Rollout(target, recorder.episode_count, steps, installed.status)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
@@ -269,8 +272,8 @@ def _random_steps(
             advance(1)
 
 
-def _same_file_bytes(existing: Path, recording: Path) -> bool:
-    files = recording_files(recording)
+def _same_file_bytes(existing: Path, recording: GoldenFolder) -> bool:
+    files = recording.files
     return len(files) == 1 and same_bytes(files[0], existing)
 
 
