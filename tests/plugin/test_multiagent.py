@@ -245,3 +245,31 @@ def test_pettingzoo_envs_parametrize_golden_tests_and_skip_the_envs_missing_an_e
     checked = pytester.runpytest("--goldens-strict")
     checked.assert_outcomes(passed=3 if has_chess else 2, skipped=0 if has_chess else 1)
     assert "stale" not in checked.stdout.str()
+
+
+def test_a_golden_action_an_agent_cannot_take_names_its_file_and_line_not_our_code(
+    pytester: pytest.Pytester,
+) -> None:
+    _project(pytester, "test_kinds", KINDS)
+    pytester.runpytest("--update-goldens", "-k", "drifters_replayed").assert_outcomes(
+        passed=1, deselected=5
+    )
+    golden = pytester.path / GOLDENS / "test_drifters_replayed" / "drifters_v0" / "trajectory.jsonl"
+    lines = golden.read_bytes().split(b"\n")
+    # The second episode's first step: agent_0 "moves" left, which Discrete(5) cannot take.
+    second = [i for i, line in enumerate(lines) if b'"event":"header"' in line][1]
+    step = second + 2
+    assert b'"action":{"agent_0":' in lines[step]
+    lines[step] = lines[step].replace(b'"action":{"agent_0":', b'"action":{"agent_0":"left","x":')
+    golden.write_bytes(b"\n".join(lines))
+
+    result = pytester.runpytest("-k", "drifters_replayed")
+    result.assert_outcomes(failed=1, deselected=5)
+    result.stdout.fnmatch_lines(
+        [
+            f"E *GoldenFormatError: */{GOLDENS}/test_drifters_replayed/drifters_v0/"
+            f"trajectory.jsonl:{step + 1}: the golden's action of agent 'agent_0' at episode 1, "
+            "step t=1 ('left') does not fit the env's action space of that agent: ValueError: *"
+        ]
+    )
+    assert "gym_goldens/" not in result.stdout.str()

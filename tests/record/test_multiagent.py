@@ -5,7 +5,6 @@ from __future__ import annotations
 import subprocess
 import sys
 import tempfile
-import tracemalloc
 import warnings
 from pathlib import Path
 from typing import Any
@@ -30,7 +29,7 @@ from gym_goldens.record.agents import agent_api
 from gym_goldens.record.multiagent import RecordAECTrajectory, RecordParallelTrajectory
 from gym_goldens.record.writer import EpisodeWriter
 from tests.support.agent_envs import Drifters
-from tests.support.bombs import episode_bomb
+from tests.support.bombs import replay_peak
 
 
 def _record(env: Any, folder: Path, *, seed: int = 0, steps: int = 12) -> list[Episode]:
@@ -277,16 +276,12 @@ def test_a_replay_keeps_one_episode_of_its_golden_however_many_it_holds(tmp_path
         header = handle.readline()
 
     def peak(episodes: int) -> int:
-        bomb = episode_bomb(tmp_path / f"bomb{episodes}", header, episodes)
-        tracemalloc.start()
-        try:
-            env = replay_agents(Drifters(), bomb, max_decompressed_size=1 << 30)
-            env.reset()
-            _, traced = tracemalloc.get_traced_memory()
-        finally:
-            tracemalloc.stop()
-        env.close()
-        return traced
+        return replay_peak(
+            tmp_path,
+            header,
+            episodes,
+            lambda bomb: replay_agents(Drifters(), bomb, max_decompressed_size=1 << 30),
+        )
 
     small, large = peak(1_000), peak(20_000)
     # Twenty times the episodes: holding each one would take about twenty times the memory.

@@ -15,6 +15,7 @@ PettingZoo is imported here: this module is loaded only for its envs.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -45,11 +46,9 @@ class _Golden:
 
     def __init__(self, env: Any, recording: Path, max_decompressed_size: int) -> None:
         __tracebackhide__ = True
-        self.episodes = GoldenEpisodes(
-            recording,
-            lambda path, lines, index: _read_episode(env, path, lines),
-            max_decompressed_size,
-        )
+        # A partial, not a lambda: no frame of ours in the traceback of a golden that does not fit.
+        read = functools.partial(_read_episode, env=env)
+        self.episodes = GoldenEpisodes(recording, read, max_decompressed_size)
         self.current: GoldenEpisode | None = None
         self.episode = -1
         self.t = 0
@@ -184,8 +183,8 @@ class ReplayAECActions(_Replay, BaseWrapper):  # type: ignore[misc]
             raise self._golden.failed(step, error) from None
 
 
-def _read_episode(env: Any, path: Path, lines: Any) -> GoldenEpisode:
-    """The reset arguments and decoded actions of one episode of ``path``."""
+def _read_episode(path: Path, lines: Any, index: int, *, env: Any) -> GoldenEpisode:
+    """The reset arguments and decoded actions of one episode of ``path`` (its ``index``-th)."""
     __tracebackhide__ = True
     header: dict[str, Any] = {}
     first = 0
@@ -204,12 +203,18 @@ def _read_episode(env: Any, path: Path, lines: Any) -> GoldenEpisode:
         if "dtypes" in record:
             mirror = record["dtypes"].get("action") if isinstance(record["dtypes"], dict) else None
             typed.update({agent: isinstance(mirror, dict) and agent in mirror for agent in actions})
-        decoded = {
-            agent: _decode(
-                env, agent, value, typed=typed.get(key, True), path=path, line=number, t=record["t"]
+        # A loop, not a comprehension: a comprehension's frame would show in the traceback.
+        decoded = {}
+        for key, agent, value in _items(env, actions):
+            decoded[agent] = _decode(
+                env,
+                agent,
+                value,
+                typed=typed.get(key, True),
+                path=path,
+                line=number,
+                at=(index, record["t"]),
             )
-            for key, agent, value in _items(env, actions)
-        }
         steps.append(GoldenStep(decoded, actions, number, record["t"]))
     reset = header.get("reset") or {}
     if not isinstance(reset, dict):
@@ -227,17 +232,21 @@ def _items(env: Any, actions: dict[str, Any]) -> Iterator[tuple[str, Any, Any]]:
         yield key, agents.get(key, key), value
 
 
-def _decode(env: Any, agent: Any, value: Any, *, typed: bool, path: Path, line: int, t: int) -> Any:
+def _decode(
+    env: Any, agent: Any, value: Any, *, typed: bool, path: Path, line: int, at: tuple[int, int]
+) -> Any:
+    """An agent's action as the env takes it; ``at`` is its episode and step."""
     __tracebackhide__ = True
+    episode, t = at
     try:
         space = env.action_space(agent)
-        action = decode_action(value, space, path, t)
+        action = decode_action(value, space, path, t, episode=episode)
     except GoldenFormatError as error:
         raise GoldenFormatError(path, error.reason, line=line) from None
     except Exception as error:
         raise GoldenFormatError(
             path,
-            f"the golden's action of agent {shown(agent)} at step t={t} "
+            f"the golden's action of agent {shown(agent)} at episode {episode}, step t={t} "
             f"({shown(value)}) does not fit the env's action space of that agent: "
             f"{type(error).__name__}: {env_said(error)}",
             line=line,

@@ -13,6 +13,7 @@ own arguments pass through, and the comparison reports the extra records.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import reprlib
 from collections.abc import Callable
@@ -163,12 +164,9 @@ class ReplayActions(
         gym.utils.RecordConstructorArgs.__init__(self, recording=str(recording))
         gym.Wrapper.__init__(self, env)
         self.recording = Path(recording)
-        space = env.action_space
-        self._golden = GoldenEpisodes(
-            self.recording,
-            lambda path, lines, index: _read_episode(path, lines, index, space),
-            max_decompressed_size,
-        )
+        # A partial, not a lambda: no frame of ours in the traceback of a golden that does not fit.
+        read = functools.partial(_read_episode, space=env.action_space)
+        self._golden = GoldenEpisodes(self.recording, read, max_decompressed_size)
         self._current: GoldenEpisode | None = None
         self._episode = -1
         self._t = 0
