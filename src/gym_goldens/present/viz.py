@@ -5,7 +5,9 @@ Every numeric leaf of a record is plotted over the steps of an episode (see
 number in a recording (a folder holding ``trajectory.jsonl``, or that file).
 :func:`plot_comparison` draws golden and actual on one axis per field and
 their difference on an axis of its own below it, and marks the first step
-where the field leaves its tolerance. Infinite and NaN values leave gaps;
+where the field leaves its tolerance. A multi-agent episode (a PettingZoo env's)
+is drawn as a panel per agent instead, each of the agent's fields a line of
+it (golden solid, actual dashed, in one color). Infinite and NaN values leave gaps;
 finite values beyond 1e300 (a simulation blowing up) are drawn at +-1e300,
 where matplotlib can still scale an axis.
 
