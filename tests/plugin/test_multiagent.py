@@ -147,6 +147,54 @@ def test_a_change_of_one_agent_fails_naming_the_agent(
     )
 
 
+NOISY = """
+MARK
+def test_noisy(record_trajectory):
+    env = Drifters(agent_2_gain=GAIN, agent_1_info_scale=SCALE)
+    rollout(record_trajectory(env), seed=0, steps=6)
+"""
+
+
+def test_the_suggested_tolerance_names_the_agent_and_accepts_that_noise_alone(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _project(pytester, "test_noisy", NOISY.replace("MARK", ""))
+    pytester.runpytest("--update-goldens").assert_outcomes(passed=1)
+
+    # agent_2 moves a hair further per action: float noise in agent_2's fields only.
+    monkeypatch.setenv("GAIN", "1.00001")
+    moved = pytester.runpytest()
+    moved.assert_outcomes(failed=1)
+    assert _suggested(moved).startswith('@pytest.mark.goldens(rtol={"obs.agent_2": ')
+
+    # agent_1's info is a hair off: the suggestion applied, the test passes.
+    monkeypatch.setenv("GAIN", "1.0")
+    monkeypatch.setenv("SCALE", "1.00001")
+    failed = pytester.runpytest()
+    failed.assert_outcomes(failed=1)
+    marker = _suggested(failed)
+    assert marker == '@pytest.mark.goldens(rtol={"info.agent_1.distance": 0.0001})', marker
+    _project(pytester, "test_noisy", NOISY.replace("MARK", marker))
+    pytester.runpytest().assert_outcomes(passed=1)
+
+    # A change beyond it fails: agent_1's info further off, or noise in another agent's fields.
+    monkeypatch.setenv("SCALE", "1.01")
+    further = pytester.runpytest()
+    further.assert_outcomes(failed=1)
+    further.stdout.fnmatch_lines(["  first divergence: * agent agent_1, info.agent_1.distance"])
+    monkeypatch.setenv("SCALE", "1.00001")
+    monkeypatch.setenv("GAIN", "1.00001")
+    other = pytester.runpytest()
+    other.assert_outcomes(failed=1)
+    other.stdout.fnmatch_lines(["  first divergence: * agent agent_2, obs.agent_2[[]1[]]"])
+
+
+def _suggested(result: pytest.RunResult) -> str:
+    """The marker a failure suggests."""
+    (line,) = [x for x in result.outlines if x.startswith("  suggested tolerance")]
+    return line.partition("not a fix): ")[2]
+
+
 def test_a_variant_golden_is_kept_for_another_pettingzoo_version(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -197,3 +245,31 @@ def test_pettingzoo_envs_parametrize_golden_tests_and_skip_the_envs_missing_an_e
     checked = pytester.runpytest("--goldens-strict")
     checked.assert_outcomes(passed=3 if has_chess else 2, skipped=0 if has_chess else 1)
     assert "stale" not in checked.stdout.str()
+
+
+def test_a_golden_action_an_agent_cannot_take_names_its_file_and_line_not_our_code(
+    pytester: pytest.Pytester,
+) -> None:
+    _project(pytester, "test_kinds", KINDS)
+    pytester.runpytest("--update-goldens", "-k", "drifters_replayed").assert_outcomes(
+        passed=1, deselected=5
+    )
+    golden = pytester.path / GOLDENS / "test_drifters_replayed" / "drifters_v0" / "trajectory.jsonl"
+    lines = golden.read_bytes().split(b"\n")
+    # The second episode's first step: agent_0 "moves" left, which Discrete(5) cannot take.
+    second = [i for i, line in enumerate(lines) if b'"event":"header"' in line][1]
+    step = second + 2
+    assert b'"action":{"agent_0":' in lines[step]
+    lines[step] = lines[step].replace(b'"action":{"agent_0":', b'"action":{"agent_0":"left","x":')
+    golden.write_bytes(b"\n".join(lines))
+
+    result = pytester.runpytest("-k", "drifters_replayed")
+    result.assert_outcomes(failed=1, deselected=5)
+    result.stdout.fnmatch_lines(
+        [
+            f"E *GoldenFormatError: */{GOLDENS}/test_drifters_replayed/drifters_v0/"
+            f"trajectory.jsonl:{step + 1}: the golden's action of agent 'agent_0' at episode 1, "
+            "step t=1 ('left') does not fit the env's action space of that agent: ValueError: *"
+        ]
+    )
+    assert "gym_goldens/" not in result.stdout.str()

@@ -29,6 +29,7 @@ from gym_goldens.record.agents import agent_api
 from gym_goldens.record.multiagent import RecordAECTrajectory, RecordParallelTrajectory
 from gym_goldens.record.writer import EpisodeWriter
 from tests.support.agent_envs import Drifters
+from tests.support.bombs import replay_peak
 
 
 def _record(env: Any, folder: Path, *, seed: int = 0, steps: int = 12) -> list[Episode]:
@@ -266,3 +267,22 @@ def test_storage_options_apply_to_multi_agent_recordings(tmp_path: Path) -> None
     rollout(plain, seed=0, steps=8)
     plain.close()
     assert compare(tmp_path / "a", tmp_path / "b").equal
+
+
+def test_a_replay_keeps_one_episode_of_its_golden_however_many_it_holds(tmp_path: Path) -> None:
+    """What a multi-agent replay holds does not grow with the golden's episodes."""
+    _record(Drifters(), tmp_path / "real", steps=3)
+    with (tmp_path / "real" / "trajectory.jsonl").open("rb") as handle:
+        header = handle.readline()
+
+    def peak(episodes: int) -> int:
+        return replay_peak(
+            tmp_path,
+            header,
+            episodes,
+            lambda bomb: replay_agents(Drifters(), bomb, max_decompressed_size=1 << 30),
+        )
+
+    small, large = peak(1_000), peak(20_000)
+    # Twenty times the episodes: holding each one would take about twenty times the memory.
+    assert large < 2 * small, f"{small:,} bytes for 1,000 episodes, {large:,} for 20,000"

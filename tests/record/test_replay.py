@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +14,7 @@ from gym_goldens import GoldenFormatError, RecordTrajectory, ReplayActions, comp
 from gym_goldens.format.reader import read_recording
 from gym_goldens.record.replay import decode_action
 from tests.support import determinism_envs as envs
-from tests.support.bombs import episode_bomb, header_line
+from tests.support.bombs import header_line, replay_peak
 
 
 def _record(env: gym.Env, folder: Path, **kwargs: Any) -> None:
@@ -172,16 +171,9 @@ def test_a_replay_keeps_one_episode_of_its_golden_however_many_it_holds(tmp_path
     header = header_line(tmp_path / "real")
 
     def peak(episodes: int) -> int:
-        bomb = episode_bomb(tmp_path / f"bomb{episodes}", header, episodes)
-        tracemalloc.start()
-        try:
-            env = ReplayActions(gym.make("CartPole-v1"), bomb)
-            env.reset()
-            _, traced = tracemalloc.get_traced_memory()
-        finally:
-            tracemalloc.stop()
-        env.close()
-        return traced
+        return replay_peak(
+            tmp_path, header, episodes, lambda bomb: ReplayActions(gym.make("CartPole-v1"), bomb)
+        )
 
     small, large = peak(1_000), peak(20_000)
     # Twenty times the episodes: holding each one would take about twenty times the memory.

@@ -9,7 +9,10 @@ check that what a reader keeps does not grow with their number;
 from __future__ import annotations
 
 import gzip
+import tracemalloc
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from tests.support.recordings import record_alternating
 
@@ -30,3 +33,17 @@ def episode_bomb(folder: Path, header: bytes, episodes: int, *, compress: bool =
     else:
         (folder / "trajectory.jsonl").write_bytes(data)
     return folder
+
+
+def replay_peak(folder: Path, header: bytes, episodes: int, replay: Callable[[Path], Any]) -> int:
+    """The peak memory of ``replay(bomb)`` and its first reset, on a bomb of ``episodes``."""
+    bomb = episode_bomb(folder / f"bomb{episodes}", header, episodes)
+    tracemalloc.start()
+    try:
+        env = replay(bomb)
+        env.reset()
+        _, traced = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    env.close()
+    return traced

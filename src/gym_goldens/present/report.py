@@ -197,7 +197,7 @@ def comparison_report(
         *_describe_wall_clock(episode),
     ]
     if suggest and episode.first is not None:
-        details += _suggestion(episode.first)
+        details += _suggestion(episode.first, episode.golden_header or episode.actual_header)
     return Report(
         f"{title}: {display(golden_file)}" + (f":{at}" if at is not None else ""),
         details=tuple(details),
@@ -506,7 +506,7 @@ def noise_rule() -> str:
     )
 
 
-def _suggestion(first: Divergence) -> list[str]:
+def _suggestion(first: Divergence, header: dict[str, Any] | None) -> list[str]:
     """The suggested tolerance, or why there is none: a change that is not noise."""
     if frames_only(first.differences, first.event) is not None:
         pixels = pixel_suggestion(first.differences)
@@ -520,7 +520,7 @@ def _suggestion(first: Divergence) -> list[str]:
             f"no tolerance suggested: {_change_words(change)} is a change, not numerical noise",
             f"  (noise: {noise_rule()})",
         ]
-    marker = suggested_tolerance(first)
+    marker = suggested_tolerance(first, header)
     if marker is None:
         return []
     return [f"suggested tolerance, from this record alone (judge it; it is not a fix): {marker}"]
@@ -554,10 +554,12 @@ def _numpy_type_words(leaf: Any) -> str:
     return escape(leaf) if isinstance(leaf, str) else "(numpy types)"
 
 
-def suggested_tolerance(first: Divergence) -> str | None:
+def suggested_tolerance(first: Divergence, header: dict[str, Any] | None = None) -> str | None:
     """A marker that would accept the float differences of a first divergence, or None.
 
-    Computed from that record alone, by field: an ``rtol`` where the golden is
+    Computed from that record alone, by field (by agent's field, such as
+    ``obs.agent_2``, in a multi-agent recording, whose ``header`` names the
+    agents): an ``rtol`` where the golden is
     far from zero, else an ``atol``, each the power of ten above the observed
     need. Only differences that look like numerical noise count
     (:attr:`~gym_goldens.comparison.result.Difference.looks_like_noise`); the
@@ -573,7 +575,7 @@ def suggested_tolerance(first: Divergence) -> str | None:
         gap = abs(actual - golden)
         if not math.isfinite(gap):
             continue
-        field = _pattern_of(difference.path)
+        field = _pattern_of(difference.path, header)
         if golden != 0 and gap / abs(golden) < _RTOL_SUGGESTED_BELOW:
             kind, need = "rtol", gap / abs(golden)
         else:
@@ -587,11 +589,15 @@ def suggested_tolerance(first: Divergence) -> str | None:
     return f"@pytest.mark.goldens({', '.join(parts)})".replace("'", '"') if parts else None
 
 
-def _pattern_of(path: tuple[str | int, ...]) -> str:
-    """The field a suggestion names: the record field, or the info key (``info.x``)."""
-    if len(path) > 1 and path[0] == "info" and isinstance(path[1], str):
-        return format_path(path[:2])
-    return format_path(path[:1])
+def _pattern_of(path: tuple[str | int, ...], header: dict[str, Any] | None) -> str:
+    """The field a suggestion names: the record field, or the info key (``info.x``).
+
+    A multi-agent record's fields are an agent's: ``obs.agent_2``, ``info.agent_2.x``.
+    """
+    at = 2 if agent_of(path, header) is not None else 1  # past the agent's key
+    if len(path) > at and path[0] == "info" and isinstance(path[at], str):
+        return format_path(path[: at + 1])
+    return format_path(path[:at])
 
 
 def _round_up(value: float) -> float:

@@ -26,7 +26,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 import numpy as np
 
@@ -34,6 +34,7 @@ from gym_goldens.comparison.floats import arrays_allowed, arrays_match
 from gym_goldens.comparison.result import Comparison, EpisodeComparison
 from gym_goldens.comparison.tolerance import Tolerance
 from gym_goldens.errors import GoldenFormatError
+from gym_goldens.format.agents import agent_of
 from gym_goldens.format.codec import ArraySummary
 from gym_goldens.format.fields import (
     STEP_VALUES,
@@ -54,6 +55,8 @@ __all__ = [
     "EpisodeSeries",
     "FieldComparison",
     "Series",
+    "agent_label",
+    "by_agent",
     "compare_series",
     "episode_holder",
     "episode_series",
@@ -103,6 +106,9 @@ class Series:
     def label(self) -> str:
         """The leaf as text: ``obs[2]``, ``info.x``, ``mean(obs.image)``."""
         return _label(self.path)
+
+
+_Leaf = TypeVar("_Leaf", "Series", "FieldComparison")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -676,3 +682,33 @@ def _label(path: FieldPath) -> str:
     if path and path[-1] == _MEAN:
         return f"mean({escape(format_path(path[:-1]))})"
     return escape(format_path(path))
+
+
+def by_agent(
+    leaves: Sequence[_Leaf], header: dict[str, Any] | None
+) -> list[tuple[str, list[_Leaf]]] | None:
+    """The leaves of a multi-agent episode by agent; None for a single env's.
+
+    Agents come in the order of their first leaf (the diverging ones first,
+    when the leaves are so ordered), and their leaves in the order given.
+    Which key is an agent's is told by the header's ``possible_agents``; a
+    leaf of no agent (none in a multi-agent record's value fields) is in the
+    group ``""``.
+
+    Example:
+        >>> leaf = Series(("obs", "a1", 0), np.array([1]), np.array([0.5]), False)
+        >>> [(agent, [agent_label(s.path) for s in found]) for agent, found in
+        ...  by_agent([leaf], {"possible_agents": ["a0", "a1"]})]
+        [('a1', ['obs[0]'])]
+    """
+    if header is None or not isinstance(header.get("possible_agents"), list):
+        return None
+    groups: dict[str, list[_Leaf]] = {}
+    for leaf in leaves:
+        groups.setdefault(agent_of(leaf.path, header) or "", []).append(leaf)
+    return list(groups.items())
+
+
+def agent_label(path: FieldPath) -> str:
+    """An agent's leaf as text without the agent: ``obs[2]`` for ``obs.agent_1[2]``."""
+    return _label((path[0], *path[2:]) if len(path) > 1 else path)

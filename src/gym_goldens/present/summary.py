@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from gym_goldens.errors import GoldenFormatError
+from gym_goldens.format.agents import episode_ended
 from gym_goldens.format.codec import ArraySummary, TaggedValue
 from gym_goldens.format.fields import ANY, FieldPath, format_path, parse_pattern
 from gym_goldens.format.limits import DEFAULT_MAX_DECOMPRESSED_SIZE
@@ -36,6 +37,7 @@ from gym_goldens.format.reader import (
 from gym_goldens.present.text import MAX_DEPTH, counted, escape, escape_value, short_repr
 
 __all__ = [
+    "MAX_AGENT_RETURNS",
     "MAX_EPISODE_ROWS",
     "MAX_LISTED_EPISODES",
     "EpisodeSummary",
@@ -57,6 +59,9 @@ MAX_EPISODE_ROWS: Final = 40
 MAX_LISTED_EPISODES: Final = 100_000
 """The episodes ``gym-goldens show --all`` lists at most, the first ones: a row
 each is kept in memory, so a recording of millions of episodes lists these."""
+MAX_AGENT_RETURNS: Final = 8
+"""The agents of a multi-agent recording whose returns ``gym-goldens show`` lists, the first
+ones: a column each."""
 _MAX_CELL: Final = 48
 # A cell of a field chosen with --fields: cut only where a value has no place in a table.
 _MAX_CHOSEN_CELL: Final = 400
@@ -77,11 +82,17 @@ class EpisodeSummary:
         total_reward: The summed reward: a float, or one per objective for
             a vector reward.
         ending: ``terminated``, ``truncated`` or ``open`` (the recording
-            stopped mid-episode).
+            stopped mid-episode). A multi-agent episode ends when no agent
+            is left, as its last step's agents did (a parallel env's: any
+            agent terminated, else truncated; an AEC env's: its acting
+            agent); ``ended`` when none of them was.
         seed: The seed of its reset, from its header: None, an int of up to
             64 bits, or else its text cut to a table cell (so that a row
             takes the same memory whatever the file holds).
         line: The line of the file where the episode starts.
+        agent_returns: A multi-agent episode's return of each agent, in the
+            order of the header's ``possible_agents`` (the first
+            :data:`MAX_AGENT_RETURNS`); its ``total_reward`` sums every agent's.
     """
 
     index: int
@@ -91,6 +102,7 @@ class EpisodeSummary:
     ending: str
     seed: int | str | None = None
     line: int = 1
+    agent_returns: tuple[tuple[str, Return], ...] = ()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -183,17 +195,23 @@ class _Totals:
         header = last = None
         steps = pending = first_line = 0
         total: Return = 0.0
+        returns = _AgentReturns()
         for number, record in iter_records(path, lines):
             first_line = first_line or number
             event = record["event"]
             if event == "header":
                 header = record
+                returns = _AgentReturns(header)
             elif event == "reset":
                 self.reset = self.reset or record
             else:
                 steps += 1
                 self.first_step = self.first_step or record
-                total = add_reward(total, record.get("reward"))
+                reward = record.get("reward")
+                if isinstance(reward, dict):
+                    total = returns.add(total, reward)
+                else:
+                    total = add_reward(total, reward)
             last = record
             pending += 1
             if advance is not None and pending >= 1000:
@@ -207,16 +225,57 @@ class _Totals:
         self.steps += steps
         self.reward = add_reward(self.reward, total)
         return EpisodeSummary(
-            index, path, steps, total, _ending(last), _seed(header), first_line or 1
+            index,
+            path,
+            steps,
+            total,
+            _ending(last),
+            _seed(header),
+            first_line or 1,
+            returns.by_agent(),
         )
 
 
+class _AgentReturns:
+    """The return of each agent of a multi-agent episode (of the first agents the header names)."""
+
+    def __init__(self, header: dict[str, Any] | None = None) -> None:
+        agents = (header or {}).get("possible_agents")
+        named = agents[:MAX_AGENT_RETURNS] if isinstance(agents, list) else []
+        # Keyed as the records write them: an agent id that is no string, as its text.
+        self._returns: dict[str, Return] = {
+            agent if isinstance(agent, str) else str(agent): 0.0 for agent in named
+        }
+
+    def add(self, total: Return, reward: dict[str, Any]) -> Return:
+        """``total`` plus a step's rewards of every agent; each named agent's return counted."""
+        returns = self._returns
+        for agent, value in reward.items():
+            total = add_reward(total, value)
+            if agent in returns:
+                returns[agent] = add_reward(returns[agent], value)
+        return total
+
+    def by_agent(self) -> tuple[tuple[str, Return], ...]:
+        return tuple(self._returns.items())
+
+
 def _ending(last: dict[str, Any] | None) -> str:
-    if last is not None and last["event"] == "step":
-        if last.get("terminated"):
-            return "terminated"
-        if last.get("truncated"):
-            return "truncated"
+    if last is None or last["event"] != "step":
+        return "open"
+    terminated, truncated = last.get("terminated"), last.get("truncated")
+    if isinstance(terminated, dict):
+        # A multi-agent step: the episode ended when no agent was left, as they did.
+        if not episode_ended(last):
+            return "open"
+        terminated = any(terminated.values())
+        truncated = isinstance(truncated, dict) and any(truncated.values())
+        if not (terminated or truncated):
+            return "ended"
+    if terminated:
+        return "terminated"
+    if truncated:
+        return "truncated"
     return "open"
 
 
@@ -254,6 +313,7 @@ def format_recording(
     for key in ("observation_space", "action_space"):
         if isinstance(header.get(key), dict):
             lines.append(f"  {key.replace('_', ' ')}: {format_space(header[key])}")
+    lines += _agents_line(header)
     versions = header.get("versions")
     if isinstance(versions, dict) and versions:
         lines.append(
@@ -269,20 +329,40 @@ def format_recording(
         if source is not None:
             lines.append(f"    {field:<11} {_shape(source[field])}")
     lines.append("")
-    rows = [["episode", "steps", "return", "ended", "seed"]]
+    agents = [agent for agent, _ in episodes[0].agent_returns] if episodes else []
+    # A multi-agent recording: a return column for each agent, named by the agent.
+    returns = [_cell(agent, _MAX_CELL) for agent in agents] if agents else ["return"]
+    rows = [["episode", "steps", *returns, "ended", "seed"]]
     for episode in episodes:
         seed = episode.seed
+        by_agent = dict(episode.agent_returns)
         rows.append(
             [
                 str(episode.index),
                 f"{episode.steps:,}",
-                _return(episode.total_reward),
+                *(
+                    [_return(by_agent.get(agent, 0.0)) for agent in agents]
+                    if agents
+                    else [_return(episode.total_reward)]
+                ),
                 episode.ending,
                 "-" if seed is None else escape_value(seed),
             ]
         )
-    lines += ["  " + line for line in _table(rows, right=(0, 1, 2))]
+    lines += ["  " + line for line in _table(rows, right=range(len(returns) + 2))]
     return lines + _more_episodes(summary)
+
+
+def _agents_line(header: dict[str, Any]) -> list[str]:
+    """A multi-agent recording's agents, and whether they act at once or in turn."""
+    agents = header.get("possible_agents")
+    if not isinstance(agents, list):
+        return []
+    kind = header.get("agent_api")
+    api = "parallel" if kind == "parallel" else "AEC" if kind == "aec" else "?"
+    named = ", ".join(_cell(agent, _MAX_CELL) for agent in agents[:MAX_AGENT_RETURNS])
+    more = f" and {len(agents) - MAX_AGENT_RETURNS} more" if len(agents) > MAX_AGENT_RETURNS else ""
+    return [f"  agents: {named}{more} ({api})"]
 
 
 def _more_episodes(summary: RecordingSummary) -> list[str]:

@@ -5,7 +5,9 @@ Every numeric leaf of a record is plotted over the steps of an episode (see
 number in a recording (a folder holding ``trajectory.jsonl``, or that file).
 :func:`plot_comparison` draws golden and actual on one axis per field and
 their difference on an axis of its own below it, and marks the first step
-where the field leaves its tolerance. Infinite and NaN values leave gaps;
+where the field leaves its tolerance. A multi-agent episode (a PettingZoo env's)
+is drawn as a panel per agent instead, each of the agent's fields a line of
+it (golden solid, actual dashed, in one color). Infinite and NaN values leave gaps;
 finite values beyond 1e300 (a simulation blowing up) are drawn at +-1e300,
 where matplotlib can still scale an axis.
 
@@ -54,11 +56,13 @@ from gym_goldens.present.series import (
     EpisodeSeries,
     FieldComparison,
     Series,
+    agent_label,
+    by_agent,
     compare_series,
     episode_holder,
     read_episode_series,
 )
-from gym_goldens.present.text import escape_value, printable
+from gym_goldens.present.text import escape, escape_value, printable
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -85,6 +89,18 @@ MARKER_ID: Final = "first-divergence"
 _GOLDEN_COLOR: Final = "#1f77b4"
 _ACTUAL_COLOR: Final = "#ff7f0e"
 _DIFF_COLOR: Final = "#6a3d9a"
+# The fields of an agent's panel, one color each (the marker's red left out).
+_FIELD_COLORS: Final = (
+    "#1f77b4",
+    "#ff7f0e",
+    "#2ca02c",
+    "#9467bd",
+    "#8c564b",
+    "#e377c2",
+    "#7f7f7f",
+    "#bcbd22",
+    "#17becf",
+)
 _MARKER_COLOR: Final = "#d62728"
 _ONE_SIDED_COLOR: Final = "#d62728"
 _MAX_TITLE_PATH: Final = 72
@@ -167,6 +183,9 @@ def plot_recording(
     series = found.series
     if not series:
         raise NothingToPlotError(_nothing_message(found, episode, fields))
+    groups = by_agent(series, found.header)
+    if groups is not None:
+        return _plot_agents(found, groups, f"{_name([found], path)}: episode {episode}", max_fields)
     shown = series[:max_fields]
     title = f"{_name([found], path)}: episode {episode}"
     if len(shown) < len(series):
@@ -174,17 +193,48 @@ def plot_recording(
     title = title_lines(f"{title}\n{_where(found, str)}")
     layout = _Layout(head=_title_room(title), right=0.3)
     axes_list = [layout.add(1.3, gap=0.32) for _ in shown]
-    figure = layout.figure()
+    layout.figure()
     for axes, item in zip(axes_list, shown, strict=True):
         _draw_series(axes, item.t, item.values, steps=_stepwise(item), color=_GOLDEN_COLOR)
         axes.set_title(item.label, loc="left", fontsize=10, fontweight="bold")
         axes.grid(alpha=0.3)
         _integer_steps(axes)
+    return _finish(layout, axes_list, title)
+
+
+def _plot_agents(
+    found: EpisodeSeries, groups: list[tuple[str, list[Series]]], heading: str, max_fields: int
+) -> Figure:
+    """A multi-agent episode: a panel per agent, each of its fields a line."""
+    shown = [(agent, leaves[:max_fields]) for agent, leaves in groups[:max_fields]]
+    title = f"{heading}, a panel per agent"
+    if sum(len(leaves) for _, leaves in shown) < len(found.series):
+        title += (
+            f" (the first {len(shown)} of {len(groups)} agents, at most {max_fields} fields "
+            "each; choose with --fields)"
+        )
+    title = title_lines(f"{title}\n{_where(found, str)}")
+    layout = _Layout(head=_title_room(title), right=2.0)
+    axes_list = [layout.add(1.6, gap=0.32) for _ in shown]
+    layout.figure()
+    for axes, (agent, leaves) in zip(axes_list, shown, strict=True):
+        for color, leaf in zip(_colors(len(leaves)), leaves, strict=True):
+            label = agent_label(leaf.path) if agent else leaf.label
+            _draw_series(axes, leaf.t, leaf.values, steps=_stepwise(leaf), color=color, label=label)
+        _agent_title(axes, agent)
+        axes.grid(alpha=0.3)
+        _integer_steps(axes)
+        _legend(axes)
+    return _finish(layout, axes_list, title)
+
+
+def _finish(layout: _Layout, axes_list: Sequence[Axes], title: str) -> Figure:
+    """A column of axes of one episode: steps labelled at the foot, under the title."""
     for axes in axes_list[:-1]:
         axes.tick_params(labelbottom=False)
     axes_list[-1].set_xlabel("t (step; reset at 0)")
     layout.title(title)
-    return figure
+    return layout.figure()
 
 
 def plot_comparison(
@@ -242,10 +292,19 @@ def plot_comparison(
     found = place.read(fields, advance, max_decompressed_size)
     compared = compare_series(*_series_of(found), tolerance)
     diverging, chosen = _chosen_fields(compared, only_divergent=only_divergent, label=place.label)
-    shown = chosen[:max_fields]
     heading = f"{_name(found, golden)}, {place.label}"
+    header = next((one.header for one in found if one is not None and one.header), None)
+    groups = by_agent(chosen, header)
+    panels: list[tuple[str | None, list[FieldComparison]]]
+    if groups is not None:
+        # A multi-agent episode: a panel per agent (the diverging ones first).
+        panels = [(agent, fields[:max_fields]) for agent, fields in groups[:max_fields]]
+        shown = [field for _, fields in panels for field in fields]
+    else:
+        shown = chosen[:max_fields]
+        panels = [(None, [field]) for field in shown]
     title = _comparison_title(heading, found, (diverging, shown, chosen), display, sides)
-    return _draw_comparison(shown, title, sides)
+    return _draw_comparison(panels, title, sides)
 
 
 def _first_differing(
@@ -368,17 +427,28 @@ def _chosen_fields(
 
 
 def _draw_comparison(
-    shown: Sequence[FieldComparison], title: str, sides: tuple[str, str]
+    panels: Sequence[tuple[str | None, Sequence[FieldComparison]]],
+    title: str,
+    sides: tuple[str, str],
 ) -> Figure:
-    """The figure of a comparison: per field, its values, then their difference below."""
+    """The figure of a comparison: per panel, its values, then their difference below.
+
+    A panel is a field, or (named by its agent) the fields of an agent.
+    """
     layout = _Layout(head=_title_room(title), right=2.0)
-    # Per field: its values, then their difference just below, then room for
-    # the tick labels and the next field's title.
-    pairs = [(layout.add(1.35, gap=0.6), layout.add(0.6, gap=0.2)) for _ in shown]
+    # Per panel: its values, then their difference just below, then room for
+    # the tick labels and the next panel's title.
+    pairs = [
+        (layout.add(1.35 if agent is None else 1.8, gap=0.6), layout.add(0.6, gap=0.2))
+        for agent, _ in panels
+    ]
     figure = layout.figure()
-    for (top, bottom), item in zip(pairs, shown, strict=True):
+    for (top, bottom), (agent, fields) in zip(pairs, panels, strict=True):
         top.tick_params(labelbottom=False)
-        _draw_field(top, bottom, item, sides)
+        if agent is None:
+            _draw_field(top, bottom, fields[0], sides)
+        else:
+            _draw_agent(top, bottom, agent, fields, sides)
     pairs[-1][1].set_xlabel("t (step; reset at 0)", fontsize=8)
     layout.title(title)
     return figure
@@ -620,14 +690,8 @@ def _draw_difference(
     axes: Axes, item: FieldComparison, sides: tuple[str, str], *, stepwise: bool
 ) -> None:
     """Actual minus golden where both have the step, in the band the tolerance allows."""
-    golden_name, actual_name = sides
-    label = f"{actual_name} \N{MINUS SIGN} {golden_name}"
-    two_lines = label.replace(" \N{MINUS SIGN}", "\n\N{MINUS SIGN}", 1)
-    with np.errstate(invalid="ignore"):  # inf - inf: NaN, a gap like NaN itself
-        difference = _plottable(item.actual) - _plottable(item.golden)
-    both = item.in_golden & item.in_actual
-    allowed = _plottable(item.allowed)
-    difference = np.where(both, difference, np.nan)
+    label, two_lines = _difference_names(sides)
+    difference, both, allowed = _difference(item)
     axes.fill_between(
         item.t,
         -allowed,
@@ -655,6 +719,89 @@ def _draw_difference(
         # Nothing to scale to: keep matplotlib from zooming in on rounding noise.
         axes.set_ylim(-1.0, 1.0)
     axes.set_ylabel(two_lines, fontsize=8)
+
+
+def _difference_names(sides: tuple[str, str]) -> tuple[str, str]:
+    """``actual - golden``, on one line and on two."""
+    golden_name, actual_name = sides
+    label = f"{actual_name} \N{MINUS SIGN} {golden_name}"
+    return label, label.replace(" \N{MINUS SIGN}", "\n\N{MINUS SIGN}", 1)
+
+
+def _difference(item: FieldComparison) -> tuple[np.ndarray[Any, Any], ...]:
+    """Actual minus golden (NaN where a side lacks the step), where both have it, the band."""
+    with np.errstate(invalid="ignore"):  # inf - inf: NaN, a gap like NaN itself
+        difference = _plottable(item.actual) - _plottable(item.golden)
+    both = item.in_golden & item.in_actual
+    return np.where(both, difference, np.nan), both, _plottable(item.allowed)
+
+
+def _draw_agent(
+    top: Axes, bottom: Axes, agent: str, fields: Sequence[FieldComparison], sides: tuple[str, str]
+) -> None:
+    """An agent's panel: each field's golden (solid) and actual (dashed) in one color on
+    ``top``, their differences on ``bottom`` within the tolerance band."""
+    golden_name, actual_name = sides
+    label, two_lines = _difference_names(sides)
+    for color, item in zip(_colors(len(fields)), fields, strict=True):
+        name = agent_label(item.path) if agent else item.label
+        stepwise = _stepwise(item)
+        golden, actual = item.in_golden, item.in_actual
+        for side, where, values, style in (
+            (golden_name, golden, item.golden, "-"),
+            (actual_name, actual, item.actual, "--"),
+        ):
+            _draw_series(
+                top,
+                item.t[where],
+                values[where],
+                steps=stepwise,
+                color=color,
+                style=style,
+                label=f"{name} ({side})",
+            )
+        difference, both, allowed = _difference(item)
+        bottom.fill_between(
+            item.t, -allowed, allowed, where=both, color="0.6", alpha=0.3, linewidth=0,
+            label="tolerance",
+        )  # fmt: skip
+        _draw_series(bottom, item.t, difference, steps=stepwise, color=color, label=name)
+        for axes in (top, bottom):
+            _shade_one_sided(axes, item, sides)
+    bottom.axhline(0.0, color="0.5", linewidth=0.6)
+    bottom.set_ylabel(two_lines if len(label) > _LEGEND_CHARS else label, fontsize=8)
+    _agent_title(top, agent)
+    firsts = [item.first for item in fields if item.first is not None]
+    if firsts:
+        _mark_first_divergence(top, bottom, min(firsts))
+    for axes in (top, bottom):
+        axes.grid(alpha=0.3)
+        axes.tick_params(labelsize=8)
+        _integer_steps(axes)
+        _legend(axes)
+
+
+def _agent_title(axes: Axes, agent: str) -> None:
+    axes.set_title(escape(agent) or "(no agent)", loc="left", fontsize=10, fontweight="bold")
+
+
+def _colors(count: int) -> list[str]:
+    """A color for each of ``count`` fields, repeating when there are more fields than colors."""
+    return [_FIELD_COLORS[i % len(_FIELD_COLORS)] for i in range(count)]
+
+
+def _legend(axes: Axes) -> None:
+    """The legend right of the axes, each entry once (every field has a tolerance band)."""
+    handles, labels = axes.get_legend_handles_labels()
+    entries = dict(zip(labels, handles, strict=True))
+    axes.legend(
+        list(entries.values()),
+        list(entries),
+        loc="upper left",
+        bbox_to_anchor=(1.0, 1.0),
+        fontsize=7,
+        frameon=False,
+    )
 
 
 def _mark_first_divergence(top: Axes, bottom: Axes, first: int) -> None:

@@ -34,7 +34,7 @@ import operator
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 import gymnasium as gym
 import numpy as np
@@ -218,16 +218,23 @@ class _Recorder:
     """What both recorders share: their storage, their file and how they end."""
 
     _recording: _Recording
+    _api: ClassVar[AgentApi]
     env: Any
 
-    def _start(
+    def __init__(
         self,
         env: Any,
         output_dir: str | os.PathLike[str],
-        api: AgentApi,
-        storage: Storage,
-        versions_of: Iterable[str],
+        *,
+        max_array_size: ArraySizeSpec = DEFAULT_MAX_ARRAY_SIZE,
+        flush_every: int | None = None,
+        compress: bool = False,
+        full_every: int | None = None,
+        versions_of: Iterable[str] = (),
     ) -> None:
+        storage = Storage(max_array_size, flush_every, compress, full_every)
+        api = self._api
+        self._wrap(env)
         if agent_api(env) != api:
             wanted, other = (
                 ("ParallelEnv", "AECEnv") if api == "parallel" else ("AECEnv", "ParallelEnv")
@@ -237,6 +244,9 @@ class _Recorder:
                 f"for an {other} use record_agents(env, folder), which picks the recorder"
             )
         self._recording = _Recording.of(env, output_dir, storage, versions_of)
+
+    def _wrap(self, env: Any) -> None:
+        raise NotImplementedError
 
     @property
     def output_dir(self) -> Path:
@@ -284,20 +294,10 @@ class RecordParallelTrajectory(_Recorder, BaseParallelWrapper):  # type: ignore[
         versions_of: As for :class:`~gym_goldens.record.single.RecordTrajectory`.
     """
 
-    def __init__(
-        self,
-        env: Any,
-        output_dir: str | os.PathLike[str],
-        *,
-        max_array_size: ArraySizeSpec = DEFAULT_MAX_ARRAY_SIZE,
-        flush_every: int | None = None,
-        compress: bool = False,
-        full_every: int | None = None,
-        versions_of: Iterable[str] = (),
-    ) -> None:
-        storage = Storage(max_array_size, flush_every, compress, full_every)
+    _api = "parallel"
+
+    def _wrap(self, env: Any) -> None:
         BaseParallelWrapper.__init__(self, env)
-        self._start(env, output_dir, "parallel", storage, versions_of)
 
     def reset(
         self, seed: int | None = None, options: dict[str, Any] | None = None
@@ -355,20 +355,10 @@ class RecordAECTrajectory(_Recorder, BaseWrapper):  # type: ignore[misc]
         versions_of: As for :class:`RecordParallelTrajectory`.
     """
 
-    def __init__(
-        self,
-        env: Any,
-        output_dir: str | os.PathLike[str],
-        *,
-        max_array_size: ArraySizeSpec = DEFAULT_MAX_ARRAY_SIZE,
-        flush_every: int | None = None,
-        compress: bool = False,
-        full_every: int | None = None,
-        versions_of: Iterable[str] = (),
-    ) -> None:
-        storage = Storage(max_array_size, flush_every, compress, full_every)
+    _api = "aec"
+
+    def _wrap(self, env: Any) -> None:
         BaseWrapper.__init__(self, env)
-        self._start(env, output_dir, "aec", storage, versions_of)
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         """Reset the env and start a new episode."""

@@ -15,7 +15,7 @@ PettingZoo is imported here: this module is loaded only for its envs.
 
 from __future__ import annotations
 
-import dataclasses
+import functools
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,43 +26,30 @@ from pettingzoo.utils.wrappers import BaseParallelWrapper, BaseWrapper
 
 from gym_goldens.errors import GoldenFormatError
 from gym_goldens.format.limits import DEFAULT_MAX_DECOMPRESSED_SIZE
-from gym_goldens.format.lines import iter_episodes
-from gym_goldens.format.reader import iter_records, recording_files
-from gym_goldens.record.replay import bad_reset, decode_action, env_failed, env_said, shown
+from gym_goldens.format.reader import iter_records
+from gym_goldens.record.replay import (
+    GoldenEpisode,
+    GoldenEpisodes,
+    GoldenStep,
+    bad_reset,
+    decode_action,
+    env_failed,
+    env_said,
+    shown,
+)
 
 __all__ = ["ReplayAECActions", "ReplayParallelActions"]
 
 
-@dataclasses.dataclass(frozen=True)
-class _Step:
-    """The golden's actions of one step, by agent, and where they are."""
-
-    actions: dict[Any, Any]  # decoded to each agent's action space
-    line: int
-    t: int
-
-
-@dataclasses.dataclass(frozen=True)
-class _Episode:
-    """What a golden episode gives the env: its reset arguments and its steps."""
-
-    path: Path
-    line: int  # of the header, which holds the reset arguments
-    reset: dict[str, Any]
-    steps: list[_Step]
-
-
 class _Golden:
-    """The golden's episodes, handed out episode by episode and step by step."""
+    """The golden's episodes, read one a reset, and handed out step by step."""
 
     def __init__(self, env: Any, recording: Path, max_decompressed_size: int) -> None:
         __tracebackhide__ = True
-        files = recording_files(recording)
-        self.episodes: list[_Episode] = []
-        for index, (path, lines) in enumerate(
-            iter_episodes(files, max_decompressed_size=max_decompressed_size)
-        ):
-            self.episodes.append(_read_episode(env, path, lines, index))
+        # A partial, not a lambda: no frame of ours in the traceback of a golden that does not fit.
+        read = functools.partial(_read_episode, env=env)
+        self.episodes = GoldenEpisodes(recording, read, max_decompressed_size)
+        self.current: GoldenEpisode | None = None
         self.episode = -1
         self.t = 0
 
@@ -71,9 +58,9 @@ class _Golden:
         __tracebackhide__ = True
         self.episode += 1
         self.t = 0
-        if self.episode >= len(self.episodes):
+        self.current = episode = self.episodes.next()
+        if episode is None:
             return env.reset(seed=seed, options=options)
-        episode = self.episodes[self.episode]
         seed, options = episode.reset.get("seed"), episode.reset.get("options")
         try:
             return env.reset(seed=seed, options=options)
@@ -86,28 +73,50 @@ class _Golden:
                 error,
             ) from None
 
-    def next_step(self) -> _Step | None:
+    def next_step(self) -> GoldenStep | None:
         """The golden's next step of this episode; None past its end."""
         step = None
-        if 0 <= self.episode < len(self.episodes):
-            steps = self.episodes[self.episode].steps
-            if self.t < len(steps):
-                step = steps[self.t]
+        if self.current is not None and self.t < len(self.current.steps):
+            step = self.current.steps[self.t]
         self.t += 1
         return step
 
-    def failed(self, step: _Step, error: Exception) -> GoldenFormatError:
+    def failed(self, step: GoldenStep, error: Exception) -> GoldenFormatError:
         """The error of an env that raised on the golden's actions of ``step``."""
+        assert self.current is not None  # a step of the golden is one of the current episode
         return env_failed(
-            self.episodes[self.episode].path,
+            self.current.path,
             step.line,
             f"replayed the golden's actions of episode {self.episode}, step t={step.t} "
-            f"({shown(step.actions)})",
+            f"({shown(step.action)})",
             error,
         )
 
 
-class ReplayParallelActions(BaseParallelWrapper):  # type: ignore[misc]
+class _Replay:
+    """What both replays share: the golden they read, made as the replay is."""
+
+    _golden: _Golden
+    env: Any
+    recording: Path
+
+    def __init__(
+        self,
+        env: Any,
+        recording: str | os.PathLike[str],
+        *,
+        max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
+    ) -> None:
+        __tracebackhide__ = True
+        self._wrap(env)
+        self.recording = Path(recording)
+        self._golden = _Golden(env, self.recording, max_decompressed_size)
+
+    def _wrap(self, env: Any) -> None:
+        raise NotImplementedError
+
+
+class ReplayParallelActions(_Replay, BaseParallelWrapper):  # type: ignore[misc]
     """Replace the actions and reset arguments given to a ``ParallelEnv`` by a recording's.
 
     Args:
@@ -121,17 +130,8 @@ class ReplayParallelActions(BaseParallelWrapper):  # type: ignore[misc]
             that cannot be replayed.
     """
 
-    def __init__(
-        self,
-        env: Any,
-        recording: str | os.PathLike[str],
-        *,
-        max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
-    ) -> None:
-        __tracebackhide__ = True
-        super().__init__(env)
-        self.recording = Path(recording)
-        self._golden = _Golden(env, self.recording, max_decompressed_size)
+    def _wrap(self, env: Any) -> None:
+        BaseParallelWrapper.__init__(self, env)
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> Any:
         """Reset with the seed and options of the recording's next episode."""
@@ -145,12 +145,12 @@ class ReplayParallelActions(BaseParallelWrapper):  # type: ignore[misc]
         if step is None:
             return self.env.step(actions)
         try:
-            return self.env.step(step.actions)
+            return self.env.step(step.action)
         except Exception as error:
             raise self._golden.failed(step, error) from None
 
 
-class ReplayAECActions(BaseWrapper):  # type: ignore[misc]
+class ReplayAECActions(_Replay, BaseWrapper):  # type: ignore[misc]
     """Replace the actions and reset arguments given to an ``AECEnv`` by a recording's.
 
     Args:
@@ -162,17 +162,8 @@ class ReplayAECActions(BaseWrapper):  # type: ignore[misc]
         GoldenFormatError: As for :class:`ReplayParallelActions`.
     """
 
-    def __init__(
-        self,
-        env: Any,
-        recording: str | os.PathLike[str],
-        *,
-        max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
-    ) -> None:
-        __tracebackhide__ = True
-        super().__init__(env)
-        self.recording = Path(recording)
-        self._golden = _Golden(env, self.recording, max_decompressed_size)
+    def _wrap(self, env: Any) -> None:
+        BaseWrapper.__init__(self, env)
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         """Reset with the seed and options of the recording's next episode."""
@@ -187,17 +178,17 @@ class ReplayAECActions(BaseWrapper):  # type: ignore[misc]
             self.env.step(action)
             return
         try:
-            self.env.step(next(iter(step.actions.values()), None))
+            self.env.step(next(iter(step.action.values()), None))
         except Exception as error:
             raise self._golden.failed(step, error) from None
 
 
-def _read_episode(env: Any, path: Path, lines: Any, index: int) -> _Episode:
-    """The reset arguments and decoded actions of one episode of ``path``."""
+def _read_episode(path: Path, lines: Any, index: int, *, env: Any) -> GoldenEpisode:
+    """The reset arguments and decoded actions of one episode of ``path`` (its ``index``-th)."""
     __tracebackhide__ = True
     header: dict[str, Any] = {}
     first = 0
-    steps: list[_Step] = []
+    steps: list[GoldenStep] = []
     # Whether each agent's actions were numpy values: an action without a
     # dtypes entry was a plain Python value, and is replayed as one.
     typed: dict[Any, bool] = {}
@@ -212,17 +203,23 @@ def _read_episode(env: Any, path: Path, lines: Any, index: int) -> _Episode:
         if "dtypes" in record:
             mirror = record["dtypes"].get("action") if isinstance(record["dtypes"], dict) else None
             typed.update({agent: isinstance(mirror, dict) and agent in mirror for agent in actions})
-        decoded = {
-            agent: _decode(
-                env, agent, value, typed=typed.get(key, True), path=path, line=number, t=record["t"]
+        # A loop, not a comprehension: a comprehension's frame would show in the traceback.
+        decoded = {}
+        for key, agent, value in _items(env, actions):
+            decoded[agent] = _decode(
+                env,
+                agent,
+                value,
+                typed=typed.get(key, True),
+                path=path,
+                line=number,
+                at=(index, record["t"]),
             )
-            for key, agent, value in _items(env, actions)
-        }
-        steps.append(_Step(decoded, number, record["t"]))
+        steps.append(GoldenStep(decoded, actions, number, record["t"]))
     reset = header.get("reset") or {}
     if not isinstance(reset, dict):
         raise bad_reset(path, first, reset)
-    return _Episode(path, first or 1, reset, steps)
+    return GoldenEpisode(path, first or 1, reset, steps)
 
 
 def _items(env: Any, actions: dict[str, Any]) -> Iterator[tuple[str, Any, Any]]:
@@ -235,17 +232,21 @@ def _items(env: Any, actions: dict[str, Any]) -> Iterator[tuple[str, Any, Any]]:
         yield key, agents.get(key, key), value
 
 
-def _decode(env: Any, agent: Any, value: Any, *, typed: bool, path: Path, line: int, t: int) -> Any:
+def _decode(
+    env: Any, agent: Any, value: Any, *, typed: bool, path: Path, line: int, at: tuple[int, int]
+) -> Any:
+    """An agent's action as the env takes it; ``at`` is its episode and step."""
     __tracebackhide__ = True
+    episode, t = at
     try:
         space = env.action_space(agent)
-        action = decode_action(value, space, path, t)
+        action = decode_action(value, space, path, t, episode=episode)
     except GoldenFormatError as error:
         raise GoldenFormatError(path, error.reason, line=line) from None
     except Exception as error:
         raise GoldenFormatError(
             path,
-            f"the golden's action of agent {shown(agent)} at step t={t} "
+            f"the golden's action of agent {shown(agent)} at episode {episode}, step t={t} "
             f"({shown(value)}) does not fit the env's action space of that agent: "
             f"{type(error).__name__}: {env_said(error)}",
             line=line,

@@ -13,6 +13,7 @@ own arguments pass through, and the comparison reports the extra records.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import reprlib
 from collections.abc import Callable
@@ -29,7 +30,17 @@ from gym_goldens.format.limits import DEFAULT_MAX_DECOMPRESSED_SIZE
 from gym_goldens.format.lines import iter_episodes
 from gym_goldens.format.reader import iter_records, recording_files
 
-__all__ = ["ReplayActions", "bad_reset", "decode_action", "env_failed", "env_said", "shown"]
+__all__ = [
+    "GoldenEpisode",
+    "GoldenEpisodes",
+    "GoldenStep",
+    "ReplayActions",
+    "bad_reset",
+    "decode_action",
+    "env_failed",
+    "env_said",
+    "shown",
+]
 
 ObsType = TypeVar("ObsType")
 ActType = TypeVar("ActType")
@@ -47,8 +58,8 @@ _FIX: Final = (
 
 
 @dataclasses.dataclass(frozen=True)
-class _Step:
-    """An action of the golden, and where it is."""
+class GoldenStep:
+    """An action of the golden (a multi-agent env's: its actions by agent), and where it is."""
 
     action: Any  # decoded to the action space's type
     recorded: Any  # as read from the file, for messages
@@ -57,13 +68,54 @@ class _Step:
 
 
 @dataclasses.dataclass(frozen=True)
-class _Episode:
+class GoldenEpisode:
     """What the golden's episode gives the env: its reset arguments and actions."""
 
     path: Path
     line: int  # of the header, which holds the reset arguments
     reset: Any  # the header's "reset", or _NO_HEADER
-    steps: list[_Step]
+    steps: list[GoldenStep]
+
+
+class GoldenEpisodes:
+    """A golden's episodes, read one a reset: the one way replays read their golden.
+
+    The golden is read through once, keeping nothing, so that one that does
+    not fit is refused when the replay is made, on the test's line; then
+    again, one episode a :meth:`next`: a golden of millions of episodes costs
+    no more memory than one of one.
+
+    Args:
+        recording: A recording folder or its trajectory file.
+        read: Reads an episode (its file, its lines, its number), raising
+            :class:`~gym_goldens.errors.GoldenFormatError` where it does not fit.
+        max_decompressed_size: What the recording, when compressed, may
+            expand to when read, in bytes.
+    """
+
+    def __init__(
+        self,
+        recording: Path,
+        read: Callable[[Path, Any, int], GoldenEpisode],
+        max_decompressed_size: int,
+    ) -> None:
+        __tracebackhide__ = True
+        files = recording_files(recording)
+        for index, (path, lines) in enumerate(
+            iter_episodes(files, max_decompressed_size=max_decompressed_size)
+        ):
+            read(path, lines, index)
+        self._reader = enumerate(iter_episodes(files, max_decompressed_size=max_decompressed_size))
+        self._read = read
+
+    def next(self) -> GoldenEpisode | None:
+        """The golden's next episode, read now; None past its last."""
+        __tracebackhide__ = True
+        item = next(self._reader, None)
+        if item is None:
+            return None
+        index, (path, lines) = item
+        return self._read(path, lines, index)
 
 
 class ReplayActions(
@@ -112,16 +164,10 @@ class ReplayActions(
         gym.utils.RecordConstructorArgs.__init__(self, recording=str(recording))
         gym.Wrapper.__init__(self, env)
         self.recording = Path(recording)
-        files = recording_files(self.recording)
-        # Read through once, keeping nothing, so that a golden that does not fit is refused
-        # here, on the test's line; then again, one episode a reset: a golden of millions of
-        # episodes costs no more memory than one of one.
-        for index, (path, lines) in enumerate(
-            iter_episodes(files, max_decompressed_size=max_decompressed_size)
-        ):
-            _read_episode(path, lines, index, env.action_space)
-        self._reader = enumerate(iter_episodes(files, max_decompressed_size=max_decompressed_size))
-        self._current: _Episode | None = None
+        # A partial, not a lambda: no frame of ours in the traceback of a golden that does not fit.
+        read = functools.partial(_read_episode, space=env.action_space)
+        self._golden = GoldenEpisodes(self.recording, read, max_decompressed_size)
+        self._current: GoldenEpisode | None = None
         self._episode = -1
         self._t = 0
 
@@ -132,7 +178,7 @@ class ReplayActions(
         __tracebackhide__ = True
         self._episode += 1
         self._t = 0
-        self._current = episode = self._next_episode()
+        self._current = episode = self._golden.next()
         if episode is None or episode.reset is _NO_HEADER:
             return self.env.reset(seed=seed, options=options)
         seed, options = episode.reset.get("seed"), episode.reset.get("options")
@@ -167,23 +213,14 @@ class ReplayActions(
                 error,
             ) from None
 
-    def _next_episode(self) -> _Episode | None:
-        """The golden's next episode, read now; None past its last."""
-        __tracebackhide__ = True
-        item = next(self._reader, None)
-        if item is None:
-            return None
-        index, (path, lines) = item
-        return _read_episode(path, lines, index, self.env.action_space)
 
-
-def _read_episode(path: Path, lines: Any, index: int, space: gym.Space[Any]) -> _Episode:
+def _read_episode(path: Path, lines: Any, index: int, space: gym.Space[Any]) -> GoldenEpisode:
     """The reset arguments and decoded actions of one episode of ``path``."""
     __tracebackhide__ = True
     header: dict[str, Any] | None = None
     first = 0
     first_record: dict[str, Any] | None = None
-    steps: list[_Step] = []
+    steps: list[GoldenStep] = []
     typed = True
     for number, record in iter_records(path, lines):
         first = first or number
@@ -216,11 +253,11 @@ def _read_episode(path: Path, lines: Any, index: int, space: gym.Space[Any]) -> 
             ) from None
         if not typed and isinstance(action, np.generic):
             action = action.item()
-        steps.append(_Step(action, recorded, number, t))
+        steps.append(GoldenStep(action, recorded, number, t))
     reset = _NO_HEADER if header is None else header.get("reset") or {}
     if not isinstance(reset, dict) and reset is not _NO_HEADER:
         raise bad_reset(path, first, reset)
-    return _Episode(path, first or 1, reset, steps)
+    return GoldenEpisode(path, first or 1, reset, steps)
 
 
 def shown(value: object) -> str:
