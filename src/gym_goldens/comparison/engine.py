@@ -70,6 +70,7 @@ from gym_goldens.format.reader import (
 __all__ = ["compare", "skeleton"]
 
 _MAX_HEADERS: Final = 64
+_MAX_LAYOUTS: Final = 512
 # The lines of first divergences kept to be explained on demand, and the
 # headers of differing episodes kept for their report, in bytes: those of the
 # first differing episode are always kept, later ones while under this.
@@ -137,6 +138,9 @@ class _Comparer:
         # Parsed header lines by their bytes: the episodes of a recording mostly
         # repeat one header, and a header costs as much to parse as a few steps.
         self.headers: dict[bytes, dict[str, Any]] = {}
+        # The compiled check of each layout met, None where it has none; kept
+        # across episodes, whose lines mostly share a few layouts.
+        self.checks: dict[bytes, Check | None] = {}
         self.kept_bytes = 0
         self.diverged = False  # whether a divergence was found yet
 
@@ -251,7 +255,7 @@ class _Comparer:
         records = differing = 0
         types = _NumpyTypes(self.root)
         first: Divergence | None = None
-        checks: dict[bytes, Check | None] = {}  # this episode's share of the compiled checks
+        checks = self.checks
         loads, kinds, numerals = orjson.loads, SKELETON_KINDS, SKELETON_DROPPED
         for golden_item, actual_item in pairs:
             if golden_item is None or actual_item is None:
@@ -277,7 +281,7 @@ class _Comparer:
                     matches = check(golden_record, actual_record)
             if matches is None:
                 matches, golden_record, actual_record = self._match(
-                    files, golden_item, actual_item, layout, checks, same_types=same_types
+                    files, golden_item, actual_item, layout, same_types=same_types
                 )
             if matches:
                 if types.differ:
@@ -296,7 +300,6 @@ class _Comparer:
         golden_item: tuple[int, bytes],
         actual_item: tuple[int, bytes],
         layout: bytes,
-        checks: dict[bytes, Check | None],
         *,
         same_types: bool,
     ) -> tuple[bool, dict[str, Any], dict[str, Any]]:
@@ -313,10 +316,13 @@ class _Comparer:
             self.frames.settle(golden_record, actual_record, files, golden_item[0])
         root = self.root
         try:
-            if same_types and fast and self.compile_checks and layout not in checks:
+            if same_types and fast and self.compile_checks and layout not in self.checks:
                 # Lines of one skeleton share a layout: a check compiled
                 # for it compares them without walking them.
-                check = checks[layout] = compiled.check_for(layout, golden_record, root)
+                if len(self.checks) >= _MAX_LAYOUTS:
+                    self.checks.clear()
+                check = compiled.check_for(layout, golden_record, root)
+                self.checks[layout] = check
                 if check is not None:
                     matches = check(golden_record, actual_record)
                     if matches is not None:
