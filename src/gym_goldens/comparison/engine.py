@@ -256,6 +256,9 @@ class _Comparer:
         types = _NumpyTypes(self.root)
         first: Divergence | None = None
         checks = self.checks
+        # The layout of the last line a check compared, and its check: most lines
+        # have the layout of the line before, which is compared, not hashed.
+        recent, recent_check = b"", None
         loads, kinds, numerals = orjson.loads, SKELETON_KINDS, SKELETON_DROPPED
         for golden_item, actual_item in pairs:
             if golden_item is None or actual_item is None:
@@ -268,8 +271,9 @@ class _Comparer:
                 continue
             layout = golden_raw.translate(kinds, numerals)  # skeleton(), written out
             same_types = layout == actual_raw.translate(kinds, numerals)
-            matches = None
-            check = checks.get(layout) if same_types else None
+            matches = check = None
+            if same_types:
+                check = recent_check if layout == recent else checks.get(layout)
             if check is not None:
                 # Checks are compiled for skeletons of untagged step records only:
                 # lines of such a skeleton need no other check than being JSON.
@@ -279,6 +283,7 @@ class _Comparer:
                     pass
                 else:
                     matches = check(golden_record, actual_record)
+                    recent, recent_check = layout, check
             if matches is None:
                 matches, golden_record, actual_record = self._match(
                     files, golden_item, actual_item, layout, same_types=same_types
