@@ -725,6 +725,9 @@ def bench_multiagent_recording(quick: bool, folder: Path) -> list[Row]:
 
 # --- 2. comparison throughput ------------------------------------------------
 
+COMPARE_TARGET = 2.5
+"""The most comparing may cost, as a multiple of parsing every line of both files."""
+
 
 def record_pendulum(path: Path, steps: int) -> None:
     """A Pendulum-v1 rollout of ``steps`` steps (episodes of 200)."""
@@ -860,15 +863,16 @@ def bench_compare(steps: int, deepdiff_episodes: int, repeats: int, work: Path) 
             f"{deepdiff_total:.0f} s, extrapolated from {sample_records:,} records "
             f"({deepdiff_sample:.2f} s)",
             f"{faster:.0f}x faster",
-            ">= 100x faster",
-            faster >= 100,
+            # No verdict: the ratio moves with DeepDiff's own speed.
+            "context",
+            None,
         ),
         Row(
             f"compare {steps:,} steps vs parse only",
             f"ours {ours:.2f} s; orjson.loads of every line of both files {parse:.2f} s",
             f"{over_parse:.2f}",
-            "<= 3.00",
-            over_parse <= 3,
+            f"<= {COMPARE_TARGET:.2f}",
+            over_parse <= COMPARE_TARGET,
         ),
         *(
             [

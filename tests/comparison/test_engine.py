@@ -365,3 +365,33 @@ def test_a_golden_without_headers_is_refused_as_a_pre_release_format(tmp_path: P
     assert caught.value.reason == (
         "recorded by a pre-release format (1.0): rewrite it with pytest --update-goldens-all"
     )
+
+
+def test_a_comparison_of_more_layouts_than_it_keeps_checks_for_judges_each_line(
+    tmp_path: Path,
+) -> None:
+    # 700 steps, each of its own layout (an info key of another length): the
+    # compiled checks kept for the layouts met are dropped on the way, and
+    # every line is still judged, the one out of tolerance among them.
+    steps = 700
+    infos = [{}] + [{"k" * t: 1.0} for t in range(1, steps + 1)]
+    env = ScriptedEnv(spaces.Box(-1, 1, (1,)), [np.zeros(1, np.float32)] * (steps + 1), infos=infos)
+    actual = tmp_path / "actual"
+    run(RecordTrajectory(env, actual), [0] * steps)
+    golden = Path(shutil.copytree(actual, tmp_path / "golden"))
+    path = golden / "trajectory.jsonl"
+    lines = path.read_bytes().split(b"\n")
+    for index, line in enumerate(lines):
+        if b'"event":"step"' in line:
+            t = int(orjson.loads(line)["t"])
+            scale = b"1.0000000001" if t != 650 else b"1.001"  # within rtol 1e-6, but t 650
+            lines[index] = line.replace(b"1.0}", scale + b"}")
+    path.write_bytes(b"\n".join(lines))
+
+    comparison = compare(golden, actual)
+
+    (episode,) = comparison.episodes
+    assert episode.differing_records == 1
+    assert episode.first is not None
+    assert episode.first.t == 650
+    assert [d.path for d in episode.first.differences] == [("info", "k" * 650)]

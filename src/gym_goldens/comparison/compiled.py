@@ -32,19 +32,28 @@ Example:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any, Final
 
 from gym_goldens.comparison.tolerance import ToleranceNode
 
-__all__ = ["Check", "check_for", "compile_check", "skeleton"]
+__all__ = [
+    "SKELETON_DROPPED",
+    "SKELETON_KINDS",
+    "Check",
+    "check_for",
+    "compile_check",
+    "skeleton",
+]
 
 Check = Callable[[Any, Any], "bool | None"]
 
-_NUMERALS: Final = b"0123456789+-"
+SKELETON_DROPPED: Final = b"0123456789+-"
 # Skeletons: digits and signs out, "e" as "." (every float has one of them,
 # no int has either), so that the values of one field share a skeleton.
-_KINDS: Final = bytes.maketrans(b"eE", b"..")
+SKELETON_KINDS: Final = bytes.maketrans(b"eE", b"..")
+"""With :data:`SKELETON_DROPPED`, the tables of :func:`skeleton`, for a loop that writes it out."""
 _KEY_KINDS: Final = str.maketrans("eE", "..", "0123456789+-")
 
 _MAX_VALUES: Final = 2000
@@ -73,6 +82,11 @@ class _Source:
         self.constants[name] = value
         return name
 
+    def literal(self, value: float) -> str:
+        """A float written in: its repr where that reads back as it (finite), else a constant."""
+        number = float(value)
+        return repr(number) if math.isfinite(number) else self.constant(number)
+
 
 def skeleton(line: bytes) -> bytes:
     """The layout of a record line: the line without its digits and signs, ``e`` as ``.``.
@@ -90,7 +104,7 @@ def skeleton(line: bytes) -> bytes:
         >>> skeleton(b'{"obs":[1.5,-2e-05],"t":3}')
         b'{"obs":[.,.],"t":}'
     """
-    return line.translate(_KINDS, _NUMERALS)
+    return line.translate(SKELETON_KINDS, SKELETON_DROPPED)
 
 
 def check_for(skeleton: bytes, template: dict[str, Any], root: ToleranceNode) -> Check | None:
@@ -174,13 +188,14 @@ def _emit(
         return False
     kind = type(value)
     lines = source.lines
+    if (kind is float or kind is int or kind is dict) and not golden.isidentifier():
+        # A subscript: looked up once, used several times.
+        g, a = source.name(), source.name()
+        lines.append(f"{g} = {golden}")
+        lines.append(f"{a} = {actual}")
+        golden, actual = g, a
     if kind is float:
         source.values += 1
-        if not golden.isidentifier():  # a subscript: looked up once, used up to three times
-            g, a = source.name(), source.name()
-            lines.append(f"{g} = {golden}")
-            lines.append(f"{a} = {actual}")
-            golden, actual = g, a
         _emit_float(source, golden, actual, node, indent="", typed=_maybe_int(value))
     elif kind is int:
         source.values += 1
@@ -196,11 +211,6 @@ def _emit(
     elif kind is list:
         return _emit_list(source, golden, actual, value, node, depth=depth)
     elif kind is dict:
-        if not golden.isidentifier():
-            g, a = source.name(), source.name()
-            lines.append(f"{g} = {golden}")
-            lines.append(f"{a} = {actual}")
-            golden, actual = g, a
         if len({key.translate(_KEY_KINDS) for key in value}) < len(value):
             # Keys that differ only in digits may come in another order, with
             # other types: {"k1":1.0,"k2":1} against {"k2":1.0,"k1":1}.
@@ -281,18 +291,21 @@ def _emit_float(
     """
     # floats_match, written out for finite values: untagged JSON holds no NaN
     # and no infinity (orjson refuses 1e400), and between two finite values
-    # the rule is the difference within atol + rtol * |golden|.
+    # the rule is the difference within atol + rtol * |golden|. The absolute
+    # values are taken by a conditional, which is exact and spares two calls
+    # of abs(), and the tolerances are written in as literals where finite.
+    g, a = golden, actual
     limit = (
-        f"{source.constant(float(node.atol))} + {source.constant(float(node.rtol))} * abs({golden})"
+        f"{source.literal(node.atol)} + {source.literal(node.rtol)} * ({g} if {g} >= 0.0 else -{g})"
     )
-    source.lines.append(f"{indent}if {golden} != {actual}:")
+    source.lines.append(f"{indent}if {g} != {a}:")
     if typed:
         source.lines += [
-            f"{indent}    if type({golden}) is not float or type({actual}) is not float:",
+            f"{indent}    if type({g}) is not float or type({a}) is not float:",
             f"{indent}        return None",
         ]
     source.lines += [
-        f"{indent}    if not abs({actual} - {golden}) <= {limit}:",
+        f"{indent}    if not ({g} - {a} if {g} > {a} else {a} - {g}) <= {limit}:",
         f"{indent}        return False",
     ]
 

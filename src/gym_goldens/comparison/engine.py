@@ -35,13 +35,13 @@ import dataclasses
 import itertools
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 import orjson
 
 from gym_goldens.comparison import compiled
 from gym_goldens.comparison.arrays import array_deltas
-from gym_goldens.comparison.compiled import skeleton
+from gym_goldens.comparison.compiled import SKELETON_DROPPED, SKELETON_KINDS, Check, skeleton
 from gym_goldens.comparison.explain import explain, header_differences
 from gym_goldens.comparison.frames import FramePairs, holds_frames
 from gym_goldens.comparison.result import (
@@ -66,6 +66,7 @@ from gym_goldens.format.reader import parse_record, pre_release_reason
 __all__ = ["compare", "skeleton"]
 
 _MAX_HEADERS: Final = 64
+_MAX_LAYOUTS: Final = 512
 # The lines of first divergences kept to be explained on demand, and the
 # headers of differing episodes kept for their report, in bytes: those of the
 # first differing episode are always kept, later ones while under this.
@@ -142,6 +143,9 @@ class _Comparer:
         # Parsed header lines by their bytes: the episodes of a recording mostly
         # repeat one header, and a header costs as much to parse as a few steps.
         self.headers: dict[bytes, dict[str, Any]] = {}
+        # The compiled check of each layout met, None where it has none; kept
+        # across episodes, whose lines mostly share a few layouts.
+        self.checks: dict[bytes, Check | None] = {}
         self.kept_bytes = 0
         self.diverged = False  # whether a divergence was found yet
 
@@ -215,121 +219,31 @@ class _Comparer:
             self.progress(episode)
         return episode
 
-    # One loop over every line pair, inlined for speed: hence its length.
-    def _compare_episode(  # noqa: PLR0915
+    def _compare_episode(
         self, index: int, golden_episode: _EpisodeLines, actual_episode: _EpisodeLines
     ) -> EpisodeComparison:
         golden, golden_lines = golden_episode
         actual, actual_lines = actual_episode
         golden_header, golden_size, golden_next = self._read_header(golden, golden_lines)
         actual_header, actual_size, actual_next = self._read_header(actual, actual_lines)
-        found_in_header: tuple[Difference, ...] = ()
-        if golden_header is not None and actual_header is not None:
-            try:
-                if golden_header != actual_header:
-                    found_in_header = header_differences(golden_header, actual_header)
-            except RecursionError:
-                raise GoldenFormatError(golden, "JSON nested too deeply", line=1) from None
+        found_in_header = _header_differences(golden, golden_header, actual_header)
         if golden_header is None and golden_next:  # format 1.0 wrote episodes without one
             raise GoldenFormatError(golden, pre_release_reason("1.0"))
-
-        root = self.root
-        records = differing = 0
-        types = _NumpyTypes(root)
-        first: Divergence | None = None
-        golden_rest = itertools.chain(golden_next, golden_lines)
-        actual_rest = itertools.chain(actual_next, actual_lines)
         # zip_longest, not zip: zip would drop the first line of the longer file.
-        pairs = itertools.zip_longest(golden_rest, actual_rest)
-        golden_item: tuple[int, bytes] | None = None
-        actual_item: tuple[int, bytes] | None = None
-        loads = orjson.loads
-        checks: dict[bytes, Any] = {}  # this episode's share of the compiled checks
-        for golden_item, actual_item in pairs:
-            if golden_item is None or actual_item is None:
-                break
-            records += 1
-            golden_number, golden_raw = golden_item
-            actual_raw = actual_item[1]
-            if golden_raw == actual_raw:
-                if types.differ:
-                    differing += types.after_same_line(golden_raw)
-                continue
-            layout = skeleton(golden_raw)
-            same_types = layout == skeleton(actual_raw)
-            matches = None
-            check = checks.get(layout) if same_types else None
-            if check is not None:
-                # Checks are compiled for skeletons of untagged step records only:
-                # lines of such a skeleton need no other check than being JSON.
-                try:
-                    golden_record = loads(golden_raw)
-                    actual_record = loads(actual_raw)
-                except orjson.JSONDecodeError:
-                    pass
-                else:
-                    matches = check(golden_record, actual_record)
-                    if matches:
-                        if types.differ:
-                            differing += types.after(golden_record, actual_record)
-                        continue
-            if matches is None:
-                golden_record, actual_record, fast = _parse_pair(
-                    golden_item, actual_item, golden, actual, same_types=same_types
-                )
-                if not fast and holds_frames(golden_raw, actual_raw):
-                    files = (golden, actual)
-                    self.frames.settle(golden_record, actual_record, files, golden_number)
-                try:
-                    if same_types and fast and self.compile_checks and layout not in checks:
-                        # Lines of one skeleton share a layout: a check compiled
-                        # for it compares them without walking them.
-                        check = checks[layout] = compiled.check_for(layout, golden_record, root)
-                        if check is not None:
-                            matches = check(golden_record, actual_record)
-                    if matches is None:
-                        matches = values_match(
-                            golden_record, actual_record, root, same_types=same_types
-                        )
-                except RecursionError:
-                    raise GoldenFormatError(
-                        golden, "JSON nested too deeply", line=golden_number
-                    ) from None
-                if matches:
-                    if types.differ:
-                        differing += types.after(golden_record, actual_record)
-                    continue
-            types.after(golden_record, actual_record)
-            differing += 1
-            _check_keys(golden, golden_item, actual, actual_item)
-            if first is None:
-                first = self._divergence((golden, *golden_item), (actual, *actual_item))
-        else:
-            golden_item = actual_item = None
-
-        # One side ran out: the other's item is its first record without a counterpart.
-        golden_extra = actual_extra = 0
-        if golden_item is not None:
-            golden_extra = 1 + sum(1 for _ in pairs)
-        elif actual_item is not None:
-            actual_extra = 1 + sum(1 for _ in pairs)
-        if first is None and (golden_extra or actual_extra):
-            # The record after the last common one is where the lengths part.
-            first = Divergence(
-                event="step",
-                t=max(records - 1, 0) + 1,
-                golden_line=golden_item[0] if golden_item is not None else None,
-                actual_line=actual_item[0] if actual_item is not None else None,
-            )
+        pairs = itertools.zip_longest(
+            itertools.chain(golden_next, golden_lines), itertools.chain(actual_next, actual_lines)
+        )
+        common = self._compare_records((golden, actual), pairs)
+        golden_extra, actual_extra, first = _unpaired(common, pairs)
         differs = first is not None or bool(found_in_header)
         keep_headers = differs and self._keep(golden_size + actual_size)
         return EpisodeComparison(
             index,
             golden,
             actual,
-            golden_steps=max(records + golden_extra - 1, 0),
-            actual_steps=max(records + actual_extra - 1, 0),
-            differing_records=differing + golden_extra + actual_extra,
+            golden_steps=max(common.records + golden_extra - 1, 0),
+            actual_steps=max(common.records + actual_extra - 1, 0),
+            differing_records=common.differing + golden_extra + actual_extra,
             first=first,
             header_differences=found_in_header,
             # Headers are kept for the report of differing episodes only, so that
@@ -337,6 +251,99 @@ class _Comparer:
             golden_header=golden_header if keep_headers else None,
             actual_header=actual_header if keep_headers else None,
         )
+
+    def _compare_records(self, files: tuple[Path, Path], pairs: Iterator[_Pair]) -> _Common:
+        """Compare the records of an episode pair by pair, until one side runs out.
+
+        The loop over every line pair: what runs per line is written out in
+        it, the rest is called. Lines that are the same bytes are equal; a
+        pair of another layout (skeleton) than the compiled checks know is
+        compared by :meth:`_match`.
+        """
+        records = differing = 0
+        types = _NumpyTypes(self.root)
+        first: Divergence | None = None
+        checks = self.checks
+        # The layout of the last line a check compared, and its check: most lines
+        # have the layout of the line before, which is compared, not hashed.
+        recent, recent_check = b"", None
+        loads, kinds, numerals = orjson.loads, SKELETON_KINDS, SKELETON_DROPPED
+        for golden_item, actual_item in pairs:
+            if golden_item is None or actual_item is None:
+                return _Common(records, differing, first, golden_item, actual_item)
+            records += 1
+            golden_raw, actual_raw = golden_item[1], actual_item[1]
+            if golden_raw == actual_raw:
+                if types.differ:
+                    differing += types.after_same_line(golden_raw)
+                continue
+            layout = golden_raw.translate(kinds, numerals)  # skeleton(), written out
+            same_types = layout == actual_raw.translate(kinds, numerals)
+            matches = check = None
+            if same_types:
+                check = recent_check if layout == recent else checks.get(layout)
+            if check is not None:
+                # Checks are compiled for skeletons of untagged step records only:
+                # lines of such a skeleton need no other check than being JSON.
+                try:
+                    golden_record, actual_record = loads(golden_raw), loads(actual_raw)
+                except orjson.JSONDecodeError:
+                    pass
+                else:
+                    matches = check(golden_record, actual_record)
+                    recent, recent_check = layout, check
+            if matches is None:
+                matches, golden_record, actual_record = self._match(
+                    files, golden_item, actual_item, layout, same_types=same_types
+                )
+            if matches:
+                if types.differ:
+                    differing += types.after(golden_record, actual_record)
+                continue
+            types.after(golden_record, actual_record)
+            differing += 1
+            _check_keys(files[0], golden_item, files[1], actual_item)
+            if first is None:
+                first = self._divergence((files[0], *golden_item), (files[1], *actual_item))
+        return _Common(records, differing, first, None, None)
+
+    def _match(
+        self,
+        files: tuple[Path, Path],
+        golden_item: tuple[int, bytes],
+        actual_item: tuple[int, bytes],
+        layout: bytes,
+        *,
+        same_types: bool,
+    ) -> tuple[bool, dict[str, Any], dict[str, Any]]:
+        """Parse and compare two record lines no compiled check has decided.
+
+        Returns:
+            Whether they match, and the two records.
+        """
+        golden, actual = files
+        golden_record, actual_record, fast = _parse_pair(
+            golden_item, actual_item, golden, actual, same_types=same_types
+        )
+        if not fast and holds_frames(golden_item[1], actual_item[1]):
+            self.frames.settle(golden_record, actual_record, files, golden_item[0])
+        root = self.root
+        try:
+            if same_types and fast and self.compile_checks and layout not in self.checks:
+                # Lines of one skeleton share a layout: a check compiled
+                # for it compares them without walking them.
+                if len(self.checks) >= _MAX_LAYOUTS:
+                    self.checks.clear()
+                check = compiled.check_for(layout, golden_record, root)
+                self.checks[layout] = check
+                if check is not None:
+                    matches = check(golden_record, actual_record)
+                    if matches is not None:
+                        return matches, golden_record, actual_record
+            matches = values_match(golden_record, actual_record, root, same_types=same_types)
+        except RecursionError:
+            raise GoldenFormatError(golden, "JSON nested too deeply", line=golden_item[0]) from None
+        return matches, golden_record, actual_record
 
     def _divergence(self, golden: _Line, actual: _Line) -> Divergence:
         """The first differing record of an episode, its lines kept to be explained.
@@ -420,6 +427,55 @@ class _KeptEpisodes:
 _EpisodeLines = tuple[Path, Iterator[tuple[int, bytes]]]
 _Line = tuple[Path, int, bytes]
 """A line of a recording: its file, its number and its bytes."""
+_Pair = tuple["tuple[int, bytes] | None", "tuple[int, bytes] | None"]
+"""The lines of the two sides at one place of an episode; None past the end of one."""
+
+
+class _Common(NamedTuple):
+    """What the records the two sides of an episode have in common came to."""
+
+    records: int
+    differing: int
+    first: Divergence | None
+    # The first line of the side that goes on after the other ran out, if any.
+    golden_left: tuple[int, bytes] | None
+    actual_left: tuple[int, bytes] | None
+
+
+def _header_differences(
+    golden: Path, golden_header: dict[str, Any] | None, actual_header: dict[str, Any] | None
+) -> tuple[Difference, ...]:
+    """How the headers of two episodes differ; nothing when one has none."""
+    if golden_header is None or actual_header is None:
+        return ()
+    try:
+        if golden_header != actual_header:
+            return header_differences(golden_header, actual_header)
+    except RecursionError:
+        raise GoldenFormatError(golden, "JSON nested too deeply", line=1) from None
+    return ()
+
+
+def _unpaired(common: _Common, pairs: Iterator[_Pair]) -> tuple[int, int, Divergence | None]:
+    """The records of the side that goes on after the other ran out: how many on each side.
+
+    Also the episode's first divergence: the first differing common record,
+    else the record after the last common one, where the lengths part.
+    """
+    golden_extra = actual_extra = 0
+    if common.golden_left is not None:
+        golden_extra = 1 + sum(1 for _ in pairs)
+    elif common.actual_left is not None:
+        actual_extra = 1 + sum(1 for _ in pairs)
+    first = common.first
+    if first is None and (golden_extra or actual_extra):
+        first = Divergence(
+            event="step",
+            t=max(common.records - 1, 0) + 1,
+            golden_line=common.golden_left[0] if common.golden_left is not None else None,
+            actual_line=common.actual_left[0] if common.actual_left is not None else None,
+        )
+    return golden_extra, actual_extra, first
 
 
 def _parse_pair(

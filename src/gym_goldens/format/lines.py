@@ -71,6 +71,24 @@ def iter_lines(
     return itertools.chain.from_iterable(map(_LINES, blocks))
 
 
+class _Numbered:
+    """Lines numbered from ``number`` on, numbered only as they are read.
+
+    The split of a file hands out slices of it: a line's ``(number, line)``
+    is made as it is consumed, and is gone by the next, so that a read block
+    does not hold a pair for each of its thousands of lines.
+    """
+
+    __slots__ = ("lines", "number")
+
+    def __init__(self, number: int, lines: list[bytes]) -> None:
+        self.number = number
+        self.lines = lines
+
+    def __iter__(self) -> Iterator[tuple[int, bytes]]:
+        return zip(itertools.count(self.number), self.lines)
+
+
 _Block = tuple[Iterable[tuple[int, bytes]], list[int] | None]
 """Lines read in one go, and the indices of those holding the header mark
 (None when not worked out: the episode split then looks at every line)."""
@@ -208,7 +226,7 @@ def _block(
     rest = lines.pop()
     marked = [0] if HEADER_MARK in lines[0] else []
     marked += _marked_lines(chunk, len(lines), start=len(head_line) + 1)
-    return (zip(itertools.count(number), lines), marked), number + len(lines), rest
+    return (_Numbered(number, lines), marked), number + len(lines), rest
 
 
 # Fewer bytes a line, on average over a read, than any line the recorders write:
@@ -370,11 +388,12 @@ class _EpisodeCursor:
     slices of blocks: nothing runs in Python per line.
     """
 
-    __slots__ = ("_blocks", "at_start", "block", "episode", "heads", "position")
+    __slots__ = ("_blocks", "at_start", "block", "episode", "heads", "position", "size")
 
     def __init__(self, blocks: Iterator[_Block]) -> None:
         self._blocks = blocks
-        self.block: list[tuple[int, bytes]] = []
+        self.block: _Numbered | list[tuple[int, bytes]] = []
+        self.size = 0  # the number of lines of the block
         self.heads: list[int] = []  # the indices of the header lines of the block
         self.position = 0
         self.episode = -1  # the episode handed out last
@@ -384,21 +403,21 @@ class _EpisodeCursor:
 
     def _load(self) -> bool:
         """Move on to the next non-empty block; False at the end of the file."""
-        for block, marked in self._blocks:
-            lines = block if type(block) is list else list(block)
-            if lines:
+        for lines, marked in self._blocks:
+            block = lines if isinstance(lines, _Numbered | list) else list(lines)
+            raws = block.lines if isinstance(block, _Numbered) else list(map(_RAW, block))
+            if raws:
                 candidates: Iterable[int]
                 if marked is None:
-                    raws = map(_RAW, lines)
                     holds_mark = map(bytes.__contains__, raws, itertools.repeat(HEADER_MARK))
                     candidates = itertools.compress(itertools.count(), holds_mark)
                 else:
                     candidates = marked
-                self.block = lines
-                self.heads = [index for index in candidates if _is_header_line(lines[index][1])]
+                self.block, self.size = block, len(raws)
+                self.heads = [index for index in candidates if _is_header_line(raws[index])]
                 self.position = 0
                 return True
-        self.block, self.heads, self.position = [], [], 0
+        self.block, self.size, self.heads, self.position = [], 0, [], 0
         return False
 
     def next_episode(self) -> bool:
@@ -422,10 +441,10 @@ class _EpisodeCursor:
             self.at_start = True
         return found
 
-    def pieces(self, episode: int) -> Iterator[list[tuple[int, bytes]]]:
+    def pieces(self, episode: int) -> Iterator[Iterable[tuple[int, bytes]]]:
         """The lines of ``episode``, as slices of blocks; nothing once it is left."""
         while episode == self.episode:
-            block, start = self.block, self.position
+            size, start = self.size, self.position
             search = bisect.bisect_right if self.at_start else bisect.bisect_left
             index = search(self.heads, start)
             self.at_start = False
@@ -433,10 +452,17 @@ class _EpisodeCursor:
                 end = self.heads[index]
                 self.position = end
                 if end > start:
-                    yield block[start:end]
+                    yield self._slice(start, end)
                 return
-            self.position = len(block)
-            if start < len(block):
-                yield block[start:]
+            self.position = size
+            if start < size:
+                yield self._slice(start, size)
             if episode != self.episode or not self._load():
                 return
+
+    def _slice(self, start: int, end: int) -> Iterable[tuple[int, bytes]]:
+        """The ``(number, line)`` of the block's lines from ``start`` to ``end``."""
+        block = self.block
+        if isinstance(block, _Numbered):
+            return zip(itertools.count(block.number + start), block.lines[start:end])
+        return block[start:end]
