@@ -28,6 +28,7 @@ import argparse
 import dataclasses
 import gc
 import importlib
+import importlib.util
 import json
 import os
 import platform
@@ -1034,6 +1035,157 @@ def bench_startup(runs: int, work: Path) -> list[Row]:
     ]
 
 
+# --- 5. a golden suite as a whole, and the audit of a package --------------------
+
+_SUITE_TESTS = 100
+_SUITE_STEPS = 200
+_SUITE_BODY = """
+import gymnasium as gym
+import pytest
+
+
+@pytest.mark.parametrize("seed", range({tests}))
+def test_cartpole({arguments}):
+    env = {env}
+    env.reset(seed=seed)
+    env.action_space.seed(seed)
+    for _ in range({steps}):
+        _, _, terminated, truncated, _ = env.step(env.action_space.sample())
+        if terminated or truncated:
+            env.reset()
+    env.close()
+"""
+
+
+def _suite(work: Path) -> tuple[Path, dict[str, str]]:
+    """A suite of CartPole tests: with the plugin (test_golden.py) and without (test_bare.py)."""
+    suite = work / "golden-suite"
+    suite.mkdir()
+    (suite / "pytest.ini").write_text("[pytest]\n")
+    for name, arguments, env in [
+        ("golden", "record_trajectory, seed", 'record_trajectory(gym.make("CartPole-v1"))'),
+        ("bare", "seed", 'gym.make("CartPole-v1")'),
+    ]:
+        body = _SUITE_BODY.format(
+            tests=_SUITE_TESTS, arguments=arguments, env=env, steps=_SUITE_STEPS
+        )
+        (suite / f"test_{name}.py").write_text(body)
+    # As a user's runs: bytecode cached, and pytest's temporary folders of
+    # their own (the 3 last runs kept), not those of other runs on the machine.
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTEST_DEBUG_TEMPROOT"] = str(work / "suite-temp")
+    (work / "suite-temp").mkdir()
+    return suite, env
+
+
+def _paired_cpu(
+    sides: list[tuple[str, list[str]]],
+    runs: int,
+    suite: Path,
+    env: dict[str, str],
+    before: Callable[[], None] = lambda: None,
+) -> dict[str, list[float]]:
+    """The CPU seconds of whole pytest processes (children included), the two sides in turns."""
+    times: dict[str, list[float]] = {name: [] for name, _ in sides}
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+    for run in range(runs + 1):
+        # Each side runs first in every other round: no order effect in the ratios.
+        for name, extra in sides if run % 2 else sides[::-1]:
+            before()
+            used = resource.getrusage(resource.RUSAGE_CHILDREN)
+            subprocess.run([*command, *extra], cwd=suite, check=True, capture_output=True, env=env)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            if run:  # the first round warms the file cache and the bytecode
+                spent = after.ru_utime - used.ru_utime + after.ru_stime - used.ru_stime
+                times[name].append(spent)
+    return times
+
+
+def _pair_ratio(times: dict[str, list[float]], first: str, second: str) -> float:
+    # Each run against the other side's run of the same round: a slow spell
+    # then weighs on both sides of a ratio.
+    return statistics.median(a / b for a, b in zip(times[first], times[second], strict=True))
+
+
+def bench_suite(runs: int, work: Path) -> list[Row]:
+    suite, env = _suite(work)
+    goldens = suite / "goldens"
+    update = ["--update-goldens", "test_golden.py"]
+    subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *update],
+        cwd=suite,
+        check=True,
+        capture_output=True,
+        env=env,
+    )
+    checked = _paired_cpu(
+        [("golden", ["test_golden.py"]), ("bare", ["-p", "no:gym_goldens", "test_bare.py"])],
+        runs,
+        suite,
+        env,
+    )
+    created = _paired_cpu(
+        [("fresh", update), ("once", [*update, "--update-goldens-once"])],
+        max(runs // 2, 2),
+        suite,
+        env,
+        before=lambda: shutil.rmtree(goldens, ignore_errors=True),
+    )
+    suite_ratio = _pair_ratio(checked, "golden", "bare")
+    update_ratio = _pair_ratio(created, "fresh", "once")
+    ms = {name: statistics.median(values) * 1e3 for name, values in (checked | created).items()}
+    size = f"{_SUITE_TESTS} CartPole tests of {_SUITE_STEPS} steps"
+    return [
+        Row(
+            "golden suite",
+            f"{size}: {ms['golden']:.0f} ms CPU checked against their goldens, "
+            f"{ms['bare']:.0f} ms stepping the bare env under -p no:gym_goldens (whole pytest "
+            f"processes, medians of {runs}; the ratio is the median of each round's ratio)",
+            f"{suite_ratio:.3f}",
+            "<= 1.25",
+            suite_ratio <= 1.25,
+        ),
+        Row(
+            "goldens created",
+            f"{size}, their 100 goldens created: {ms['fresh']:.0f} ms CPU with --update-goldens "
+            f"(recorded twice here and once more by a fresh pytest), {ms['once']:.0f} ms with "
+            f"--update-goldens-once (whole processes with their children, medians of "
+            f"{max(runs // 2, 2)})",
+            f"{update_ratio:.3f}",
+            "<= 1.5",
+            update_ratio <= 1.5,
+        ),
+    ]
+
+
+_AUDIT_BEFORE = "63 s for the 82 envs before the fresh process was reused (issue 28)"
+
+
+def bench_audit(quick: bool, work: Path) -> list[Row]:
+    if importlib.util.find_spec("minigrid") is None:
+        return [Row("audit of MiniGrid", "skipped: pip install minigrid", "-", "-", None)]
+    pattern = "MiniGrid-Empty-*" if quick else "MiniGrid-*"
+    report = work / "audit.json"
+    command = [sys.executable, "-m", "gym_goldens", "audit", pattern, "--steps", "100"]
+    command += ["--jobs", "2", "--import", "minigrid", "--json", str(report)]
+    started = time.perf_counter()
+    subprocess.run(command, capture_output=True, check=False, cwd=work)
+    seconds = time.perf_counter() - started
+    envs = len(json.loads(report.read_text())["envs"])
+    met = None if quick else seconds <= 30.0
+    return [
+        Row(
+            "audit of MiniGrid",
+            f'gym-goldens audit "{pattern}" --steps 100 --jobs 2 --import minigrid: {envs} envs '
+            f"in {seconds:.1f} s wall ({os.cpu_count()} cores; a parallel job, so wall time); "
+            f"{_AUDIT_BEFORE}",
+            f"{seconds:.1f} s",
+            "<= 30 s",
+            met,
+        )
+    ]
+
+
 # --- the table -------------------------------------------------------------------
 
 
@@ -1086,7 +1238,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="smaller sizes, for a smoke test")
     parser.add_argument(
         "--only",
-        choices=["recording", "vector", "multiagent", "compare", "memory", "startup"],
+        choices=[
+            "recording",
+            "vector",
+            "multiagent",
+            "compare",
+            "memory",
+            "startup",
+            "suite",
+            "audit",
+        ],
         action="append",
         help="run only these measurements (repeatable)",
     )
@@ -1110,7 +1271,10 @@ def main(argv: list[str] | None = None) -> int:
             f"--env {', '.join(unknown)}: not measured here; one of {', '.join(sorted(known))}"
         )
     quick = args.quick
-    only = set(args.only or ["recording", "vector", "multiagent", "compare", "memory", "startup"])
+    only = set(
+        args.only
+        or ["recording", "vector", "multiagent", "compare", "memory", "startup", "suite", "audit"]
+    )
     started = time.perf_counter()
     rows: list[Row] = []
     with tempfile.TemporaryDirectory(prefix="gym-goldens-bench-") as tmp:
@@ -1141,6 +1305,10 @@ def main(argv: list[str] | None = None) -> int:
             rows += bench_memory(10_000, 100_000 if quick else 1_000_000, work)
         if "startup" in only:
             rows += bench_startup(5 if quick else 40, work)
+        if "suite" in only:
+            rows += bench_suite(3 if quick else 10, work)
+        if "audit" in only:
+            rows += bench_audit(quick, work)
     print(f"machine: {machine()}")
     print(f"command: python benchmarks/run.py {' '.join(sys.argv[1:] if argv is None else argv)}")
     print()

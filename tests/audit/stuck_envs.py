@@ -7,6 +7,9 @@
 - ``Stuck/GarbageFails-v0`` does so, then fails in the fresh process.
 - ``Stuck/Floods-v0`` writes ``FLOOD_BYTES`` (env var, default 8 MB) to fd 2 in
   the fresh process, then fails.
+- ``Stuck/Batch1-v0`` to ``Stuck/Batch6-v0``, a batch for the reused fresh
+  process: 3 ends it (``os._exit(5)``) and 5 hangs in it; the others note the
+  fresh process's id in the file ``STUCK_PIDS`` (env var) and write a line to fd 2.
 
 The audit's fresh processes import it by name (``tests.audit.stuck_envs``),
 as the tests give it in ``import_modules``.
@@ -31,7 +34,7 @@ def in_fresh_process() -> bool:
 
     An xdist worker runs as ``python -c`` too, without the spec.
     """
-    return sys.argv[0] == "-c" and len(sys.argv) == 2 and '"env_id"' in sys.argv[1]
+    return sys.argv[0] == "-c" and len(sys.argv) == 2 and '"sys_path"' in sys.argv[1]
 
 
 class Counter(gym.Env[np.ndarray, np.int64]):
@@ -94,6 +97,31 @@ class Floods(Counter):
         return super().step(action)
 
 
-for name in ("Sleeps", "SleepsFresh", "Garbage", "GarbageFails", "Floods"):
-    if f"Stuck/{name}-v0" not in gym.registry:
-        gym.register(f"Stuck/{name}-v0", entry_point=f"{__name__}:{name}")
+class Notes(Counter):
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        if in_fresh_process():
+            assert self.spec is not None
+            os.write(2, f"notes from {self.spec.id}\n".encode())
+            with open(os.environ["STUCK_PIDS"], "a") as pids:
+                pids.write(f"{self.spec.id} {os.getpid()}\n")
+        return super().reset(seed=seed, options=options)
+
+
+class EndsFresh(Counter):
+    def step(self, action: np.int64) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        if in_fresh_process():
+            os.write(2, b"the end of the fresh process\n")
+            os._exit(5)
+        return super().step(action)
+
+
+_BATCH = ["Notes", "Notes", "EndsFresh", "Notes", "SleepsFresh", "Notes"]
+for env_id, name in [
+    *((f"Stuck/{name}-v0", name) for name in ("Sleeps", "SleepsFresh", "Garbage", "GarbageFails")),
+    ("Stuck/Floods-v0", "Floods"),
+    *((f"Stuck/Batch{index}-v0", name) for index, name in enumerate(_BATCH, 1)),
+]:
+    if env_id not in gym.registry:
+        gym.register(env_id, entry_point=f"{__name__}:{name}")

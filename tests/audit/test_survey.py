@@ -257,6 +257,60 @@ def test_an_env_that_hangs_is_stopped_at_the_timeout_an_error_row() -> None:
     assert rows["Stuck/SleepsFresh-v0"].steps == 5  # its runs in this process were done
 
 
+def _fresh_pids(path: Path) -> dict[str, int]:
+    lines = (line.split() for line in path.read_text().splitlines())
+    return {env_id: int(pid) for env_id, pid in lines}
+
+
+def test_one_fresh_process_records_env_after_env_and_is_replaced_when_one_ends_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("STUCK_PIDS", str(tmp_path / "pids"))
+    rows = _audit("Stuck/Batch*", timeout=3.0)
+    assert {env_id: row.verdict for env_id, row in rows.items()} == {
+        "Stuck/Batch1-v0": DETERMINISTIC,
+        "Stuck/Batch2-v0": DETERMINISTIC,
+        "Stuck/Batch3-v0": ERROR,
+        "Stuck/Batch4-v0": DETERMINISTIC,
+        "Stuck/Batch5-v0": ERROR,
+        "Stuck/Batch6-v0": DETERMINISTIC,
+    }
+    pids = _fresh_pids(tmp_path / "pids")
+    # One interpreter for the envs before the one that ended it; another after
+    # it, until the env that hung; a third after that.
+    assert pids["Stuck/Batch1-v0"] == pids["Stuck/Batch2-v0"]
+    assert len({pids["Stuck/Batch2-v0"], pids["Stuck/Batch4-v0"], pids["Stuck/Batch6-v0"]}) == 3
+    # Each env's reason holds what it wrote itself, not what the envs before it wrote.
+    ended = rows["Stuck/Batch3-v0"].reason
+    assert ended == (
+        f"run 3, in a fresh process (PYTHONHASHSEED={fresh_hash_seed()}), failed (exit code 5):\n"
+        "the end of the fresh process"
+    )
+    assert rows["Stuck/Batch5-v0"].reason == (
+        "stopped after 3 s, the time the audit of an env may take (--timeout), during "
+        f"run 3 (in a fresh process, PYTHONHASHSEED={fresh_hash_seed()}): it hangs, or needs a "
+        "longer --timeout"
+    )
+
+
+def test_each_worker_keeps_one_fresh_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("STUCK_PIDS", str(tmp_path / "pids"))
+    selection = select_envs(
+        "Stuck/Batch1-v0",
+        "Stuck/Batch2-v0",
+        "Stuck/Batch4-v0",
+        "Stuck/Batch6-v0",
+        import_modules=list(STUCK.import_modules),
+    )
+    rows = audit_envs(selection, STUCK, jobs=2)
+    assert [row.verdict for row in rows] == [DETERMINISTIC] * 4
+    # Four envs, two workers: at most two fresh interpreters, not one per env.
+    assert len(_fresh_pids(tmp_path / "pids")) == 4
+    assert len(set(_fresh_pids(tmp_path / "pids").values())) <= 2
+
+
 def test_stderr_that_is_not_utf8_is_read_and_shown_escaped() -> None:
     rows = _audit("Stuck/Garbage-v0", "Stuck/GarbageFails-v0")
     assert rows["Stuck/Garbage-v0"].verdict == DETERMINISTIC

@@ -8,7 +8,10 @@ builds a new action space in ``reset``) is recorded three times:
   they differ when the env draws from an unseeded source (``np.random``,
   ``random``), reads the clock, or keeps state across envs;
 - run 3 in a fresh Python process with another ``PYTHONHASHSEED``: it alone
-  differs when the env iterates over a set of strings.
+  differs when the env iterates over a set of strings. One such process (a
+  :class:`~gym_goldens.record.fresh.FreshWorker`) records env after env, for
+  this process or each worker, so that an audit pays few interpreter starts;
+  one that an env ends or that runs out of time is replaced.
 
 Run 1 is compared with runs 2 and 3 by the plugin's comparison, exactly by
 default, and the first difference is reported as ``--goldens-determinism``
@@ -23,9 +26,9 @@ PettingZoo's ``api_test`` takes the place of ``check_env`` (``settings.api_test`
 
 With ``jobs`` above 1 the envs are audited in spawned worker processes, each
 of which imports the modules that register the envs itself (a spawned
-process starts with gymnasium's registry alone). An env that ends its
-worker's interpreter is an error, and only it: the envs the pool had not
-finished are audited again, each in a worker of its own.
+process starts with gymnasium's registry alone), and keeps its own fresh
+process. An env that ends its worker's interpreter is an error, and only it:
+the envs the pool had not finished are audited again, each in a worker of its own.
 """
 
 from __future__ import annotations
@@ -73,7 +76,14 @@ from gym_goldens.present.verdicts import (
     RunDifference,
 )
 from gym_goldens.record.agent_recorders import record_agents
-from gym_goldens.record.fresh import MAX_OUTPUT_TAIL, FreshProcess, other_hash_seed
+from gym_goldens.record.fresh import (
+    MAX_OUTPUT_TAIL,
+    Finished,
+    FreshWorker,
+    file_tail,
+    other_hash_seed,
+    serve,
+)
 from gym_goldens.record.rollouts import rollout
 from gym_goldens.record.single import RecordTrajectory
 
@@ -84,7 +94,7 @@ __all__ = [
     "audit_envs",
     "audit_failed",
     "fresh_hash_seed",
-    "run_fresh",
+    "serve_fresh",
 ]
 
 _IN_PROCESS: Final = "in this process, on a fresh env from gym.make"
@@ -106,8 +116,11 @@ a hundred steps of any env take, far less than a CI job's limit."""
 # The fresh process: imports gym_goldens as installed, then takes this
 # process's sys.path before importing the modules that register the envs.
 _FRESH_CODE: Final = (
-    "import sys; from gym_goldens.audit.survey import run_fresh; sys.exit(run_fresh(sys.argv[1]))"
+    "import sys; from gym_goldens.audit.survey import serve_fresh; "
+    "sys.exit(serve_fresh(sys.argv[1]))"
 )
+# What the fresh process writes while it records an env, beside the env's runs.
+_FRESH_STDERR: Final = "fresh-stderr"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -220,15 +233,16 @@ def audit_envs(
 
 def _run_all(todo: Sequence[str], settings: AuditSettings, jobs: int) -> Iterable[AuditRow]:
     if jobs <= 1 or len(todo) <= 1:
-        for env_id in todo:
-            yield audit_env(env_id, settings)
+        with contextlib.closing(_FreshRuns(settings.import_modules)) as fresh:
+            for env_id in todo:
+                yield audit_env(env_id, settings, fresh)
         return
     # A Tolerance that has compared keeps compiled checks, which do not
     # pickle: the workers get a fresh copy.
     settings = dataclasses.replace(settings, tolerance=dataclasses.replace(settings.tolerance))
     unfinished: list[str] = []
     with _pool(min(jobs, len(todo)), settings) as pool:
-        futures = {pool.submit(audit_env, env_id, settings): env_id for env_id in todo}
+        futures = {pool.submit(_audit_in_worker, env_id, settings): env_id for env_id in todo}
         for future in concurrent.futures.as_completed(futures):
             try:
                 yield future.result()
@@ -243,7 +257,7 @@ def _run_all(todo: Sequence[str], settings: AuditSettings, jobs: int) -> Iterabl
     for env_id in sorted(unfinished):
         with _pool(1, settings) as alone:
             try:
-                yield alone.submit(audit_env, env_id, settings).result()
+                yield alone.submit(_audit_in_worker, env_id, settings).result()
             except concurrent.futures.process.BrokenProcessPool:
                 yield AuditRow(env_id, ERROR, reason=_DIED)
 
@@ -259,9 +273,20 @@ def _pool(workers: int, settings: AuditSettings) -> concurrent.futures.ProcessPo
     )
 
 
+# The fresh process of a pool worker, reused for every env the worker audits.
+# A worker process is a function the pool calls, env after env: its module is
+# the one place that outlives a call.
+_worker_fresh: list[_FreshRuns] = []
+
+
 def _start_worker(import_modules: Sequence[str], path: Sequence[str]) -> None:
     sys.path[:] = list(path)
     _import_all(import_modules)
+    _worker_fresh.append(_FreshRuns(tuple(import_modules)))
+
+
+def _audit_in_worker(env_id: str, settings: AuditSettings) -> AuditRow:
+    return audit_env(env_id, settings, _worker_fresh[0] if _worker_fresh else None)
 
 
 class _RunError(Exception):
@@ -284,16 +309,20 @@ def _failed(message: str, error: BaseException, steps: int = 0) -> Exception:
     return _RunError(f"{message}{_error_text(error)}", steps)
 
 
-def audit_env(env_id: str, settings: AuditSettings) -> AuditRow:
+def audit_env(env_id: str, settings: AuditSettings, fresh: _FreshRuns | None = None) -> AuditRow:
     """Audit one env: three runs per seed compared, then ``check_env``.
 
     Recordings are kept (and named in the row) only when runs differ. An
     audit that takes longer than ``settings.timeout`` is stopped: an error row.
     What the env writes to this process's stderr (MuJoCo's warnings, at the
     file descriptor) goes in the row, shown under it, not amid the table.
+    ``fresh`` records run 3 (reused from env to env); a process of its own if None.
     """
-    with _captured_stderr() as written:
-        row = _audit_env(env_id, settings)
+    with contextlib.ExitStack() as stack:
+        if fresh is None:
+            fresh = stack.enter_context(contextlib.closing(_FreshRuns(settings.import_modules)))
+        with _captured_stderr() as written:
+            row = _audit_env(env_id, settings, fresh)
     text = written.text()
     return dataclasses.replace(row, stderr=text) if text.strip() else row
 
@@ -329,14 +358,14 @@ def _captured_stderr() -> Iterator[_Written]:
         os.close(saved)
 
 
-def _audit_env(env_id: str, settings: AuditSettings) -> AuditRow:
+def _audit_env(env_id: str, settings: AuditSettings, runs: _FreshRuns) -> AuditRow:
     start = time.perf_counter()
     root = Path(tempfile.mkdtemp(prefix="gym-goldens-audit-"))
     declared = _declared_nondeterministic(env_id)
     stage = _Stage()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        fresh = _FreshProcess(env_id, settings, root)
+        fresh = runs.start(env_id, settings, root)
         try:
             with _time_limit(settings.timeout, stage):
                 difference, check_failure = _audit_runs(env_id, settings, root, fresh, stage)
@@ -376,7 +405,7 @@ def _audit_env(env_id: str, settings: AuditSettings) -> AuditRow:
 
 
 def _audit_runs(
-    env_id: str, settings: AuditSettings, root: Path, fresh: _FreshProcess, stage: _Stage
+    env_id: str, settings: AuditSettings, root: Path, fresh: _FreshRun, stage: _Stage
 ) -> tuple[RunDifference | None, str | None]:
     """The runs of every seed, compared, and ``check_env``: the first difference, the failure."""
     for seed in settings.seeds:
@@ -459,24 +488,31 @@ def fresh_hash_seed() -> int:
     return other_hash_seed()
 
 
-def run_fresh(spec_json: str) -> int:
-    """The fresh process's part: record run 3 of every seed; the exit code.
+def serve_fresh(spec_json: str) -> int:
+    """The fresh process's part: record run 3 of env after env, as asked; the exit code.
 
     Args:
-        spec_json: ``{"env_id", "seeds", "steps", "root", "import_modules",
-            "sys_path", "pettingzoo"}`` as JSON.
+        spec_json: ``{"import_modules", "sys_path"}`` as JSON; then each request
+            (:func:`~gym_goldens.record.fresh.serve`) is ``{"env_id", "seeds",
+            "steps", "root", "pettingzoo", "stderr"}``, and its reply ``{}``,
+            or ``{"error": ...}`` once the error is written to stderr.
     """
     spec = json.loads(spec_json)
     sys.path[:] = list(spec["sys_path"])
+    return serve(_record_fresh, lambda: _import_all(spec["import_modules"]))
+
+
+def _record_fresh(request: dict[str, Any]) -> dict[str, Any]:
     try:
-        _import_all(spec["import_modules"])
-        for seed in spec["seeds"]:
-            folder = _run_dir(Path(spec["root"]), seed, 3)
-            _record_run(spec["env_id"], seed, spec["steps"], folder, pettingzoo=spec["pettingzoo"])
+        for seed in request["seeds"]:
+            folder = _run_dir(Path(request["root"]), seed, 3)
+            _record_run(
+                request["env_id"], seed, request["steps"], folder, pettingzoo=request["pettingzoo"]
+            )
     except (_RunError, _MissingDependency) as error:
         print(error, file=sys.stderr)
-        return 1
-    return 0
+        return {"error": str(error)}
+    return {}
 
 
 def _import_all(modules: Iterable[str]) -> None:
@@ -542,28 +578,69 @@ def _record_agent_run(name: str, seed: int, steps: int, folder: Path) -> int:
             recorder.close()
 
 
-class _FreshProcess:
-    """Run 3 of every seed, recorded by a fresh Python process with another ``PYTHONHASHSEED``.
+class _FreshRuns:
+    """Run 3 of env after env, recorded by one fresh Python process with another ``PYTHONHASHSEED``.
 
-    It starts before this process's runs and is waited for after them: the
-    interpreter's start-up, the audit's largest cost, overlaps with them.
+    The process starts with the first env and serves the next ones: an
+    interpreter's start-up and imports, the audit's largest cost, are paid
+    once, not once per env. One that an env ended, or that ran out of time,
+    is replaced at the next env.
+
+    Args:
+        import_modules: The modules that register the envs, imported once by the process.
     """
 
-    def __init__(self, env_id: str, settings: AuditSettings, root: Path) -> None:
-        spec = {
-            "env_id": env_id,
-            "seeds": list(settings.seeds),
-            "steps": settings.steps,
-            "root": str(root),
-            "import_modules": list(settings.import_modules),
-            "sys_path": list(sys.path),
-            "pettingzoo": settings.pettingzoo,
-        }
-        # Warnings were seen in this process's runs; the fresh process only records.
-        self.process = FreshProcess(
-            ["-W", "ignore", "-c", _FRESH_CODE, json.dumps(spec)], stdout=False
+    def __init__(self, import_modules: Sequence[str]) -> None:
+        self.import_modules = list(import_modules)
+        self._worker: FreshWorker | None = None
+
+    def start(self, env_id: str, settings: AuditSettings, root: Path) -> _FreshRun:
+        """Ask for run 3 of every seed of ``env_id`` into ``root``; done when waited for.
+
+        It is asked before this process's runs and waited for after them: its
+        work overlaps with theirs.
+        """
+        if self._worker is not None and not self._worker.alive:
+            self.discard()
+        if self._worker is None:
+            spec = {"import_modules": self.import_modules, "sys_path": list(sys.path)}
+            # Warnings were seen in this process's runs; the fresh process only records.
+            self._worker = FreshWorker(["-W", "ignore", "-c", _FRESH_CODE, json.dumps(spec)])
+        stderr = root / _FRESH_STDERR
+        self._worker.ask(
+            {
+                "env_id": env_id,
+                "seeds": list(settings.seeds),
+                "steps": settings.steps,
+                "root": str(root),
+                "pettingzoo": settings.pettingzoo,
+                "stderr": str(stderr),
+            }
         )
-        self.hash_seed = self.process.hash_seed
+        return _FreshRun(self, self._worker, stderr)
+
+    def discard(self) -> None:
+        """End the process (it died, hangs, or was left in the middle of an env)."""
+        if self._worker is not None:
+            self._worker.stop()
+            self._worker = None
+
+    def close(self) -> None:
+        """Let the process end; the audit is over."""
+        if self._worker is not None:
+            self._worker.close()
+            self._worker = None
+
+
+class _FreshRun:
+    """Run 3 of one env, under way in the fresh process of :class:`_FreshRuns`."""
+
+    def __init__(self, runs: _FreshRuns, worker: FreshWorker, stderr: Path) -> None:
+        self.runs = runs
+        self.worker = worker
+        self.stderr = stderr
+        self.hash_seed = worker.hash_seed
+        self.done = False
 
     def wait(self, deadline: float | None = None) -> None:
         """Wait for it to finish, until ``deadline`` (``time.monotonic()``) at most.
@@ -574,19 +651,29 @@ class _FreshProcess:
         """
         timeout = None if deadline is None else max(deadline - time.monotonic(), 0.0)
         try:
-            finished = self.process.wait(timeout)
+            reply = self.worker.answer(timeout)
         except subprocess.TimeoutExpired:
             raise _TimedOut from None
-        if finished.returncode != 0:
-            tail = uncoloured("\n".join(finished.tail(_MAX_ERROR_LINES)))
-            raise _RunError(
-                f"run 3, in a fresh process (PYTHONHASHSEED={self.hash_seed}), failed "
-                f"(exit code {finished.returncode}):\n{tail or '(no output)'}"
-            )
+        self.done = True
+        where = f"run 3, in a fresh process (PYTHONHASHSEED={self.hash_seed}), failed"
+        if reply is None:  # the env ended the process (a crash in native code, os._exit)
+            finished = self.worker.finished()
+            self.runs.discard()
+            tail = file_tail(self.stderr) or finished.output
+            raise _RunError(f"{where} (exit code {finished.returncode}):\n{_shown_tail(tail)}")
+        if "error" in reply:
+            raise _RunError(f"{where}:\n{_shown_tail(file_tail(self.stderr))}")
 
     def stop(self) -> None:
-        """End it, unless it ended (this process's runs failed, or ran out of time)."""
-        self.process.stop()
+        """Forget its output; end the process if it was left in the middle of the env."""
+        if not self.done:
+            self.runs.discard()
+        self.stderr.unlink(missing_ok=True)
+
+
+def _shown_tail(output: str) -> str:
+    """The last lines of what a fresh process wrote, as a row shows them."""
+    return uncoloured("\n".join(Finished(0, output).tail(_MAX_ERROR_LINES))) or "(no output)"
 
 
 def _first_difference(root: Path, settings: AuditSettings, hash_seed: int) -> RunDifference | None:

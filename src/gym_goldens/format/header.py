@@ -12,16 +12,19 @@ informational).
 from __future__ import annotations
 
 import base64
+import csv
 import dataclasses
 import functools
 import hashlib
 import importlib.metadata
+import inspect
 import json
 import platform
 import sys
 import types
 from collections.abc import Iterable, Iterator, Mapping
-from pathlib import Path
+from importlib.metadata import Distribution
+from pathlib import Path, PurePosixPath
 from typing import Any, Final, cast
 
 import gymnasium as gym
@@ -296,18 +299,18 @@ def _module_distributions(name: str) -> tuple[str, ...]:
     top = name.partition(".")[0]
     if top in sys.stdlib_module_names or top in _NOT_SHAPING or top == "__main__":
         return ()
-    candidates = sorted(set(_packages_distributions().get(top, ())))
+    candidates = _distributions_of(top)
     file = getattr(sys.modules.get(name), "__file__", None)
     if not candidates or not isinstance(file, str):
         return ()
     return _installed_by(candidates, Path(file).resolve())
 
 
-def _installed_by(candidates: Iterable[str], file: Path) -> tuple[str, ...]:
+def _installed_by(candidates: Mapping[str, Distribution], file: Path) -> tuple[str, ...]:
     """Those of ``candidates`` whose recorded files hold ``file``; by hash when several do."""
     listed: list[tuple[str, str | None]] = []
-    for name in candidates:
-        for entry in _entries_for(name, file):
+    for name in sorted(candidates):
+        for entry in _entries_for(candidates[name], file):
             listed.append((name, entry))
     if len({name for name, _ in listed}) > 1:
         digest = _file_digest(file)
@@ -317,18 +320,90 @@ def _installed_by(candidates: Iterable[str], file: Path) -> tuple[str, ...]:
     return tuple(sorted({name for name, _ in listed}))
 
 
-def _entries_for(name: str, file: Path) -> Iterator[str | None]:
-    """The recorded hash (or None) of each entry of the distribution ``name`` that is ``file``."""
+def _entries_for(distribution: Distribution, file: Path) -> Iterator[str | None]:
+    """The recorded hash (or None) of each entry of ``distribution`` that is ``file``."""
     try:
-        distribution = importlib.metadata.distribution(name)
         base = Path(str(distribution.locate_file(""))).resolve()
         relative = file.relative_to(base).as_posix()
-    except (importlib.metadata.PackageNotFoundError, ValueError, OSError):
+    except (ValueError, OSError):
         return
-    for entry in distribution.files or ():
-        if entry.as_posix() == relative:
+    for path, recorded in _recorded_files(distribution, file.name):
+        if path == relative:
+            yield recorded
+
+
+def _recorded_files(distribution: Distribution, named: str) -> Iterator[tuple[str, str | None]]:
+    """The files of ``distribution`` whose name ends with ``named``, with their sha256, if any.
+
+    Read from its ``RECORD`` as text: ``Distribution.files`` makes an object
+    of every line (numpy's thousands), which costs a golden suite 0.1 s once.
+    A distribution without ``RECORD`` (an egg) takes that way.
+    """
+    text = _read_text(distribution, "RECORD")
+    if text is None:
+        for entry in distribution.files or ():
             recorded = entry.hash
-            yield recorded.value if recorded is not None and recorded.mode == "sha256" else None
+            sha256 = recorded.value if recorded is not None and recorded.mode == "sha256" else None
+            yield entry.as_posix(), sha256
+        return
+    lines = (line for line in text.splitlines() if named in line)
+    for row in csv.reader(lines):
+        if row and row[0]:
+            mode, _, value = (row[1] if len(row) > 1 else "").partition("=")
+            yield PurePosixPath(row[0]).as_posix(), value if mode == "sha256" and value else None
+
+
+@functools.cache
+def _distributions_of(top: str) -> Mapping[str, Distribution]:
+    """The installed distributions that provide the top-level module ``top``, by name.
+
+    The first of a name on ``sys.path`` is kept, as ``importlib.metadata.distribution``
+    finds it.
+    """
+    found: dict[str, Distribution] = {}
+    for distribution in _top_level_names().get(top, ()):
+        name = distribution.metadata["Name"]
+        if isinstance(name, str):
+            found.setdefault(name, distribution)
+    return found
+
+
+@functools.cache
+def _top_level_names() -> Mapping[str, list[Distribution]]:
+    """The installed distributions by the top-level names they provide.
+
+    What ``importlib.metadata.packages_distributions`` tells: the names a
+    distribution's ``top_level.txt`` declares, else the top-level names of
+    its files. That function reads every distribution's name (an email
+    parser's work) and makes an object of every line of every file list:
+    some 0.15 s once per process in a large environment, most of what a
+    golden suite of 100 short tests pays beyond stepping its envs. This reads
+    the file lists as text, and names only the distributions asked for.
+    """
+    found: dict[str, list[Distribution]] = {}
+    for distribution in importlib.metadata.distributions():
+        declared = (_read_text(distribution, "top_level.txt") or "").split()
+        for name in set(declared) or _file_top_names(distribution):
+            found.setdefault(name, []).append(distribution)
+    return found
+
+
+def _file_top_names(distribution: Distribution) -> set[str]:
+    """The top-level names of the files of ``distribution``, as importlib.metadata infers them."""
+    text = _read_text(distribution, "RECORD")
+    if text is None:
+        paths = [entry.as_posix() for entry in distribution.files or ()]
+    else:
+        lines = text.splitlines()
+        paths = [line.partition(",")[0] for line in lines if not line.startswith('"')]
+        paths += [row[0] for row in csv.reader(line for line in lines if line.startswith('"'))]
+    # A folder's name, else a module's (``top.py``, ``top.cpython-311-x86_64-linux-gnu.so``).
+    names = {path.partition("/")[0] for path in paths if "/" in path}
+    odd = [path for path in paths if "/" not in path or path.startswith(("/", "./"))]
+    for path in odd:
+        parts = PurePosixPath(path).parts
+        names.add(parts[0] if len(parts) > 1 else inspect.getmodulename(path) or path)
+    return {name for name in names if name and "." not in name}
 
 
 def _file_digest(file: Path) -> str | None:
@@ -340,12 +415,16 @@ def _file_digest(file: Path) -> str | None:
     return base64.urlsafe_b64encode(digest).rstrip(b"=").decode("ascii")
 
 
+def _read_text(distribution: Distribution, name: str) -> str | None:
+    try:
+        return distribution.read_text(name)
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
 @functools.cache
-def _packages_distributions() -> Mapping[str, list[str]]:
-    # packages_distributions() reads every installed distribution's metadata
-    # (some 70 ms): once per process. It maps a top-level module to its
-    # distributions, with duplicates.
-    return importlib.metadata.packages_distributions()
+def _installed_distributions() -> tuple[Distribution, ...]:
+    return tuple(importlib.metadata.distributions())
 
 
 @functools.cache

@@ -27,8 +27,9 @@ order of a set of strings, and state left in modules by an earlier run.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Final
 
@@ -256,10 +257,10 @@ def output_dir(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
         # Not tmp_path: its golden is written after the test, when the fresh
         # process agreed, and tmp_path_retention_policy = "failed" removes
         # the tmp_path of a test that passed when it ends.
-        factory: pytest.TempPathFactory = request.getfixturevalue("tmp_path_factory")
         if fresh_base_key not in request.config.stash:
+            factory: pytest.TempPathFactory = request.getfixturevalue("tmp_path_factory")
             request.config.stash[fresh_base_key] = factory.mktemp("fresh")
-        return factory.mktemp(re.sub(r"\W", "_", node.name)[:30], numbered=True)
+        return _new_folder(request, "pending")
     return tmp_path
 
 
@@ -497,9 +498,37 @@ def _within_tolerance(comparison: Comparison, *, suggest: bool) -> list[str]:
 
 def _base(state: _State, request: pytest.FixtureRequest) -> Path:
     if state.base is None:
-        factory: pytest.TempPathFactory = request.getfixturevalue("tmp_path_factory")
-        state.base = factory.mktemp("determinism")
+        state.base = _new_folder(request, "determinism")
     return state.base
+
+
+@dataclasses.dataclass
+class _Folders:
+    """The session's folders of extra runs: one per kind, made once; a test's own inside."""
+
+    bases: dict[str, Path] = dataclasses.field(default_factory=dict)
+    count: Iterator[int] = dataclasses.field(default_factory=itertools.count)
+
+
+_folders_key: Final = pytest.StashKey[_Folders]()
+
+
+def _new_folder(request: pytest.FixtureRequest, kind: str) -> Path:
+    """A new folder of this test's, in the session's folder of ``kind`` (``determinism0/test_x3``).
+
+    Not ``tmp_path_factory.mktemp`` for each test: it lists the whole base
+    folder to number a new one, and an update of a hundred tests made three
+    hundred of them (a fifth of what the update cost beyond recording).
+    """
+    folders = request.config.stash.setdefault(_folders_key, _Folders())
+    base = folders.bases.get(kind)
+    if base is None:
+        factory: pytest.TempPathFactory = request.getfixturevalue("tmp_path_factory")
+        base = folders.bases[kind] = factory.mktemp(kind)
+    name = re.sub(r"\W", "_", request.node.name)[:30]
+    folder = base / f"{name}{next(folders.count)}"
+    folder.mkdir()
+    return folder
 
 
 def _run_subprocesses(

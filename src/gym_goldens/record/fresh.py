@@ -9,7 +9,9 @@ check that records in a fresh process starts it here:
 - the pytest plugin: the goldens ``--update-goldens`` is about to write,
   re-recorded by one ``python -m pytest`` for the session (per pytest-xdist
   worker), and the runs of ``--goldens-determinism-mode=subprocess``;
-- ``gym-goldens audit``: run 3 of every env.
+- ``gym-goldens audit``: run 3 of every env, by a :class:`FreshWorker` that
+  records env after env (one interpreter start for many envs), replaced when
+  an env ends it or runs out of time.
 
 Example:
     >>> process = FreshProcess(["-c", "print(hash('a') == hash('a'))"])
@@ -20,22 +22,28 @@ Example:
 from __future__ import annotations
 
 import collections
+import contextlib
 import dataclasses
+import json
 import os
+import queue
 import subprocess
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import IO, Final
+from typing import IO, Any, Final
 
 __all__ = [
     "HASH_SEED_RANGE",
     "MAX_OUTPUT_TAIL",
     "Finished",
     "FreshProcess",
+    "FreshWorker",
     "StreamTail",
+    "file_tail",
     "other_hash_seed",
+    "serve",
 ]
 
 HASH_SEED_RANGE: Final = 2**32
@@ -115,12 +123,10 @@ class FreshProcess:
         stdout: bool = True,
     ) -> None:
         self.hash_seed = other_hash_seed(offset)
-        environment = {key: value for key, value in os.environ.items() if key not in _DROPPED}
-        environment["PYTHONHASHSEED"] = str(self.hash_seed)
         self._process = subprocess.Popen(
             [sys.executable, *args],
             cwd=cwd,
-            env=environment,
+            env=_environment(self.hash_seed),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE if stdout else subprocess.DEVNULL,
             stderr=subprocess.STDOUT if stdout else subprocess.PIPE,
@@ -148,6 +154,152 @@ class FreshProcess:
         if self._process.returncode is None:
             self._process.kill()
             self._process.wait()
+
+
+def _environment(hash_seed: int) -> dict[str, str]:
+    environment = {key: value for key, value in os.environ.items() if key not in _DROPPED}
+    environment["PYTHONHASHSEED"] = str(hash_seed)
+    return environment
+
+
+class FreshWorker:
+    """``python ARGS`` started now, with another ``PYTHONHASHSEED``, serving request after request.
+
+    The process runs :func:`serve`: each request (a JSON object) goes to it as
+    a line on its stdin, and its reply comes back as a line on its stdout.
+    One interpreter start then serves many requests: the audit's run 3 of
+    env after env. Its own stderr (what it writes outside a request: an import
+    that fails at its start) is read as it comes, its end kept; what it writes
+    during a request goes to the request's ``stderr`` file (see :func:`serve`).
+
+    Args:
+        args: The interpreter's arguments (``["-c", CODE, ...]``, CODE calling :func:`serve`).
+        offset: Which other hash seed (see :func:`other_hash_seed`).
+    """
+
+    def __init__(self, args: Sequence[str], *, offset: int = 1) -> None:
+        self.hash_seed = other_hash_seed(offset)
+        self._process = subprocess.Popen(
+            [sys.executable, *args],
+            env=_environment(self.hash_seed),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        assert self._process.stderr is not None
+        self._errors = StreamTail(self._process.stderr)
+        self._replies: queue.Queue[bytes | None] = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        stream = self._process.stdout
+        assert stream is not None
+        with stream:
+            for line in stream:
+                self._replies.put(line)
+        self._replies.put(None)  # it ended
+
+    @property
+    def note(self) -> str:
+        """How it runs, for messages: ``in a fresh process, PYTHONHASHSEED=8``."""
+        return f"in a fresh process, PYTHONHASHSEED={self.hash_seed}"
+
+    @property
+    def alive(self) -> bool:
+        """Whether it still runs."""
+        return self._process.poll() is None
+
+    def ask(self, request: dict[str, Any]) -> None:
+        """Send it a request; its reply comes from :meth:`answer`."""
+        stream = self._process.stdin
+        assert stream is not None
+        try:
+            stream.write(json.dumps(request).encode() + b"\n")
+            stream.flush()
+        except OSError:  # it ended: answer() says so
+            pass
+
+    def answer(self, timeout: float | None = None) -> dict[str, Any] | None:
+        """The reply to the request sent; None when it ended instead (see :meth:`finished`).
+
+        Raises:
+            subprocess.TimeoutExpired: No reply within ``timeout`` seconds (it
+                goes on: :meth:`stop` it).
+        """
+        try:
+            line = self._replies.get(timeout=timeout)
+        except queue.Empty:
+            raise subprocess.TimeoutExpired(self._process.args, timeout or 0.0) from None
+        if line is None:
+            return None
+        reply: dict[str, Any] = json.loads(line)
+        return reply
+
+    def finished(self) -> Finished:
+        """Its exit code and the end of its own stderr, once it ended."""
+        return Finished(self._process.wait(), self._errors.text())
+
+    def stop(self) -> None:
+        """End it now, whatever it does."""
+        if self._process.returncode is None:
+            self._process.kill()
+            self._process.wait()
+        if self._process.stdin is not None:
+            with contextlib.suppress(OSError):
+                self._process.stdin.close()
+
+    def close(self, timeout: float = _STREAM_END_WAIT) -> None:
+        """Let it end (its stdin closed); end it if it does not within ``timeout`` seconds."""
+        if self._process.stdin is not None:
+            with contextlib.suppress(OSError):
+                self._process.stdin.close()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self._process.wait(timeout)
+        self.stop()
+
+
+def serve(
+    handle: Callable[[dict[str, Any]], dict[str, Any]], setup: Callable[[], None] = lambda: None
+) -> int:
+    """The loop of a :class:`FreshWorker`'s process: each request on stdin handled; the exit code.
+
+    Replies go to the stdout it started with; what ``setup`` (run first) and
+    ``handle`` write to file descriptor 1 is dropped (a module or an env that
+    prints must not break a reply), and what ``handle`` writes to file
+    descriptor 2 goes to the file the request names as ``stderr`` (appended),
+    so that each request's output stays its own even when the process dies in
+    the middle of it.
+    """
+    replies = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 1)
+    os.close(null)
+    setup()
+    saved = os.dup(2)
+    for line in sys.stdin:
+        request: dict[str, Any] = json.loads(line)
+        with open(request["stderr"], "ab") as sink:
+            sys.stderr.flush()
+            os.dup2(sink.fileno(), 2)
+            try:
+                reply = handle(request)
+            finally:
+                sys.stderr.flush()
+                os.dup2(saved, 2)
+        replies.write(json.dumps(reply) + "\n")
+        replies.flush()
+    return 0
+
+
+def file_tail(path: Path, size: int = MAX_OUTPUT_TAIL) -> str:
+    """The last ``size`` bytes of a file, as text (as :meth:`StreamTail.text`); empty if none."""
+    try:
+        with path.open("rb") as file:
+            end = file.seek(0, os.SEEK_END)
+            file.seek(max(end - size, 0))
+            return file.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
 
 
 class StreamTail:
