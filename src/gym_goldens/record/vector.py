@@ -57,6 +57,7 @@ _FINAL_KEYS: Final = frozenset({"final_obs", "final_info", "_final_obs", "_final
 # Batched spaces whose batches gymnasium's iterate() splits as iter() does:
 # row by row along the first axis. It is called twice per step; iter() costs less.
 _ROW_SPACES: Final = (gym.spaces.Box, gym.spaces.MultiDiscrete, gym.spaces.MultiBinary)
+_BOOL: Final = np.dtype(np.bool_)
 
 
 class RecordVectorTrajectory(gym.vector.VectorWrapper, gym.utils.RecordConstructorArgs):
@@ -179,6 +180,7 @@ class RecordVectorTrajectory(gym.vector.VectorWrapper, gym.utils.RecordConstruct
         autoreset = self._autoreset
         # Each batch split once, not indexed per sub-env: this runs at every step.
         per_env = zip(
+            itertools.count(),
             self._subs,
             _split(self.action_space, actions),
             _split(self.observation_space, obs),
@@ -186,11 +188,8 @@ class RecordVectorTrajectory(gym.vector.VectorWrapper, gym.utils.RecordConstruct
             _flags(terminations),
             _flags(truncations),
             sub_env_infos(infos, self.num_envs) if infos else [{}] * self.num_envs,
-            strict=False,
         )
-        for i, (sub, sub_action, sub_obs, reward, terminated, truncated, info) in enumerate(
-            per_env
-        ):
+        for i, sub, sub_action, sub_obs, reward, terminated, truncated, info in per_env:
             if autoreset[i]:
                 # NextStep: this sub-env ignored its action and reset.
                 autoreset[i] = False
@@ -251,24 +250,21 @@ class RecordVectorTrajectory(gym.vector.VectorWrapper, gym.utils.RecordConstruct
             raise errors[0]
 
 
-def _contiguous(batch: Any) -> Any:
-    # Rows of a Fortran-ordered batch (CartPoleVectorEnv's) would each need a copy to encode.
-    if type(batch) is np.ndarray and not batch.flags.c_contiguous:
-        return np.ascontiguousarray(batch)
-    return batch
-
-
 def _split(space: gym.Space[Any], batch: Any) -> Iterator[Any]:
     """The sub-env items of a batch, as gymnasium's ``iterate`` gives them."""
-    batch = _contiguous(batch)
-    if type(batch) is np.ndarray and type(space) in _ROW_SPACES:
-        return iter(batch)
+    if type(batch) is np.ndarray:
+        # Rows of a Fortran-ordered batch (CartPoleVectorEnv's) would each need
+        # a copy to encode; a C-ordered one is returned as it is, at less cost
+        # than a look at its flags.
+        batch = np.ascontiguousarray(batch)
+        if type(space) in _ROW_SPACES:
+            return iter(batch)
     return iterate(space, batch)
 
 
 def _flags(batch: Any) -> list[bool]:
     """A batch of terminated or truncated flags as Python bools."""
-    if type(batch) is np.ndarray and batch.dtype == np.bool_:
+    if type(batch) is np.ndarray and batch.dtype is _BOOL:
         return batch.tolist()  # type: ignore[no-any-return]
     return [bool(flag) for flag in batch]
 

@@ -85,13 +85,6 @@ _SIMPLE_TYPES: Final = frozenset(
 )
 # A step or reset without a frame of env.render().
 _NO_RENDER: Final[Any] = object()
-# The key part of an info dict without numpy values: an empty one (CartPole's),
-# and one of plain Python values only (FrozenLake's {"prob": 1.0}), whose keys
-# it does not name: a "$" key is looked for in its line (see EpisodeWriter.step).
-# Building the key of its keys and types would cost a tenth of a 5 us step.
-_NO_INFO: Final[tuple[tuple[Any, ...], tuple[type, ...]]] = ((), ())
-_PLAIN_INFO: Final[tuple[tuple[Any, ...], tuple[type, ...]]] = ((None,), ())
-_ALL_PLAIN: Final = frozenset({float, int, bool, str, bytes, type(None)}).issuperset
 # Action and reward of a reset, in a step key.
 _NONE_TYPE: Final = type(None)
 # Not the key of any step: the next step is recorded in full (see EpisodeWriter.step).
@@ -184,12 +177,12 @@ class StepTypes:
     a small step, so the writer walks them (:meth:`walk`) only when a cheap
     key of the step differs from :attr:`key`. The key holds the types of
     action, obs and reward (with the dtype and shape of array ones), and the
-    keys of the info dict with the types of their values (built at every step
-    by :meth:`EpisodeWriter.step`). It stands for the numpy types when each of
-    those types gives the numpy type of its value alone: an array (whose dtype
-    and shape are in the key), a Python value (which has none) or a numpy
-    number (whose type is its dtype), as MuJoCo's ``np.float64`` info values
-    are. Otherwise (an array or a dict inside info, an info that is not a
+    keys of the info dict with the types of their values, in one tuple (built
+    at every step by :meth:`EpisodeWriter.step`). It stands for the numpy
+    types when each of those types gives the numpy type of its value alone:
+    an array (whose dtype and shape are in the key), a Python value (which
+    has none) or a numpy number (whose type is its dtype), as MuJoCo's
+    ``np.float64`` info values are. Otherwise (an array or a dict inside info, an info that is not a
     dict) :attr:`key` is None and every step is walked. A reset's key is a
     step key with None for action and reward.
 
@@ -254,7 +247,7 @@ def _stands_for_types(key: tuple[Any, ...]) -> bool:
         and (type(obs_key) is tuple or obs_key in _SIMPLE_TYPES)
         and reward_type in _SIMPLE_TYPES
         and info_key is not None
-        and all(kind in _SIMPLE_TYPES for kind in info_key[1])
+        and all(kind in _SIMPLE_TYPES for kind in info_key[len(info_key) // 2 :])
     )
 
 
@@ -262,13 +255,12 @@ def _lean(key: tuple[Any, ...], smallest: float) -> bool:
     """Whether a key that stands for its types also vouches for the dict keys and array sizes.
 
     Its info keys are all strings, none starting with ``$`` (which the careful
-    path escapes), or an info of plain values (whose keys the step looks for
-    in its line), and neither action nor obs is an array of more than
+    path escapes), and neither action nor obs is an array of more than
     ``smallest`` items (which may be summarised).
     """
     action_key, obs_key, _, info_key = key
     arrays = [part[1] for part in (action_key, obs_key) if type(part) is tuple]
-    names = () if info_key is _PLAIN_INFO else info_key[0]
+    names = info_key[: len(info_key) // 2]
     return all(type(name) is str and name[:1] != "$" for name in names) and all(
         math.prod(shape) <= smallest for shape in arrays
     )
@@ -550,13 +542,7 @@ class EpisodeWriter:
             obs_key = (obs.dtype, obs.shape)
         info_key: Any = None
         if type(info) is dict:
-            info_key = (
-                _NO_INFO
-                if not info
-                else _PLAIN_INFO
-                if _ALL_PLAIN(map(type, info.values()))
-                else (tuple(info), tuple(map(type, info.values())))
-            )
+            info_key = (*info, *map(type, info.values())) if info else ()
         key = (_NONE_TYPE, obs_key, _NONE_TYPE, info_key)
         types = self._reset_types
         if key != types.key:
@@ -614,13 +600,7 @@ class EpisodeWriter:
             obs_key = (obs.dtype, obs.shape)
         info_key: Any = None
         if type(info) is dict:
-            info_key = (
-                _NO_INFO
-                if not info
-                else _PLAIN_INFO
-                if _ALL_PLAIN(map(type, info.values()))
-                else (tuple(info), tuple(map(type, info.values())))
-            )
+            info_key = (*info, *map(type, info.values())) if info else ()
         key = (action_key, obs_key, type(reward), info_key)
         if key != self._lean_key:
             self._step_in_full(record, key, terminated or truncated)
@@ -630,8 +610,8 @@ class EpisodeWriter:
         except orjson.JSONEncodeError:  # an int past 64 bits, a lone surrogate
             line = self._careful(record) + b"\n"
         else:
-            # partition(), not find() or "in": its one-argument call costs least.
-            if line.partition(b"null")[1] or (info_key is _PLAIN_INFO and line.partition(b"$")[1]):
+            # rpartition(), not find() or "in": it costs least, also on long lines.
+            if line.rpartition(b"null")[1]:
                 line = self._careful(record) + b"\n"
         buffer = self._buffer
         buffer += line
@@ -684,7 +664,7 @@ class EpisodeWriter:
             return self._careful(record) + b"\n"
         # Any "$" (not only '"$') is a false alarm at worst: the careful path
         # gives the same bytes.
-        if line.partition(b"null")[1] or line.partition(b"$")[1] or len(line) > self._fast_limit:
+        if line.rpartition(b"null")[1] or line.partition(b"$")[1] or len(line) > self._fast_limit:
             return self._careful(record) + b"\n"
         return line
 
