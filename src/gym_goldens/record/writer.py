@@ -85,8 +85,11 @@ _SIMPLE_TYPES: Final = frozenset(
 )
 # A step or reset without a frame of env.render().
 _NO_RENDER: Final[Any] = object()
-# Action and reward of a reset, in a step key.
-_NONE_TYPE: Final = type(None)
+# The info part of a step key for an info of plain Python values only
+# (FrozenLake's {"prob": 1.0}): their keys are not in it, as building it
+# would cost more than looking for "$" in the line (see EpisodeWriter.step).
+_PLAIN_INFO: Final = (type(None),)
+_ALL_PLAIN: Final = frozenset({float, int, bool, str, bytes, type(None)}).issuperset
 # Not the key of any step: the next step is recorded in full (see EpisodeWriter.step).
 _IN_FULL: Final[Any] = object()
 # The buffer is written when it holds this much, however long the episode, so
@@ -183,8 +186,7 @@ class StepTypes:
     an array (whose dtype and shape are in the key), a Python value (which
     has none) or a numpy number (whose type is its dtype), as MuJoCo's
     ``np.float64`` info values are. Otherwise (an array or a dict inside info, an info that is not a
-    dict) :attr:`key` is None and every step is walked. A reset's key is a
-    step key with None for action and reward.
+    dict) :attr:`key` is None and every step is walked.
 
     Args:
         smallest: The size of the smallest array that may be summarised.
@@ -211,8 +213,12 @@ class StepTypes:
         self._smallest = smallest
         self._types: Any = None
 
-    def walk(self, action: Any, obs: Any, reward: Any, info: Any, key: tuple[Any, ...]) -> bool:
+    def walk(
+        self, action: Any, obs: Any, reward: Any, info: Any, key: tuple[Any, ...] | None
+    ) -> bool:
         """Work out the types of a step in full; whether they changed since the last walk.
+
+        ``key`` is the step's key (None for none: a reset's).
 
         Raises:
             UnrecordableValueError: A value is too deep to walk, or holds itself.
@@ -234,8 +240,8 @@ class StepTypes:
             typed = {name: found for name, found in fields if found is not None}
             self.field = dtypes.to_json(typed) if typed else None
             self.careful = any(map(dtypes.needs_careful_path, types))
-        self.key = key if _stands_for_types(key) else None
-        self.lean = self.key is not None and not self.careful and _lean(key, self._smallest)
+        self.key = key if key is not None and _stands_for_types(key) else None
+        self.lean = self.key is not None and not self.careful and _lean(self.key, self._smallest)
         return changed
 
 
@@ -255,12 +261,13 @@ def _lean(key: tuple[Any, ...], smallest: float) -> bool:
     """Whether a key that stands for its types also vouches for the dict keys and array sizes.
 
     Its info keys are all strings, none starting with ``$`` (which the careful
-    path escapes), and neither action nor obs is an array of more than
-    ``smallest`` items (which may be summarised).
+    path escapes), or its info holds plain values only (whose keys the step
+    looks for in its line), and neither action nor obs is an array of more
+    than ``smallest`` items (which may be summarised).
     """
     action_key, obs_key, _, info_key = key
     arrays = [part[1] for part in (action_key, obs_key) if type(part) is tuple]
-    names = info_key[: len(info_key) // 2]
+    names = () if info_key is _PLAIN_INFO else info_key[: len(info_key) // 2]
     return all(type(name) is str and name[:1] != "$" for name in names) and all(
         math.prod(shape) <= smallest for shape in arrays
     )
@@ -355,10 +362,9 @@ class HeaderLines:
         __tracebackhide__ = True
         key = (index, seed, autoreset)
         cacheable = options is None and (seed is None or type(seed) is int)
-        if cacheable:
-            cached = self._cache.get(key)
-            if cached is not None:
-                return cached
+        cached = self._cache.get(key) if cacheable else None
+        if cached is not None:
+            return cached
         encode = self._encode
         if self._fields is None:
             description = self._describe()
@@ -535,18 +541,10 @@ class EpisodeWriter:
         __tracebackhide__ = True
         episode = self.episode_count - 1
         record = {"event": "reset", "episode": episode, "obs": obs, "info": info}
-        # The types of a reset are walked when a key of them changes, as a
-        # step's are (see step, whose copy of this key is inlined).
-        obs_key: Any = type(obs)
-        if obs_key is _NDARRAY:
-            obs_key = (obs.dtype, obs.shape)
-        info_key: Any = None
-        if type(info) is dict:
-            info_key = (*info, *map(type, info.values())) if info else ()
-        key = (_NONE_TYPE, obs_key, _NONE_TYPE, info_key)
+        # Walked at every reset, which costs less than a step's key would at
+        # every step of a short episode.
         types = self._reset_types
-        if key != types.key:
-            types.walk(None, obs, None, info, key)
+        types.walk(None, obs, None, info, None)
         if types.field is not None:
             record["dtypes"] = types.field
         if self._render is not _NO_RENDER:
@@ -600,7 +598,13 @@ class EpisodeWriter:
             obs_key = (obs.dtype, obs.shape)
         info_key: Any = None
         if type(info) is dict:
-            info_key = (*info, *map(type, info.values())) if info else ()
+            info_key = (
+                ()
+                if not info
+                else _PLAIN_INFO
+                if _ALL_PLAIN(map(type, info.values()))
+                else (*info, *map(type, info.values()))
+            )
         key = (action_key, obs_key, type(reward), info_key)
         if key != self._lean_key:
             self._step_in_full(record, key, terminated or truncated)
@@ -611,7 +615,7 @@ class EpisodeWriter:
             line = self._careful(record) + b"\n"
         else:
             # rpartition(), not find() or "in": it costs least, also on long lines.
-            if line.rpartition(b"null")[1]:
+            if line.rpartition(b"null")[1] or (info_key is _PLAIN_INFO and line.partition(b"$")[1]):
                 line = self._careful(record) + b"\n"
         buffer = self._buffer
         buffer += line
