@@ -290,24 +290,47 @@ def sub_env_infos(infos: Mapping[str, Any], num_envs: int) -> list[dict[str, Any
     A value that is not batched (not a sequence, or one with fewer items than
     the sub-env's index) is the same for every sub-env.
     """
-    split: list[dict[str, Any]] = [{} for _ in range(num_envs)]
+    keys: list[Any] = []
+    columns: list[Sequence[Any]] = []
+    masks: list[Iterable[bool]] = []
+    every = itertools.repeat(True)
+    partial = False  # whether a mask leaves a key out of a sub-env's info
     for key, value in infos.items():
-        if isinstance(key, str) and key.startswith("_") and key[1:] in infos:
-            continue
-        mask = infos.get(f"_{key}") if isinstance(key, str) else None
-        kept: Sequence[int] = range(num_envs)
-        if mask is not None:
-            kept = [i for i, flag in zip(kept, _flags(mask), strict=False) if flag]
-        # Arrays first: isinstance(value, Mapping) is an ABC check, slow on an array.
-        items: Sequence[Any]
-        if isinstance(value, (np.ndarray, list, tuple)):
-            # Iterating an array gives the numpy scalars (or rows) indexing would.
-            items = list(itertools.islice(value, num_envs))
-            items += [value] * (num_envs - len(items))  # not batched for these
-        elif isinstance(value, Mapping):
-            items = sub_env_infos(value, num_envs)
+        mask = None
+        if isinstance(key, str):
+            if key[:1] == "_" and key[1:] in infos:
+                continue  # the mask of another key
+            mask = infos.get(f"_{key}")
+        keys.append(key)
+        columns.append(_items(value, num_envs))
+        if mask is None:
+            masks.append(every)
         else:
-            items = [value] * num_envs  # not batched: the same for every sub-env
-        for i in kept:
-            split[i][key] = items[i]
+            flags = _flags(mask)
+            partial = partial or len(flags) < num_envs or False in flags[:num_envs]
+            masks.append(flags)
+    if not partial:
+        # Each sub-env's info built at once: the common case, every key set.
+        return [dict(zip(keys, row, strict=True)) for row in zip(*columns, strict=True)] or [
+            {} for _ in range(num_envs)
+        ]
+    split: list[dict[str, Any]] = [{} for _ in range(num_envs)]
+    for key, items, kept_by in zip(keys, columns, masks, strict=True):
+        for info, kept, item in zip(split, kept_by, items, strict=False):
+            if kept:
+                info[key] = item
     return split
+
+
+def _items(value: Any, num_envs: int) -> Sequence[Any]:
+    """The item of a batched info value for each sub-env (the value itself where not batched)."""
+    # Arrays first: isinstance(value, Mapping) is an ABC check, slow on an array.
+    # Iterating an array gives the numpy scalars (or rows) indexing would.
+    if type(value) is np.ndarray and value.shape[:1] == (num_envs,):
+        return list(value.flat) if value.ndim == 1 else list(value)
+    if isinstance(value, (np.ndarray, list, tuple)):
+        items = list(itertools.islice(value, num_envs))
+        return items + [value] * (num_envs - len(items))  # not batched for these
+    if isinstance(value, Mapping):
+        return sub_env_infos(value, num_envs)
+    return [value] * num_envs  # not batched: the same for every sub-env
