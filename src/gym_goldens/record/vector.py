@@ -177,6 +177,7 @@ class RecordVectorTrajectory(gym.vector.VectorWrapper, gym.utils.RecordConstruct
             raise
         obs, rewards, terminations, truncations, infos = result
         same_step = self.autoreset_mode == _SAME_STEP
+        next_step = self.autoreset_mode == _NEXT_STEP
         autoreset = self._autoreset
         # Each batch split once, not indexed per sub-env: this runs at every step.
         per_env = zip(
@@ -208,7 +209,7 @@ class RecordVectorTrajectory(gym.vector.VectorWrapper, gym.utils.RecordConstruct
                 self._start(i, sub_obs, reset_info, autoreset=True)
                 continue
             sub.step(sub_action, sub_obs, reward, terminated, truncated, info)
-            if done and self.autoreset_mode == _NEXT_STEP:
+            if done and next_step:
                 autoreset[i] = True
         return result
 
