@@ -642,14 +642,19 @@ class EpisodeWriter:
             line = self._frames.encode(record) + b"\n"
         else:
             line = self._line(record, self._route)
+        self._append_step(line, t, done)
+        lean = self._may_be_lean and step_types.lean and self._route == _FAST
+        self._lean_key = step_types.key if lean else _IN_FULL
+
+    def _append_step(self, line: bytes, t: int, done: bool) -> None:
+        """Buffer the line of step ``t`` (a digest, where full_every says so); write at the end."""
+        __tracebackhide__ = True
         if self.full_every is not None and t % self.full_every and t != 1 and not done:
             line = digest_record(t, line[:-1]) + b"\n"
         buffer = self._buffer
         buffer += line
         if done or t >= self._write_at or len(buffer) >= _WRITE_SIZE:
             self.write_buffer()
-        lean = self._may_be_lean and step_types.lean and self._route == _FAST
-        self._lean_key = step_types.key if lean else _IN_FULL
 
     def _line(self, record: dict[str, Any], route: int) -> bytes:
         """The line of a record by its route (see _route_of), with its newline.
@@ -696,12 +701,7 @@ class EpisodeWriter:
         if retyped or t == 1:
             self._route = _LARGE_OBS if _large_obs(fields["obs"], self._smallest_array) else _FAST
         line = self._line(record, self._route)
-        if self.full_every is not None and t % self.full_every and t != 1 and not done:
-            line = digest_record(t, line[:-1]) + b"\n"
-        buffer = self._buffer
-        buffer += line
-        if done or t >= self._write_at or len(buffer) >= _WRITE_SIZE:
-            self.write_buffer()
+        self._append_step(line, t, done)
 
     def _route_of(self, obs: Any, step_types: StepTypes) -> int:
         """How the steps of these types are encoded.
