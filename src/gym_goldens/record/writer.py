@@ -76,6 +76,8 @@ _DIGEST_BYTES: Final = 8
 _GZIP_LEVEL: Final = 6
 _DUMPS: Final = orjson.dumps
 _NDARRAY: Final = np.ndarray
+# The most kinds of reset (by type of obs) whose dtypes field is kept.
+_MAX_CACHED: Final = 64
 _MAX_CACHED_HEADERS: Final = 256
 # Types whose numpy type, if any, their type alone gives: Python values (none)
 # and numpy numbers (their dtype). Strings and bytes of numpy carry a length.
@@ -462,6 +464,7 @@ class EpisodeWriter:
         "_may_be_lean",
         "_options",
         "_render",
+        "_reset_kinds",
         "_reset_types",
         "_route",
         "_smallest_array",
@@ -513,6 +516,7 @@ class EpisodeWriter:
         # They outlive an episode: step 1 of the next one writes the field again.
         self._step_types = StepTypes(self._smallest_array)
         self._reset_types = StepTypes(self._smallest_array)
+        self._reset_kinds: dict[Any, tuple[Any, int]] = {}
         # How each step is encoded, worked out when its types are: the fast
         # path, 1 for a large obs (an image), 2 the careful path (a datetime64).
         self._route = _FAST
@@ -541,19 +545,38 @@ class EpisodeWriter:
         __tracebackhide__ = True
         episode = self.episode_count - 1
         record = {"event": "reset", "episode": episode, "obs": obs, "info": info}
-        # Walked at every reset, which costs less than a step's key would at
-        # every step of a short episode.
-        types = self._reset_types
-        types.walk(None, obs, None, info, None)
-        if types.field is not None:
-            record["dtypes"] = types.field
+        field, route = self._reset_kind(obs, info)
+        if field is not None:
+            record["dtypes"] = field
         if self._render is not _NO_RENDER:
             record["render"], self._render = self._render, _NO_RENDER
         frames = self._frames
         if frames is not None and frames.replace(record, episode, 0, write=True):
             self._add(frames.encode(record) + b"\n")
         else:
-            self._add(self._line(record, self._route_of(obs, types)))
+            self._add(self._line(record, route))
+
+    def _reset_kind(self, obs: Any, info: Any) -> tuple[Any, int]:
+        """The dtypes field of a reset record and its route (see _route_of).
+
+        Kept by the type of obs (its dtype and shape for an array) where that
+        and an info of plain Python values give them; walked otherwise.
+        """
+        __tracebackhide__ = True
+        key: Any = type(obs)
+        if key is _NDARRAY:
+            key = (obs.dtype, obs.shape)
+        cacheable = (type(key) is tuple or key in _SIMPLE_TYPES) and (
+            type(info) is dict and _ALL_PLAIN(map(type, info.values()))
+        )
+        kind = self._reset_kinds.get(key) if cacheable else None
+        if kind is None:
+            types = self._reset_types
+            types.walk(None, obs, None, info, None)
+            kind = (types.field, self._route_of(obs, types))
+            if cacheable and len(self._reset_kinds) < _MAX_CACHED:
+                self._reset_kinds[key] = kind
+        return kind
 
     def _add(self, line: bytes) -> None:
         """Buffer a header or reset line, ending in its newline."""
