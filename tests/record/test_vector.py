@@ -15,7 +15,7 @@ from gymnasium.vector import AutoresetMode
 from gym_goldens import Recording, RecordVectorTrajectory, compare, read_recording
 from gym_goldens.plugin.store import update_golden
 from gym_goldens.present.report import format_comparison
-from gym_goldens.record.vector import sub_env_info
+from gym_goldens.record.vector import sub_env_info, sub_env_infos
 from tests.support.envs import ScriptedEnv
 
 NUM_ENVS = 4
@@ -218,6 +218,27 @@ class TestInfoMasks:
         }
         assert sub_env_info(infos, 0) == {"x": 1.0}
         assert sub_env_info(infos, 1) == {"episode": {"r": 5.0}}
+
+    def test_sub_env_infos_keep_numpy_types_key_order_and_short_masks(self) -> None:
+        # Every mask set (each info built at once) and some unset (key by key)
+        # give the same items, of the same numpy types, in the order of the keys.
+        full = {
+            "x": np.array([1.0, 2.0, 3.0], np.float32),
+            "_x": np.array([True, True, True]),
+            "rows": np.zeros((3, 2), np.int8),
+            "same": 7,
+        }
+        split = sub_env_infos(full, 3)
+        assert [list(info) for info in split] == [["x", "rows", "same"]] * 3
+        assert [type(info["x"]) for info in split] == [np.float32] * 3
+        assert [info["rows"].dtype for info in split] == [np.int8] * 3
+        assert [info["same"] for info in split] == [7, 7, 7]
+        short = {**full, "_x": np.array([True, False])}  # no flag for sub-env 2
+        assert [list(info) for info in sub_env_infos(short, 3)] == [
+            ["x", "rows", "same"],
+            ["rows", "same"],
+            ["rows", "same"],
+        ]
 
 
 class TestGoldenUpdates:

@@ -313,7 +313,72 @@ def test_types_that_change_between_steps_and_episodes_are_written_as_walked(
     # The recorder skips the walk of the types while a cheap key of them stays
     # the same, also across episodes; the lines must be those of a full walk.
     folder = tmp_path_factory.mktemp("types")
-    encoder = Encoder()
+    written, expected = _recorded_and_careful(folder, episodes, first, Encoder())
+    assert written == expected
+
+
+_LEAN_OBS = st.sampled_from(
+    [
+        np.zeros(2, np.float32),
+        np.array([np.nan, 1.0], np.float32),
+        np.array([np.inf, 1.0], np.float32),
+        np.zeros(2, np.float64),
+        np.zeros(5, np.float32),  # past max_array_size=4: a summary
+    ]
+)
+_LEAN_REWARDS = st.sampled_from([0.0, float("nan"), np.float64(1.5), np.float32(-np.inf)])
+_LEAN_INFOS = st.sampled_from(
+    [
+        {},
+        {"p": 1.0},
+        {"$p": 1.0},
+        {"p": None},
+        {"p": float("nan")},
+        {"p": 2**70},
+        {"p": np.float32(1.0)},
+        {"x": np.float64(0.5), "$c": np.float64(1.0)},
+        {"x": np.float64(0.5), "c": np.float64(1.0)},
+        {"x": np.float64(0.5), "c": np.float32(1.0)},
+    ]
+)
+_LEAN_ACTIONS = st.sampled_from([0, np.int64(1), np.zeros(5, np.float32), np.zeros(1, np.float32)])
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    episodes=st.lists(
+        st.lists(
+            st.tuples(_LEAN_ACTIONS, _LEAN_OBS, _LEAN_REWARDS, _LEAN_INFOS), min_size=1, max_size=12
+        ),
+        min_size=1,
+        max_size=3,
+    ),
+    first=st.tuples(_LEAN_OBS, _LEAN_INFOS),
+)
+def test_steps_like_the_step_before_are_written_as_the_careful_encoder_writes_them(
+    tmp_path_factory: pytest.TempPathFactory,
+    episodes: list[list[tuple[Any, Any, Any, dict[str, Any]]]],
+    first: tuple[Any, dict[str, Any]],
+) -> None:
+    # A step of the types and info keys of the step before takes the lean path,
+    # which looks for null alone (and for "$" in an info of plain values): a
+    # NaN, a None, a "$" key, a big int, a new numpy type or a large array at
+    # any step must still be written as the careful encoder writes it.
+    folder = tmp_path_factory.mktemp("lean")
+    written, expected = _recorded_and_careful(
+        folder, episodes, first, Encoder(max_array_size=4), max_array_size=4
+    )
+    assert written == expected
+
+
+def _recorded_and_careful(
+    folder: Path,
+    episodes: list[list[tuple[Any, Any, Any, dict[str, Any]]]],
+    first: tuple[Any, dict[str, Any]],
+    encoder: Encoder,
+    **options: Any,
+) -> tuple[list[list[bytes]], list[list[bytes]]]:
+    """The lines recorded of scripted episodes (header left out), and the careful ones."""
     expected: list[list[bytes]] = []
     envs = []
     for steps in episodes:
@@ -330,7 +395,7 @@ def test_types_that_change_between_steps_and_episodes_are_written_as_walked(
             for t, (action, obs, reward, info) in enumerate(steps, 1)
         ]
         expected.append([encoder.encode_careful(reset), *_careful_steps(encoder, results)])
-    env = RecordTrajectory(_Switching(envs), folder)
+    env = RecordTrajectory(_Switching(envs), folder, **options)
     for steps in episodes:
         env.reset(seed=0)
         for action, *_ in steps:
@@ -340,7 +405,7 @@ def test_types_that_change_between_steps_and_episodes_are_written_as_walked(
         [raw for _, raw in episode_lines]
         for _, episode_lines in iter_episodes([folder / "trajectory.jsonl"])
     ]
-    assert [written[1:] for written in on_disk] == expected
+    return [written[1:] for written in on_disk], expected
 
 
 class _Switching(gym.Env[Any, Any]):

@@ -360,11 +360,11 @@ class Encoder:
             line = orjson.dumps(record, option=self.dumps_options)
         except orjson.JSONEncodeError:
             return self._encode_careful(record)
-        # The same test as the recorder's inlined copy (see EpisodeWriter.step),
+        # The same test as the recorder's (see EpisodeWriter._line),
         # and a datetime64 that orjson may have cut to microseconds (or NaT it
         # wrote as a date), which the recorder finds from the numpy types.
         if (
-            line.partition(b"null")[1]
+            line.rpartition(b"null")[1]
             or line.partition(b"$")[1]
             or len(line) > self._fast_limit
             or _DATETIME_TEXT.search(line)

@@ -57,6 +57,7 @@ _FINAL_KEYS: Final = frozenset({"final_obs", "final_info", "_final_obs", "_final
 # Batched spaces whose batches gymnasium's iterate() splits as iter() does:
 # row by row along the first axis. It is called twice per step; iter() costs less.
 _ROW_SPACES: Final = (gym.spaces.Box, gym.spaces.MultiDiscrete, gym.spaces.MultiBinary)
+_BOOL: Final = np.dtype(np.bool_)
 
 
 class RecordVectorTrajectory(gym.vector.VectorWrapper, gym.utils.RecordConstructorArgs):
@@ -176,9 +177,11 @@ class RecordVectorTrajectory(gym.vector.VectorWrapper, gym.utils.RecordConstruct
             raise
         obs, rewards, terminations, truncations, infos = result
         same_step = self.autoreset_mode == _SAME_STEP
+        next_step = self.autoreset_mode == _NEXT_STEP
         autoreset = self._autoreset
         # Each batch split once, not indexed per sub-env: this runs at every step.
         per_env = zip(
+            itertools.count(),
             self._subs,
             _split(self.action_space, actions),
             _split(self.observation_space, obs),
@@ -186,11 +189,8 @@ class RecordVectorTrajectory(gym.vector.VectorWrapper, gym.utils.RecordConstruct
             _flags(terminations),
             _flags(truncations),
             sub_env_infos(infos, self.num_envs) if infos else [{}] * self.num_envs,
-            strict=False,
         )
-        for i, (sub, sub_action, sub_obs, reward, terminated, truncated, info) in enumerate(
-            per_env
-        ):
+        for i, sub, sub_action, sub_obs, reward, terminated, truncated, info in per_env:
             if autoreset[i]:
                 # NextStep: this sub-env ignored its action and reset.
                 autoreset[i] = False
@@ -209,7 +209,7 @@ class RecordVectorTrajectory(gym.vector.VectorWrapper, gym.utils.RecordConstruct
                 self._start(i, sub_obs, reset_info, autoreset=True)
                 continue
             sub.step(sub_action, sub_obs, reward, terminated, truncated, info)
-            if done and self.autoreset_mode == _NEXT_STEP:
+            if done and next_step:
                 autoreset[i] = True
         return result
 
@@ -251,24 +251,21 @@ class RecordVectorTrajectory(gym.vector.VectorWrapper, gym.utils.RecordConstruct
             raise errors[0]
 
 
-def _contiguous(batch: Any) -> Any:
-    # Rows of a Fortran-ordered batch (CartPoleVectorEnv's) would each need a copy to encode.
-    if type(batch) is np.ndarray and not batch.flags.c_contiguous:
-        return np.ascontiguousarray(batch)
-    return batch
-
-
 def _split(space: gym.Space[Any], batch: Any) -> Iterator[Any]:
     """The sub-env items of a batch, as gymnasium's ``iterate`` gives them."""
-    batch = _contiguous(batch)
-    if type(batch) is np.ndarray and type(space) in _ROW_SPACES:
-        return iter(batch)
+    if type(batch) is np.ndarray:
+        # Rows of a Fortran-ordered batch (CartPoleVectorEnv's) would each need
+        # a copy to encode; a C-ordered one is returned as it is, at less cost
+        # than a look at its flags.
+        batch = np.ascontiguousarray(batch)
+        if type(space) in _ROW_SPACES:
+            return iter(batch)
     return iterate(space, batch)
 
 
 def _flags(batch: Any) -> list[bool]:
     """A batch of terminated or truncated flags as Python bools."""
-    if type(batch) is np.ndarray and batch.dtype == np.bool_:
+    if type(batch) is np.ndarray and batch.dtype is _BOOL:
         return batch.tolist()  # type: ignore[no-any-return]
     return [bool(flag) for flag in batch]
 
@@ -294,24 +291,47 @@ def sub_env_infos(infos: Mapping[str, Any], num_envs: int) -> list[dict[str, Any
     A value that is not batched (not a sequence, or one with fewer items than
     the sub-env's index) is the same for every sub-env.
     """
-    split: list[dict[str, Any]] = [{} for _ in range(num_envs)]
+    keys: list[Any] = []
+    columns: list[Sequence[Any]] = []
+    masks: list[Iterable[bool]] = []
+    every = itertools.repeat(True)
+    partial = False  # whether a mask leaves a key out of a sub-env's info
     for key, value in infos.items():
-        if isinstance(key, str) and key.startswith("_") and key[1:] in infos:
-            continue
-        mask = infos.get(f"_{key}") if isinstance(key, str) else None
-        kept: Sequence[int] = range(num_envs)
-        if mask is not None:
-            kept = [i for i, flag in zip(kept, _flags(mask), strict=False) if flag]
-        # Arrays first: isinstance(value, Mapping) is an ABC check, slow on an array.
-        items: Sequence[Any]
-        if isinstance(value, (np.ndarray, list, tuple)):
-            # Iterating an array gives the numpy scalars (or rows) indexing would.
-            items = list(itertools.islice(value, num_envs))
-            items += [value] * (num_envs - len(items))  # not batched for these
-        elif isinstance(value, Mapping):
-            items = sub_env_infos(value, num_envs)
+        mask = None
+        if isinstance(key, str):
+            if key[:1] == "_" and key[1:] in infos:
+                continue  # the mask of another key
+            mask = infos.get(f"_{key}")
+        keys.append(key)
+        columns.append(_items(value, num_envs))
+        if mask is None:
+            masks.append(every)
         else:
-            items = [value] * num_envs  # not batched: the same for every sub-env
-        for i in kept:
-            split[i][key] = items[i]
+            flags = _flags(mask)
+            partial = partial or len(flags) < num_envs or False in flags[:num_envs]
+            masks.append(flags)
+    if not partial:
+        # Each sub-env's info built at once: the common case, every key set.
+        return [dict(zip(keys, row, strict=True)) for row in zip(*columns, strict=True)] or [
+            {} for _ in range(num_envs)
+        ]
+    split: list[dict[str, Any]] = [{} for _ in range(num_envs)]
+    for key, items, kept_by in zip(keys, columns, masks, strict=True):
+        for info, kept, item in zip(split, kept_by, items, strict=False):
+            if kept:
+                info[key] = item
     return split
+
+
+def _items(value: Any, num_envs: int) -> Sequence[Any]:
+    """The item of a batched info value for each sub-env (the value itself where not batched)."""
+    # Arrays first: isinstance(value, Mapping) is an ABC check, slow on an array.
+    # Iterating an array gives the numpy scalars (or rows) indexing would.
+    if type(value) is np.ndarray and value.shape[:1] == (num_envs,):
+        return list(value.flat) if value.ndim == 1 else list(value)
+    if isinstance(value, (np.ndarray, list, tuple)):
+        items = list(itertools.islice(value, num_envs))
+        return items + [value] * (num_envs - len(items))  # not batched for these
+    if isinstance(value, Mapping):
+        return sub_env_infos(value, num_envs)
+    return [value] * num_envs  # not batched: the same for every sub-env

@@ -76,6 +76,7 @@ _DIGEST_BYTES: Final = 8
 _GZIP_LEVEL: Final = 6
 _DUMPS: Final = orjson.dumps
 _NDARRAY: Final = np.ndarray
+# The most kinds of reset (by type of obs) whose dtypes field is kept.
 _MAX_CACHED: Final = 64
 _MAX_CACHED_HEADERS: Final = 256
 # Types whose numpy type, if any, their type alone gives: Python values (none)
@@ -84,14 +85,15 @@ _SIMPLE_TYPES: Final = frozenset(
     {float, int, bool, str, bytes, type(None)}
     | {kind for kind in np.sctypeDict.values() if issubclass(kind, (np.number, np.bool_))}
 )
-_ALL_PLAIN: Final = frozenset({float, int, bool, str, bytes, type(None)}).issuperset
 # A step or reset without a frame of env.render().
 _NO_RENDER: Final[Any] = object()
-# The key part of an info dict without numpy values: an empty one, or one of
-# plain Python values only (FrozenLake's {"prob": 1.0}), which have no numpy type
-# to record. Not building the key of its keys and types saves a tenth of a
-# 5 us step.
-_NO_INFO: Final[tuple[tuple[Any, ...], tuple[type, ...]]] = ((), ())
+# The info part of a step key for an info of plain Python values only
+# (FrozenLake's {"prob": 1.0}): their keys are not in it, as building it
+# would cost more than looking for "$" in the line (see EpisodeWriter.step).
+_PLAIN_INFO: Final = (type(None),)
+_ALL_PLAIN: Final = frozenset({float, int, bool, str, bytes, type(None)}).issuperset
+# Not the key of any step: the next step is recorded in full (see EpisodeWriter.step).
+_IN_FULL: Final[Any] = object()
 # The buffer is written when it holds this much, however long the episode, so
 # that a long episode costs memory near what is buffered, not what it writes.
 _WRITE_SIZE: Final = 4 * 1024 * 1024
@@ -180,30 +182,45 @@ class StepTypes:
     a small step, so the writer walks them (:meth:`walk`) only when a cheap
     key of the step differs from :attr:`key`. The key holds the types of
     action, obs and reward (with the dtype and shape of array ones), and the
-    keys of the info dict with the types of their values (built at every step
-    by :meth:`EpisodeWriter.step`). It stands for the numpy types when each of
-    those types gives the numpy type of its value alone: an array (whose dtype
-    and shape are in the key), a Python value (which has none) or a numpy
-    number (whose type is its dtype), as MuJoCo's ``np.float64`` info values
-    are. Otherwise (an array or a dict inside info, an info that is not a
+    keys of the info dict with the types of their values, in one tuple (built
+    at every step by :meth:`EpisodeWriter.step`). It stands for the numpy
+    types when each of those types gives the numpy type of its value alone:
+    an array (whose dtype and shape are in the key), a Python value (which
+    has none) or a numpy number (whose type is its dtype), as MuJoCo's
+    ``np.float64`` info values are. Otherwise (an array or a dict inside info, an info that is not a
     dict) :attr:`key` is None and every step is walked.
+
+    Args:
+        smallest: The size of the smallest array that may be summarised.
 
     Attributes:
         key: The key that stands for the last walked types, or None.
         field: The ``dtypes`` record field of those types (None when nothing
             has a numpy type).
+        careful: Whether orjson must not write such a record itself
+            (:func:`~gym_goldens.format.dtypes.needs_careful_path`).
+        lean: Whether a record of the key's types needs only the search for
+            ``null`` after orjson wrote it: the key names every dict key of
+            the record (none starts with ``$``) and no array is large enough
+            to be summarised (see :meth:`EpisodeWriter.step`).
     """
 
-    __slots__ = ("_types", "careful", "field", "key")
+    __slots__ = ("_smallest", "_types", "careful", "field", "key", "lean")
 
-    def __init__(self) -> None:
+    def __init__(self, smallest: float = math.inf) -> None:
         self.key: tuple[Any, ...] | None = None
         self.field: Any = None
-        self.careful = False  # whether orjson must not write the step (dtypes.needs_careful_path)
+        self.careful = False
+        self.lean = False
+        self._smallest = smallest
         self._types: Any = None
 
-    def walk(self, action: Any, obs: Any, reward: Any, info: Any, key: tuple[Any, ...]) -> bool:
+    def walk(
+        self, action: Any, obs: Any, reward: Any, info: Any, key: tuple[Any, ...] | None
+    ) -> bool:
         """Work out the types of a step in full; whether they changed since the last walk.
+
+        ``key`` is the step's key (None for none: a reset's).
 
         Raises:
             UnrecordableValueError: A value is too deep to walk, or holds itself.
@@ -225,7 +242,8 @@ class StepTypes:
             typed = {name: found for name, found in fields if found is not None}
             self.field = dtypes.to_json(typed) if typed else None
             self.careful = any(map(dtypes.needs_careful_path, types))
-        self.key = key if _stands_for_types(key) else None
+        self.key = key if key is not None and _stands_for_types(key) else None
+        self.lean = self.key is not None and not self.careful and _lean(self.key, self._smallest)
         return changed
 
 
@@ -237,7 +255,23 @@ def _stands_for_types(key: tuple[Any, ...]) -> bool:
         and (type(obs_key) is tuple or obs_key in _SIMPLE_TYPES)
         and reward_type in _SIMPLE_TYPES
         and info_key is not None
-        and all(kind in _SIMPLE_TYPES for kind in info_key[1])
+        and all(kind in _SIMPLE_TYPES for kind in info_key[len(info_key) // 2 :])
+    )
+
+
+def _lean(key: tuple[Any, ...], smallest: float) -> bool:
+    """Whether a key that stands for its types also vouches for the dict keys and array sizes.
+
+    Its info keys are all strings, none starting with ``$`` (which the careful
+    path escapes), or its info holds plain values only (whose keys the step
+    looks for in its line), and neither action nor obs is an array of more
+    than ``smallest`` items (which may be summarised).
+    """
+    action_key, obs_key, _, info_key = key
+    arrays = [part[1] for part in (action_key, obs_key) if type(part) is tuple]
+    names = () if info_key is _PLAIN_INFO else info_key[: len(info_key) // 2]
+    return all(type(name) is str and name[:1] != "$" for name in names) and all(
+        math.prod(shape) <= smallest for shape in arrays
     )
 
 
@@ -330,8 +364,9 @@ class HeaderLines:
         __tracebackhide__ = True
         key = (index, seed, autoreset)
         cacheable = options is None and (seed is None or type(seed) is int)
-        if cacheable and key in self._cache:
-            return self._cache[key]
+        cached = self._cache.get(key) if cacheable else None
+        if cached is not None:
+            return cached
         encode = self._encode
         if self._fields is None:
             description = self._describe()
@@ -425,9 +460,12 @@ class EpisodeWriter:
         "_flush_limit",
         "_folder_made",
         "_frames",
+        "_lean_key",
+        "_may_be_lean",
         "_options",
         "_render",
-        "_reset_dtypes",
+        "_reset_kinds",
+        "_reset_types",
         "_route",
         "_smallest_array",
         "_step_types",
@@ -476,11 +514,16 @@ class EpisodeWriter:
         # comparison with t, where counting lines would cost a store per step.
         self._write_at = self._flush_limit
         # They outlive an episode: step 1 of the next one writes the field again.
-        self._step_types = StepTypes()
+        self._step_types = StepTypes(self._smallest_array)
+        self._reset_types = StepTypes(self._smallest_array)
+        self._reset_kinds: dict[Any, tuple[Any, int]] = {}
         # How each step is encoded, worked out when its types are: the fast
         # path, 1 for a large obs (an image), 2 the careful path (a datetime64).
         self._route = _FAST
-        self._reset_dtypes: dict[Any, Any] = {}
+        # Whether the storage lets a step take the lean path (see step), and
+        # the key of the steps that take it (_IN_FULL: none).
+        self._may_be_lean = frames is None and full_every is None and flush_every is None
+        self._lean_key: Any = _IN_FULL
 
     def begin(self, header: bytes) -> None:
         """Start an episode with its header line; an unfinished one is written as it is."""
@@ -494,35 +537,31 @@ class EpisodeWriter:
         self.episode_count += 1
         self._t = 0
         self._write_at = self._flush_limit
-        self._add(header)
+        self._lean_key = _IN_FULL  # step 1 writes the dtypes field
+        self._add(header + b"\n")
 
     def reset(self, obs: Any, info: Any) -> None:
         """Record the reset that begins the episode."""
         __tracebackhide__ = True
         episode = self.episode_count - 1
         record = {"event": "reset", "episode": episode, "obs": obs, "info": info}
-        reset_dtypes = self._reset_types(obs, info)
-        if reset_dtypes is not None:
-            record["dtypes"] = reset_dtypes
+        field, route = self._reset_kind(obs, info)
+        if field is not None:
+            record["dtypes"] = field
         if self._render is not _NO_RENDER:
             record["render"], self._render = self._render, _NO_RENDER
         frames = self._frames
         if frames is not None and frames.replace(record, episode, 0, write=True):
-            self._add(frames.encode(record))
+            self._add(frames.encode(record) + b"\n")
         else:
-            self._add(self._encoder.encode(record))
+            self._add(self._line(record, route))
 
-    def _add(self, line: bytes) -> None:
-        __tracebackhide__ = True
-        if len(line) > MAX_LINE_BYTES:
-            raise UnrecordableValueError(_too_long(line))
-        buffer = self._buffer
-        buffer += line
-        buffer += b"\n"
-        self._write_at -= 1
+    def _reset_kind(self, obs: Any, info: Any) -> tuple[Any, int]:
+        """The dtypes field of a reset record and its route (see _route_of).
 
-    def _reset_types(self, obs: Any, info: Any) -> Any:
-        """The dtypes field of a reset record (None for none), kept by type of obs."""
+        Kept by the type of obs (its dtype and shape for an array) where that
+        and an info of plain Python values give them; walked otherwise.
+        """
         __tracebackhide__ = True
         key: Any = type(obs)
         if key is _NDARRAY:
@@ -530,27 +569,41 @@ class EpisodeWriter:
         cacheable = (type(key) is tuple or key in _SIMPLE_TYPES) and (
             type(info) is dict and _ALL_PLAIN(map(type, info.values()))
         )
-        if cacheable and key in self._reset_dtypes:
-            return self._reset_dtypes[key]
-        try:
-            types = dtypes.signature({"obs": obs, "info": info})
-        except RecursionError:
-            raise _unrecordable({"obs": obs, "info": info}) from None
-        found = None if types is None else dtypes.to_json(types)
-        if cacheable and len(self._reset_dtypes) < _MAX_CACHED:
-            self._reset_dtypes[key] = found
-        return found
+        kind = self._reset_kinds.get(key) if cacheable else None
+        if kind is None:
+            types = self._reset_types
+            types.walk(None, obs, None, info, None)
+            kind = (types.field, self._route_of(obs, types))
+            if cacheable and len(self._reset_kinds) < _MAX_CACHED:
+                self._reset_kinds[key] = kind
+        return kind
+
+    def _add(self, line: bytes) -> None:
+        """Buffer a header or reset line, ending in its newline."""
+        __tracebackhide__ = True
+        if len(line) > MAX_LINE_BYTES:
+            raise UnrecordableValueError(_too_long(line[:-1]))
+        self._buffer += line
+        self._write_at -= 1
 
     # Positional, as gymnasium's step returns them: keywords cost time at every step.
     def step(  # noqa: PLR0917
         self, action: Any, obs: Any, reward: Any, terminated: bool, truncated: bool, info: Any
     ) -> None:
-        """Record one step; an episode that ends is written."""
+        """Record one step; an episode that ends is written.
+
+        The lean path takes a step whose key (of its numpy types and info
+        keys, see :class:`StepTypes`) is that of the step before, when that
+        key vouched for the whole record (:attr:`StepTypes.lean`) and the
+        storage keeps every step in full: one ``orjson.dumps``, a search for
+        ``null`` (NaN, infinity or None, which the careful path writes) and
+        an append. Any other step is recorded in full (:meth:`_step_in_full`).
+        """
         __tracebackhide__ = True
-        self._t = t = self._t + 1
+        self._t += 1
         record = {
             "event": "step",
-            "t": t,
+            "t": self._t,
             "action": action,
             "obs": obs,
             "reward": reward,
@@ -558,8 +611,6 @@ class EpisodeWriter:
             "truncated": truncated,
             "info": info,
         }
-        # The numpy types are written when they change (in practice on step 1),
-        # walked in full only when a cheap key of them changes (see StepTypes).
         # The key of StepTypes, built here, where it runs at every step, not in
         # a function of its own, whose call would cost as much as the key.
         action_key: Any = type(action)
@@ -571,50 +622,83 @@ class EpisodeWriter:
         info_key: Any = None
         if type(info) is dict:
             info_key = (
-                _NO_INFO
-                if not info or _ALL_PLAIN(map(type, info.values()))
-                else (tuple(info), tuple(map(type, info.values())))
+                ()
+                if not info
+                else _PLAIN_INFO
+                if _ALL_PLAIN(map(type, info.values()))
+                else (*info, *map(type, info.values()))
             )
         key = (action_key, obs_key, type(reward), info_key)
+        if key != self._lean_key:
+            self._step_in_full(record, key, terminated or truncated)
+            return
+        try:
+            line = _DUMPS(record, option=self._options)
+        except orjson.JSONEncodeError:  # an int past 64 bits, a lone surrogate
+            line = self._careful(record) + b"\n"
+        else:
+            # rpartition(), not find() or "in": it costs least, also on long lines.
+            if line.rpartition(b"null")[1] or (info_key is _PLAIN_INFO and line.partition(b"$")[1]):
+                line = self._careful(record) + b"\n"
+        buffer = self._buffer
+        buffer += line
+        if terminated or truncated or len(buffer) >= _WRITE_SIZE:
+            self.write_buffer()
+
+    def _step_in_full(self, record: dict[str, Any], key: tuple[Any, ...], done: bool) -> None:
+        """Record a step that the lean path does not take: types walked where they may change."""
+        __tracebackhide__ = True
+        t = self._t
         step_types = self._step_types
+        # The numpy types are written when they change (in practice on step 1),
+        # walked in full only when the key of them changes (see StepTypes).
         if key != step_types.key:
-            changed = step_types.walk(action, obs, reward, info, key)
-            if (changed or t == 1) and step_types.field is not None:
+            obs = record["obs"]
+            changed = step_types.walk(record["action"], obs, record["reward"], record["info"], key)
+            if changed and step_types.field is not None:
                 record["dtypes"] = step_types.field
             self._route = self._route_of(obs, step_types)
-        elif t == 1 and step_types.field is not None:
-            # The same types as the last step of the previous episode.
+        if t == 1 and step_types.field is not None:
+            # Step 1 of an episode writes them, whatever the last step before.
             record["dtypes"] = step_types.field
-        # Encoder.encode, inlined: this runs at every step of every recording.
-        # Lines end with their newline here.
-        frames = self._frames
-        if frames is not None and self._framed(record, terminated or truncated):
-            line = frames.encode(record) + b"\n"
-        elif self._route:  # an image, or a datetime64 (see _route_of)
-            encode = self._encode_large_obs if self._route == _LARGE_OBS else self._careful
-            line = encode(record) + b"\n"
+        if self._frames is not None and self._framed(record, done):
+            line = self._frames.encode(record) + b"\n"
         else:
-            try:
-                line = _DUMPS(record, option=self._options)
-            except orjson.JSONEncodeError:
-                line = self._careful(record) + b"\n"
-            else:
-                # partition(), not find() or "in": its one-argument call costs
-                # least on short bytes. Any "$" (not only '"$') is a false alarm
-                # at worst: the careful path gives the same bytes.
-                if (
-                    line.partition(b"null")[1]
-                    or line.partition(b"$")[1]
-                    or len(line) > self._fast_limit
-                ):
-                    line = self._careful(record) + b"\n"
-        done = terminated or truncated
+            line = self._line(record, self._route)
+        self._append_step(line, t, done)
+        lean = self._may_be_lean and step_types.lean and self._route == _FAST
+        self._lean_key = step_types.key if lean else _IN_FULL
+
+    def _append_step(self, line: bytes, t: int, done: bool) -> None:
+        """Buffer the line of step ``t`` (a digest, where full_every says so); write at the end."""
+        __tracebackhide__ = True
         if self.full_every is not None and t % self.full_every and t != 1 and not done:
             line = digest_record(t, line[:-1]) + b"\n"
         buffer = self._buffer
         buffer += line
         if done or t >= self._write_at or len(buffer) >= _WRITE_SIZE:
             self.write_buffer()
+
+    def _line(self, record: dict[str, Any], route: int) -> bytes:
+        """The line of a record by its route (see _route_of), with its newline.
+
+        Encoder.encode, without its look for a large obs, which the route
+        holds: orjson's line, unless it may be lossy (a ``null`` that may
+        stand for NaN, a ``$`` key, a line long enough to hold a large array).
+        """
+        __tracebackhide__ = True
+        if route:  # an image, or a datetime64
+            encode = self._encode_large_obs if route == _LARGE_OBS else self._careful
+            return encode(record) + b"\n"
+        try:
+            line = _DUMPS(record, option=self._options)
+        except orjson.JSONEncodeError:
+            return self._careful(record) + b"\n"
+        # Any "$" (not only '"$') is a false alarm at worst: the careful path
+        # gives the same bytes.
+        if line.rpartition(b"null")[1] or line.partition(b"$")[1] or len(line) > self._fast_limit:
+            return self._careful(record) + b"\n"
+        return line
 
     def reset_record(self, fields: dict[str, Any]) -> None:
         """Record the reset that begins the episode, of fields another recorder built.
@@ -623,7 +707,7 @@ class EpisodeWriter:
         ``fields`` holds every field but ``event`` and ``episode``.
         """
         record = {"event": "reset", "episode": self.episode_count - 1, **fields}
-        self._add(self._encoder.encode(record))
+        self._add(self._encoder.encode(record) + b"\n")
 
     def step_record(self, fields: dict[str, Any], *, done: bool, retyped: bool = True) -> None:
         """Record one step of fields another recorder built; an episode that ends is written.
@@ -639,27 +723,8 @@ class EpisodeWriter:
         record = {"event": "step", "t": t, **fields}
         if retyped or t == 1:
             self._route = _LARGE_OBS if _large_obs(fields["obs"], self._smallest_array) else _FAST
-        if self._route:
-            line = self._careful(record) + b"\n"  # summarised, never written in full first
-        else:
-            # The fast path of step(), for a record built by another recorder.
-            try:
-                line = _DUMPS(record, option=self._options)
-            except orjson.JSONEncodeError:
-                line = self._careful(record) + b"\n"
-            else:
-                if (
-                    line.partition(b"null")[1]
-                    or line.partition(b"$")[1]
-                    or len(line) > self._fast_limit
-                ):
-                    line = self._careful(record) + b"\n"
-        if self.full_every is not None and t % self.full_every and t != 1 and not done:
-            line = digest_record(t, line[:-1]) + b"\n"
-        buffer = self._buffer
-        buffer += line
-        if done or t >= self._write_at or len(buffer) >= _WRITE_SIZE:
-            self.write_buffer()
+        line = self._line(record, self._route)
+        self._append_step(line, t, done)
 
     def _route_of(self, obs: Any, step_types: StepTypes) -> int:
         """How the steps of these types are encoded.
