@@ -29,8 +29,7 @@ from gym_goldens.format.frames import (
     is_image_like,
     read_frame,
 )
-from gym_goldens.format.limits import MAX_FRAME_PIXELS
-from gym_goldens.format.lines import _Budget
+from gym_goldens.format.limits import MAX_FRAME_PIXELS, DecompressionBudget
 from gym_goldens.present.report import format_unreadable
 from tests.support.frames import cartpole_frames, png_chunk, png_chunks, pong_frame
 
@@ -288,7 +287,7 @@ def test_a_png_claiming_huge_dimensions_is_refused_before_decoding() -> None:
     # A valid header (with its CRC) claiming 100000 x 100000 RGB pixels: 30 GB decoded.
     bomb = SIGNATURE + ihdr(100_000, 100_000) + png_chunk(b"IDAT", zlib.compress(b""))
     bomb += png_chunk(b"IEND", b"")
-    budget = _Budget(1 << 30)
+    budget = DecompressionBudget(1 << 30)
     with pytest.raises(GoldenFormatError, match="refused before decoding") as caught:
         decode_png(bomb, path="frames/e00000_t000000_render.png", budget=budget)
     assert "100,000 x 100,000 pixels" in str(caught.value)
@@ -304,10 +303,10 @@ def test_a_png_past_pillows_own_limit_is_refused_too() -> None:
 
 def test_decoded_bytes_are_spent_on_the_budget() -> None:
     data = encode_png(pong_frame())
-    budget = _Budget(1 << 20)
+    budget = DecompressionBudget(1 << 20)
     decode_png(data, path="a.png", budget=budget)
     assert budget.limit - budget.left == 210 * 160 * 3
-    budget = _Budget(210 * 160 * 3 - 1)
+    budget = DecompressionBudget(210 * 160 * 3 - 1)
     with pytest.raises(GoldenFormatError, match="the limit"):
         decode_png(data, path="a.png", budget=budget)
 

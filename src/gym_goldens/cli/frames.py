@@ -25,7 +25,6 @@ from gym_goldens.cli._recordings import files_of
 from gym_goldens.format.files import atomic_write_bytes
 from gym_goldens.format.frames import (
     FRAME_TAG,
-    FrameBudget,
     StoredFrame,
     encode_png,
     format_shape,
@@ -33,6 +32,7 @@ from gym_goldens.format.frames import (
     frames_in,
 )
 from gym_goldens.format.layout import safe_segment
+from gym_goldens.format.limits import DecompressionBudget
 from gym_goldens.format.lines import iter_episodes
 from gym_goldens.format.reader import parse_record
 from gym_goldens.present.images import write_gif
@@ -44,6 +44,11 @@ _MARKER: Final = b'"' + FRAME_TAG.encode() + b'"'
 # How many names (of fields, of episodes) an error lists before "...".
 _LISTED: Final = 12
 _DEFAULT_FPS: Final = 30.0
+_EXPORT_REFUSAL: Final = (
+    "the frames read decode to more than {limit}, the limit for what a recording may expand "
+    "to; choose fewer frames (an episode, a field) or, for a real recording, raise the limit "
+    "with --max-decompressed-size"
+)
 _NO_FRAMES: Final = (
     "it was recorded without frames; record them with record_trajectory(env, render=True) or "
     'images="frames"'
@@ -157,7 +162,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--fps must be above 0, got {args.fps:g}")
     chosen = _chosen(path, args.episode, args.field, args.max_decompressed_size)
     out = check_out_folder(args.out, "--out")
-    budget = FrameBudget(args.max_decompressed_size)
+    budget = DecompressionBudget(args.max_decompressed_size, _EXPORT_REFUSAL)
     lines: list[str] = []
     for (episode, field), frames in chosen.items():
         pictures = []
@@ -229,7 +234,7 @@ def _listed(names: Sequence[str]) -> str:
     return shown + (f" and {len(names) - _LISTED:,} more" if len(names) > _LISTED else "")
 
 
-def _export(frame: Frame, out: Path, budget: FrameBudget) -> np.ndarray[Any, Any]:
+def _export(frame: Frame, out: Path, budget: DecompressionBudget) -> np.ndarray[Any, Any]:
     """Read a frame (checked) and write it into ``out``; its pixels."""
     pixels = frame.stored.read(budget)
     atomic_write_bytes(out / _name(frame), encode_png(pixels))

@@ -35,11 +35,10 @@ import numpy as np
 from gym_goldens.comparison.pixels import FrameComparison, PixelTolerance, compare_frames
 from gym_goldens.comparison.result import Difference
 from gym_goldens.comparison.tolerance import ToleranceNode
-from gym_goldens.errors import GoldenFormatError
 from gym_goldens.format.codec import ArraySummary, TaggedValue
 from gym_goldens.format.fields import FieldPath
 from gym_goldens.format.frames import FRAME_TAG, FrameRef, StoredFrame
-from gym_goldens.format.limits import format_size
+from gym_goldens.format.limits import RAISE_THE_LIMIT, DecompressionBudget
 
 __all__ = ["FramePairs", "holds_frames", "is_frame"]
 
@@ -64,25 +63,11 @@ class _Where(NamedTuple):
     line: int | None
 
 
-class _Budget:
-    """What the decoded frames of one recording folder may still take, in bytes."""
-
-    __slots__ = ("left", "limit")
-
-    def __init__(self, limit: int) -> None:
-        self.limit = self.left = limit
-
-    def spend(self, size: int, path: Path) -> None:
-        self.left -= size
-        if self.left < 0:
-            raise GoldenFormatError(
-                path,
-                f"the frames of this recording decode to more than {format_size(self.limit)} in "
-                "one comparison, the limit for what a recording may expand to; the golden is "
-                "damaged or made to exhaust the machine. If it is a real recording, raise the "
-                "limit: ini goldens_max_decompressed_size (pytest), or --max-decompressed-size "
-                "(gym-goldens)",
-            )
+_FRAMES_REFUSAL: Final = (
+    "the frames of this recording decode to more than {limit} in one comparison, the limit "
+    "for what a recording may expand to; the golden is damaged or made to exhaust the "
+    "machine. " + RAISE_THE_LIMIT
+)
 
 
 class FramePairs:
@@ -97,7 +82,7 @@ class FramePairs:
     def __init__(self, root: ToleranceNode, max_decompressed_size: int) -> None:
         self.root = root
         self.limit = max_decompressed_size
-        self._budgets: dict[Path, _Budget] = {}
+        self._budgets: dict[Path, DecompressionBudget] = {}
 
     def settle(
         self,
@@ -187,10 +172,10 @@ class FramePairs:
         actual_pixels = actual.read(self._budget(actual.folder))
         return compare_frames(golden_pixels, actual_pixels, tolerance)
 
-    def _budget(self, folder: Path) -> _Budget:
+    def _budget(self, folder: Path) -> DecompressionBudget:
         budget = self._budgets.get(folder)
         if budget is None:
-            budget = self._budgets[folder] = _Budget(self.limit)
+            budget = self._budgets[folder] = DecompressionBudget(self.limit, _FRAMES_REFUSAL)
         return budget
 
 

@@ -54,7 +54,7 @@ import struct
 import zlib
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, Final, Protocol, TypeGuard
+from typing import Any, Final, TypeGuard
 
 import numpy as np
 from PIL import Image
@@ -66,7 +66,7 @@ from gym_goldens.format.layout import safe_segment
 from gym_goldens.format.limits import (
     DEFAULT_MAX_DECOMPRESSED_SIZE,
     MAX_FRAME_PIXELS,
-    format_size,
+    DecompressionBudget,
 )
 from gym_goldens.format.lines import iter_lines
 
@@ -76,8 +76,6 @@ __all__ = [
     "MIN_FRAME_SIDE",
     "PNG_COMPRESS_LEVEL",
     "PNG_COMPRESS_TYPE",
-    "DecodeBudget",
-    "FrameBudget",
     "FrameRef",
     "StoredFrame",
     "check_frame_file",
@@ -133,43 +131,6 @@ _DECODE_ERRORS: Final = (OSError, SyntaxError, ValueError, EOFError, zlib.error)
 _REDO: Final = "record the golden again"
 # How much of a value read from a file an error shows.
 _SHOWN_CHARS: Final = 80
-
-
-class DecodeBudget(Protocol):
-    """What the reads of one recording may still decompress to (the reader's budget).
-
-    :func:`decode_png` spends a frame's decoded size on it before decoding.
-    """
-
-    def spend(self, size: int, path: Path) -> None:
-        """Count ``size`` decompressed bytes of ``path``; raise past the limit."""
-
-
-class FrameBudget:
-    """What the frames decoded by one command may take, in bytes: a :class:`DecodeBudget`.
-
-    Example:
-        >>> budget = FrameBudget(100)
-        >>> budget.spend(60, Path("a.png"))
-        >>> budget.left
-        40
-    """
-
-    __slots__ = ("left", "limit")
-
-    def __init__(self, limit: int) -> None:
-        self.limit = self.left = limit
-
-    def spend(self, size: int, path: Path) -> None:
-        """Count ``size`` decoded bytes of ``path``; raise past the limit."""
-        self.left -= size
-        if self.left < 0:
-            raise GoldenFormatError(
-                path,
-                f"the frames read decode to more than {format_size(self.limit)}, the limit for "
-                "what a recording may expand to; choose fewer frames (an episode, a field) or, "
-                "for a real recording, raise the limit with --max-decompressed-size",
-            )
 
 
 def is_image_like(value: object) -> bool:
@@ -236,7 +197,7 @@ def decode_png(
     path: str | Path,
     expected_shape: Sequence[int] | None = None,
     max_pixels: int = MAX_FRAME_PIXELS,
-    budget: DecodeBudget | None = None,
+    budget: DecompressionBudget | None = None,
 ) -> np.ndarray[Any, Any]:
     """The pixels of a frame's PNG file, read safely.
 
@@ -504,7 +465,7 @@ class StoredFrame:
         """The frame's file."""
         return self.folder / self.ref.file
 
-    def read(self, budget: DecodeBudget | None = None) -> np.ndarray[Any, Any]:
+    def read(self, budget: DecompressionBudget | None = None) -> np.ndarray[Any, Any]:
         """The frame's pixels, read safely (see :func:`read_frame`)."""
         return read_frame(self.folder, self.ref, budget=budget)
 
@@ -522,7 +483,7 @@ def read_frame(
     ref: FrameRef,
     *,
     max_pixels: int = MAX_FRAME_PIXELS,
-    budget: DecodeBudget | None = None,
+    budget: DecompressionBudget | None = None,
 ) -> np.ndarray[Any, Any]:
     """The pixels of the frame ``ref`` of the recording folder ``recording``.
 

@@ -14,6 +14,9 @@ what a real recording holds; ``docs/guarantees.md`` lists them.
   --max-decompressed-size``). A plain file is bounded by its size on disk.
 - A frame (a PNG file of a recording) holds at most :data:`MAX_FRAME_PIXELS`
   pixels; a PNG that claims more is refused before it is decoded.
+- What is read together (the compressed files of one read, the frames of one
+  recording in a comparison, the frames one command exports) spends one
+  :class:`DecompressionBudget`, so that many small bombs cannot add up.
 
 Sizes are written for people as ``1 GiB``, ``512 MiB`` or a number of bytes
 (:func:`parse_size`, :func:`format_size`). This module imports nothing
@@ -23,13 +26,17 @@ heavy: the pytest plugin reads the ini value with it at start-up.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Final
 
 __all__ = [
+    "COMPRESSED_FILES_REFUSAL",
     "DEFAULT_MAX_DECOMPRESSED_SIZE",
     "MAX_FRAME_PIXELS",
     "MAX_LINE_BYTES",
     "MAX_NESTING",
+    "RAISE_THE_LIMIT",
+    "DecompressionBudget",
     "format_size",
     "parse_size",
 ]
@@ -88,3 +95,52 @@ def format_size(size: int) -> str:
         if size and size % unit == 0:
             return f"{size // unit} {name}"
     return f"{size:,} bytes"
+
+
+RAISE_THE_LIMIT: Final = (
+    "If it is a real recording, raise the limit: ini goldens_max_decompressed_size (pytest), "
+    "or --max-decompressed-size (gym-goldens)"
+)
+"""What a refusal of the budget tells a user whose recording is real."""
+
+COMPRESSED_FILES_REFUSAL: Final = (
+    "decompresses to more than {limit}, the limit for a compressed recording{shared}; a real "
+    "recording is far smaller, so this file is damaged or made to exhaust the machine. "
+    + RAISE_THE_LIMIT
+)
+"""The refusal of the reader's budget, for the compressed files of one read."""
+
+
+class DecompressionBudget:
+    """What the files read together may still expand to, in bytes.
+
+    One budget is shared by what is read together, so that many small bombs
+    cannot add up. ``refusal`` is the message past the limit: ``{limit}`` is
+    the limit written for people, ``{shared}`` says that the files before this
+    one counted too.
+
+    Example:
+        >>> budget = DecompressionBudget(100)
+        >>> budget.spend(60, Path("a.png"))
+        >>> budget.left
+        40
+    """
+
+    __slots__ = ("files", "left", "limit", "refusal")
+
+    def __init__(self, limit: int, refusal: str = COMPRESSED_FILES_REFUSAL) -> None:
+        self.limit = self.left = limit
+        self.refusal = refusal
+        self.files = 0  # the files read on it so far
+
+    def spend(self, size: int, path: Path) -> None:
+        """Count ``size`` decompressed bytes of ``path``; refuse them past the limit."""
+        self.left -= size
+        if self.left < 0:
+            shared = " (with the files before it)" if self.files > 1 else ""
+            message = self.refusal.format(limit=format_size(self.limit), shared=shared)
+            # Imported here: pytest loads this module at start-up, for the ini value, and
+            # each module it loads then costs (tests/test_startup.py).
+            from gym_goldens.errors import GoldenFormatError
+
+            raise GoldenFormatError(path, message)

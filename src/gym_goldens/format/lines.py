@@ -25,7 +25,12 @@ from typing import IO, Final
 import orjson
 
 from gym_goldens.errors import GoldenFormatError
-from gym_goldens.format.limits import DEFAULT_MAX_DECOMPRESSED_SIZE, MAX_LINE_BYTES, format_size
+from gym_goldens.format.limits import (
+    DEFAULT_MAX_DECOMPRESSED_SIZE,
+    MAX_LINE_BYTES,
+    DecompressionBudget,
+    format_size,
+)
 
 __all__ = [
     "HEADER_MARK",
@@ -66,7 +71,7 @@ def iter_lines(
             last line is cut short, or a compressed file expands past
             ``max_decompressed_size``.
     """
-    blocks = _line_blocks(Path(path), budget=_Budget(max_decompressed_size))
+    blocks = _line_blocks(Path(path), budget=DecompressionBudget(max_decompressed_size))
     # Chained in C: the generator below runs once per chunk, not per line.
     return itertools.chain.from_iterable(map(_LINES, blocks))
 
@@ -94,41 +99,13 @@ _Block = tuple[Iterable[tuple[int, bytes]], list[int] | None]
 (None when not worked out: the episode split then looks at every line)."""
 
 
-class _Budget:
-    """What the compressed files of one read may still expand to, in bytes.
-
-    One budget is shared by the files read together, so that many small
-    bombs cannot add up.
-    """
-
-    __slots__ = ("files", "left", "limit")
-
-    def __init__(self, limit: int) -> None:
-        self.limit = self.left = limit
-        self.files = 0  # the compressed files read on it so far
-
-    def spend(self, size: int, path: Path) -> None:
-        """Count ``size`` decompressed bytes of ``path``; refuse them past the limit."""
-        self.left -= size
-        if self.left < 0:
-            shared = " (with the files before it)" if self.files > 1 else ""
-            raise GoldenFormatError(
-                path,
-                f"decompresses to more than {format_size(self.limit)}, the limit for a "
-                f"compressed recording{shared}; a real recording is far smaller, so this file "
-                "is damaged or made to exhaust the machine. If it is a real recording, raise "
-                "the limit: ini goldens_max_decompressed_size (pytest), or "
-                "--max-decompressed-size (gym-goldens)",
-            )
-
-
 def _line_blocks(
-    file_path: Path, chunk_size: int | None = None, *, budget: _Budget | None = None
+    file_path: Path, chunk_size: int | None = None, *, budget: DecompressionBudget | None = None
 ) -> Iterator[_Block]:
     read_size = chunk_size or _READ_CHUNK
     compressed = file_path.name.endswith(".gz")
     if budget is None:
-        budget = _Budget(DEFAULT_MAX_DECOMPRESSED_SIZE)
+        budget = DecompressionBudget(DEFAULT_MAX_DECOMPRESSED_SIZE)
     try:
         if compressed:
             handle: gzip.GzipFile | IO[bytes] = gzip.open(file_path, "rb")  # noqa: SIM115 - closed below
@@ -358,7 +335,7 @@ def iter_episodes(
     ``max_decompressed_size`` bounds what the compressed files expand to, all
     together (see :func:`iter_lines`).
     """
-    budget = _Budget(max_decompressed_size)
+    budget = DecompressionBudget(max_decompressed_size)
     for path in files:
         for lines in _split_blocks(_line_blocks(Path(path), budget=budget)):
             yield path, lines
@@ -368,7 +345,7 @@ def count_episodes(
     path: str | Path, *, max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE
 ) -> int:
     """The number of episodes in a recording file, without parsing its records."""
-    blocks = _line_blocks(Path(path), budget=_Budget(max_decompressed_size))
+    blocks = _line_blocks(Path(path), budget=DecompressionBudget(max_decompressed_size))
     return sum(1 for _ in _split_blocks(blocks))
 
 
