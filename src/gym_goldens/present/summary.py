@@ -292,12 +292,28 @@ def format_recording(
     summary: RecordingSummary, *, display: Callable[[Path], str] = str
 ) -> list[str]:
     """The text of ``gym-goldens show`` for one recording: a row for each episode it kept."""
-    episodes = summary.episodes
-    header = summary.header or {}
     lines = [
         f"recording: {display(summary.path)}",
         f"  episodes: {summary.episode_count}, steps: {summary.steps:,}",
+        *_header_lines(summary.header or {}),
     ]
+    step, reset = summary.first_step, summary.reset
+    lines.append("  fields:")
+    for field in _STEP_FIELDS:
+        source = next((r for r in (step, reset) if r is not None and field in r), None)
+        if source is not None:
+            lines.append(f"    {field:<11} {_shape(source[field])}")
+    lines.append("")
+    rows = _episode_rows(summary.episodes)
+    lines += ["  " + line for line in _table(rows, right=range(len(rows[0]) - 2))]
+    return lines + _more_episodes(summary)
+
+
+def _header_lines(header: dict[str, Any]) -> list[str]:
+    """What the header says of the env and the software that recorded it."""
+    if not header:
+        return ["  (no header: a file in the original format)"]
+    lines = []
     env = header.get("env")
     if isinstance(env, dict):
         name = escape_value(env.get("id") or env.get("class") or "?")
@@ -320,21 +336,18 @@ def format_recording(
             "  recorded with: "
             + ", ".join(f"{escape(k)} {escape_value(v)}" for k, v in sorted(versions.items()))
         )
-    if not header:
-        lines.append("  (no header: a file in the original format)")
-    step, reset = summary.first_step, summary.reset
-    lines.append("  fields:")
-    for field in _STEP_FIELDS:
-        source = next((r for r in (step, reset) if r is not None and field in r), None)
-        if source is not None:
-            lines.append(f"    {field:<11} {_shape(source[field])}")
-    lines.append("")
+    return lines
+
+
+def _episode_rows(episodes: Sequence[EpisodeSummary]) -> list[list[str]]:
+    """The table of episodes, its heading first; the numbers are right-aligned up to "ended".
+
+    A multi-agent recording has a return column for each agent, named by the agent.
+    """
     agents = [agent for agent, _ in episodes[0].agent_returns] if episodes else []
-    # A multi-agent recording: a return column for each agent, named by the agent.
     returns = [_cell(agent, _MAX_CELL) for agent in agents] if agents else ["return"]
     rows = [["episode", "steps", *returns, "ended", "seed"]]
     for episode in episodes:
-        seed = episode.seed
         by_agent = dict(episode.agent_returns)
         rows.append(
             [
@@ -346,11 +359,10 @@ def format_recording(
                     else [_return(episode.total_reward)]
                 ),
                 episode.ending,
-                "-" if seed is None else escape_value(seed),
+                "-" if episode.seed is None else escape_value(episode.seed),
             ]
         )
-    lines += ["  " + line for line in _table(rows, right=range(len(returns) + 2))]
-    return lines + _more_episodes(summary)
+    return rows
 
 
 def _agents_line(header: dict[str, Any]) -> list[str]:

@@ -294,17 +294,24 @@ def plot_comparison(
     diverging, chosen = _chosen_fields(compared, only_divergent=only_divergent, label=place.label)
     heading = f"{_name(found, golden)}, {place.label}"
     header = next((one.header for one in found if one is not None and one.header), None)
-    groups = by_agent(chosen, header)
-    panels: list[tuple[str | None, list[FieldComparison]]]
-    if groups is not None:
-        # A multi-agent episode: a panel per agent (the diverging ones first).
-        panels = [(agent, fields[:max_fields]) for agent, fields in groups[:max_fields]]
-        shown = [field for _, fields in panels for field in fields]
-    else:
-        shown = chosen[:max_fields]
-        panels = [(None, [field]) for field in shown]
+    panels = _panels(chosen, header, max_fields)
+    shown = [field for _, fields in panels for field in fields]
     title = _comparison_title(heading, found, (diverging, shown, chosen), display, sides)
     return _draw_comparison(panels, title, sides)
+
+
+def _panels(
+    chosen: list[FieldComparison], header: dict[str, Any] | None, max_fields: int
+) -> list[tuple[str | None, list[FieldComparison]]]:
+    """The panels of a comparison plot: a field each, or an agent each (a multi-agent episode).
+
+    An agent's panel holds its first ``max_fields`` fields, and at most ``max_fields``
+    agents are drawn, the diverging ones first (``chosen`` is in that order).
+    """
+    groups = by_agent(chosen, header)
+    if groups is None:
+        return [(None, [field]) for field in chosen[:max_fields]]
+    return [(agent, fields[:max_fields]) for agent, fields in groups[:max_fields]]
 
 
 def _first_differing(
