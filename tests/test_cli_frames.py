@@ -142,6 +142,18 @@ def test_frames_of_a_missing_field_or_episode_names_those_that_exist(
     assert "episode 5 has no frames; the episodes with frames are 0, 1" in err
 
 
+@pytest.mark.parametrize("fps", ["0", "-3", "nan", "1e-9"])
+def test_frames_refuses_an_fps_no_gif_can_hold_before_writing_anything(
+    painted: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], fps: str
+) -> None:
+    out = tmp_path / "out"
+    code, stdout, err = run(capsys, "frames", painted, "--out", out, "--gif", "--fps", fps)
+    assert (code, stdout) == (2, "")
+    assert "--fps must be" in err
+    assert "Traceback" not in err
+    assert not out.exists()
+
+
 def test_frames_out_may_be_neither_a_file_nor_a_symlink(
     painted: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -256,6 +256,9 @@ def test_a_gif_is_deterministic(tmp_path: Path) -> None:
         ([np.zeros((4, 4), np.uint8)], 10, "expected image-like frames"),
         ([pong_frame(0)], 0, "fps must be above 0"),
         ([pong_frame(0)], float("nan"), "fps must be above 0"),
+        # A GIF holds a frame's delay in 16 bits of centiseconds: 655.35 s at most.
+        ([pong_frame(0)], 1e-9, "fps must be at least 0.00153"),
+        ([pong_frame(0)], 0.0015, "fps must be at least 0.00153"),
     ],
 )
 def test_a_gif_of_bad_input_is_refused(

@@ -35,7 +35,7 @@ from gym_goldens.format.frames import (
 from gym_goldens.format.layout import safe_segment
 from gym_goldens.format.lines import iter_episodes
 from gym_goldens.format.reader import parse_record
-from gym_goldens.present.images import write_gif
+from gym_goldens.present.images import MIN_GIF_FPS, write_gif
 from gym_goldens.present.text import counted, escape
 
 __all__ = ["FrameField", "add_parser", "check_out_folder", "frame_fields", "run"]
@@ -153,8 +153,11 @@ def add_parser(commands: Subcommands) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     """Write the chosen frames, and the GIFs; print what was written."""
     path: Path = args.path
-    if not args.fps > 0:
-        raise UsageError(f"--fps must be above 0, got {args.fps:g}")
+    if not args.fps >= MIN_GIF_FPS:
+        raise UsageError(
+            f"--fps must be at least {MIN_GIF_FPS:.3g} (a GIF shows a frame for 655 s at most), "
+            f"got {args.fps:g}"
+        )
     chosen = _chosen(path, args.episode, args.field, args.max_decompressed_size)
     out = check_out_folder(args.out, "--out")
     budget = FrameBudget(args.max_decompressed_size)

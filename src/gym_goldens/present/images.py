@@ -46,6 +46,7 @@ from gym_goldens.present.differences import headline_order
 
 __all__ = [
     "DIFF_COLOUR",
+    "MIN_GIF_FPS",
     "TRIPTYCH_FILES",
     "diff_image",
     "display_rgb",
@@ -59,6 +60,9 @@ __all__ = [
 
 DIFF_COLOUR: Final = (255, 0, 255)
 """The colour of a differing pixel in a diff image: magenta."""
+
+MIN_GIF_FPS: Final = 1000 / 655_350
+"""The fewest frames a second of a GIF: it holds a frame's delay in 16 bits of centiseconds."""
 
 TRIPTYCH_FILES: Final = ("golden.png", "actual.png", "diff.png")
 """The files :func:`write_triptych_files` writes, in its folder."""
@@ -229,11 +233,16 @@ def write_gif(path: Path, frames: Sequence[np.ndarray[Any, Any]], fps: float) ->
 
     Raises:
         ValueError: No frames, frames of two shapes or not image-like, or
-            ``fps`` not above 0.
+            ``fps`` not above 0 or below :data:`MIN_GIF_FPS`.
         GoldenWriteError: The file system refused.
     """
     if not fps > 0:
         raise ValueError(f"fps must be above 0, got {fps!r}")
+    if fps < MIN_GIF_FPS:
+        raise ValueError(
+            f"fps must be at least {MIN_GIF_FPS:.3g}: a GIF shows a frame for 655 s at most; "
+            f"got {fps!r}"
+        )
     if not frames:
         raise ValueError("expected at least one frame, got none")
     shapes = {frame.shape for frame in frames}
