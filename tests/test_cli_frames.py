@@ -173,6 +173,29 @@ def test_frames_out_may_be_neither_a_file_nor_a_symlink(
     assert list(target.iterdir()) == []
 
 
+def test_frames_out_may_not_be_the_recordings_own_frames_folder(
+    painted: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A hostile line names the frame of step 1 at step 2: exported into the
+    # recording's own frames folder, step 1's pixels would replace step 2's file.
+    folder = Path(shutil.copytree(painted, tmp_path / "hostile"))
+    trajectory = folder / "trajectory.jsonl"
+    lines = trajectory.read_bytes().split(b"\n")
+    ref = re.compile(rb'"render":\{"\$frame":\{[^}]*\}\}')
+    first = next(ref.search(line) for line in lines if b'"t":1,' in line)
+    assert first is not None
+    at = next(index for index, line in enumerate(lines) if b'"t":2,' in line)
+    lines[at] = ref.sub(first.group(0).replace(b"\\", b"\\\\"), lines[at], count=1)
+    trajectory.write_bytes(b"\n".join(lines))
+    before = {path.name: path.read_bytes() for path in (folder / "frames").iterdir()}
+    for out in (folder / "frames", tmp_path / "hostile" / "." / "frames"):
+        code, stdout, err = run(capsys, "frames", folder, "--field", "render", "--out", out)
+        assert (code, stdout) == (2, "")
+        assert "is the frames folder of the recording" in err
+    after = {path.name: path.read_bytes() for path in (folder / "frames").iterdir()}
+    assert after == before
+
+
 def test_a_link_in_the_place_of_an_exported_frame_is_replaced_not_followed(
     painted: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

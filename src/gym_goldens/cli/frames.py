@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Final
@@ -25,6 +26,7 @@ from gym_goldens.cli._recordings import files_of
 from gym_goldens.format.files import atomic_write_bytes
 from gym_goldens.format.frames import (
     FRAME_TAG,
+    FRAMES_DIR,
     FrameBudget,
     StoredFrame,
     encode_png,
@@ -159,6 +161,7 @@ def run(args: argparse.Namespace) -> int:
             f"got {args.fps:g}"
         )
     chosen = _chosen(path, args.episode, args.field, args.max_decompressed_size)
+    _refuse_frames_folder(args.out, path, chosen)
     out = check_out_folder(args.out, "--out")
     budget = FrameBudget(args.max_decompressed_size)
     lines: list[str] = []
@@ -196,6 +199,30 @@ def check_out_folder(out: Path, option: str) -> Path:
         raise UsageError(f"{option} {out} is a file; give a folder to write the images into")
     out.mkdir(parents=True, exist_ok=True)
     return out
+
+
+def _refuse_frames_folder(
+    out: Path, path: Path, chosen: dict[tuple[int, str], list[Frame]]
+) -> None:
+    """Refuse an ``out`` that is the ``frames`` folder of a recording read.
+
+    Exported files are named as the recording names its frames, so there an
+    export would replace the recording's own files (with other pixels, for a
+    line that names another step's frame).
+
+    Raises:
+        UsageError: ``out`` is such a folder, by any name.
+    """
+    if not out.is_dir():
+        return
+    folders = {frame.stored.folder for frames in chosen.values() for frame in frames}
+    for folder in sorted(folders):
+        frames = folder / FRAMES_DIR
+        if frames.is_dir() and os.path.samefile(out, frames):
+            raise UsageError(
+                f"--out {display(out)} is the frames folder of the recording {display(path)}; "
+                "exporting there would replace the recording's own frames: give another folder"
+            )
 
 
 def _chosen(
