@@ -75,6 +75,10 @@ def symlink_error(
         target = os.readlink(link)
     except OSError:
         target = "?"
+    if not target.isprintable():
+        # Any text a pull request chose: quoted and escaped, a newline too, so
+        # that it stays on its line and can print no line of its own.
+        target = ascii(target)
     return UnsafeGoldenPathError(
         link, f"a symlink (to {target}), which gym-goldens does not follow inside {within}: {fix}"
     )
