@@ -323,6 +323,13 @@ def _resolve(
     entries: FolderEntries, within: str, limit: int, env: int | None = None
 ) -> GoldenFolder:
     __tracebackhide__ = True
+    if env is not None and entries.sub_envs:
+        # One level of them: nested ones would be read at any depth a pull request gives.
+        raise GoldenFormatError(
+            entries.sub_envs[0][1],
+            "a sub-env's folder holds no sub-env folder; a vector env's recording has one level "
+            "of them: remove this folder",
+        )
     files = _check_files(tuple(read_order(entries.folder, entries.files)))
     envs = tuple(
         _resolve(scan_folder(folder, within=within), within, limit, index)
