@@ -244,6 +244,33 @@ def test_frames_of_a_hostile_recording_is_a_clean_error(
     assert not CONTROL.search(out + err)
 
 
+def test_the_frames_chosen_count_against_the_limit_before_any_is_read(
+    painted: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A line may name one small frame under thousands of fields: each frame
+    # chosen is kept until it is exported, so each costs its bookkeeping too,
+    # not only its pixels (8x8 gray: 64 bytes). These frames' files are missing:
+    # the limit is met before any is read.
+    folder = tmp_path / "many"
+    folder.mkdir()
+    lines = (painted / "trajectory.jsonl").read_bytes().split(b"\n")
+    ref = (
+        b'{"$frame":{"digest":"0123456789abcdef0123456789abcdef",'
+        b'"file":"frames/e00000_t000000_f.png","shape":[8,8]}}'
+    )
+    fields = b",".join(b'"f%d":%s' % (index, ref) for index in range(1000))
+    reset = b'{"episode":0,"event":"reset","info":{},"obs":0,"render":{%s}}' % fields
+    (folder / "trajectory.jsonl").write_bytes(lines[0] + b"\n" + reset + b"\n")
+    out = tmp_path / "out"
+    code, stdout, err = run(
+        capsys, "frames", folder, "--out", out, "--max-decompressed-size", "1MiB"
+    )
+    assert (code, stdout) == (2, "")
+    assert "the frames read decode to more than 1 MiB" in err
+    assert "choose fewer frames" in err
+    assert not out.exists()
+
+
 # show
 
 

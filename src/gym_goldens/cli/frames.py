@@ -46,6 +46,9 @@ _MARKER: Final = b'"' + FRAME_TAG.encode() + b'"'
 # How many names (of fields, of episodes) an error lists before "...".
 _LISTED: Final = 12
 _DEFAULT_FPS: Final = 30.0
+# What a frame chosen costs beyond its pixels, in bytes of the limit: it is kept
+# (its reference, about a KiB) until it is exported, to a file of its own.
+_FRAME_COST: Final = 4096
 _NO_FRAMES: Final = (
     "it was recorded without frames; record them with record_trajectory(env, render=True) or "
     'images="frames"'
@@ -160,10 +163,10 @@ def run(args: argparse.Namespace) -> int:
             f"--fps must be at least {MIN_GIF_FPS:.3g} (a GIF shows a frame for 655 s at most), "
             f"got {args.fps:g}"
         )
-    chosen = _chosen(path, args.episode, args.field, args.max_decompressed_size)
+    budget = FrameBudget(args.max_decompressed_size)
+    chosen = _chosen(path, args.episode, args.field, budget)
     _refuse_frames_folder(args.out, path, chosen)
     out = check_out_folder(args.out, "--out")
-    budget = FrameBudget(args.max_decompressed_size)
     lines: list[str] = []
     for (episode, field), frames in chosen.items():
         pictures = []
@@ -226,16 +229,21 @@ def _refuse_frames_folder(
 
 
 def _chosen(
-    path: Path, episode: int | None, field: str | None, limit: int
+    path: Path, episode: int | None, field: str | None, budget: FrameBudget
 ) -> dict[tuple[int, str], list[Frame]]:
-    """The frames asked for, by episode and field; an error naming what exists when none are."""
+    """The frames asked for, by episode and field; an error naming what exists when none are.
+
+    Each frame chosen is spent on ``budget`` (:data:`_FRAME_COST`), so that
+    what is kept stays within the limit however many frames a recording names.
+    """
     chosen: dict[tuple[int, str], list[Frame]] = {}
     fields: dict[str, FrameField] = {}
-    for frame in iter_frames(path, limit):
+    for frame in iter_frames(path, budget.limit):
         fields.setdefault(frame.field, FrameField(frame.field)).add(frame)
         if (episode is None or frame.episode == episode) and (
             field is None or frame.field == field
         ):
+            budget.spend(_FRAME_COST, frame.stored.path)
             chosen.setdefault((frame.episode, frame.field), []).append(frame)
     if chosen:
         return chosen
