@@ -288,6 +288,31 @@ def test_show_lists_the_frame_fields(painted: Path, capsys: pytest.CaptureFixtur
         assert re.search(line, out, re.MULTILINE), line
 
 
+def test_show_lists_a_bounded_number_of_frame_fields_each_on_a_short_line(
+    painted: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A hostile line may name frames under any number of fields, of any length.
+    folder = tmp_path / "fields"
+    folder.mkdir()
+    header = (painted / "trajectory.jsonl").read_bytes().split(b"\n")[0]
+    ref = (
+        b'{"$frame":{"digest":"0123456789abcdef0123456789abcdef",'
+        b'"file":"frames/e00000_t000000_f.png","shape":[8,%d]}}'
+    )
+    names = [b"x" * 10_000, *(b"f%d" % index for index in range(1, 150))]
+    fields = b",".join(b'"%s":%s' % (name, ref % (8 + i)) for i, name in enumerate(names))
+    reset = b'{"episode":0,"event":"reset","info":{},"obs":0,"render":{%s}}' % fields
+    (folder / "trajectory.jsonl").write_bytes(header + b"\n" + reset + b"\n")
+
+    code, out, err = run(capsys, "show", folder)
+
+    assert (code, err) == (0, "")
+    listed = out.split("  frames (PNG files; export them with gym-goldens frames):\n")[1]
+    assert len(listed.splitlines()) == 101
+    assert listed.splitlines()[-1] == "    and more fields, past the first 100"
+    assert max(len(line) for line in out.splitlines()) < 200
+
+
 def test_show_of_a_recording_without_frames_lists_none(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

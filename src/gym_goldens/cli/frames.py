@@ -40,11 +40,23 @@ from gym_goldens.format.reader import parse_record
 from gym_goldens.present.images import MIN_GIF_FPS, write_gif
 from gym_goldens.present.text import counted, escape
 
-__all__ = ["FrameField", "add_parser", "check_out_folder", "frame_fields", "run"]
+__all__ = [
+    "MAX_FRAME_FIELDS",
+    "Episodes",
+    "FrameField",
+    "add_parser",
+    "check_out_folder",
+    "frame_fields",
+    "run",
+]
 
 _MARKER: Final = b'"' + FRAME_TAG.encode() + b'"'
-# How many names (of fields, of episodes) an error lists before "...".
+MAX_FRAME_FIELDS: Final = 100
+"""How many fields with frames ``show`` lists, in the order they first appear; the rest counted."""
+# How many names (of fields, of episodes, of shapes) an error or a line lists before "...".
 _LISTED: Final = 12
+# The longest field name a line shows; a longer one is cut, with "...".
+_MAX_NAME: Final = 48
 _DEFAULT_FPS: Final = 30.0
 # What a frame chosen costs beyond its pixels, in bytes of the limit: it is kept
 # (its reference, about a KiB) until it is exported, to a file of its own.
@@ -66,29 +78,62 @@ class Frame:
 
 
 @dataclasses.dataclass
+class Episodes:
+    """The episodes frames were met in, met in order: how many, and the first few."""
+
+    count: int = 0
+    first: list[int] = dataclasses.field(default_factory=list)
+    last: int | None = None
+
+    def add(self, episode: int) -> None:
+        """Count ``episode``, unless it is the last one counted."""
+        if episode == self.last:
+            return
+        self.last = episode
+        self.count += 1
+        if len(self.first) < _LISTED:
+            self.first.append(episode)
+
+    def listed(self) -> str:
+        """``0, 1, 2`` (the first few, and how many more)."""
+        return _listed([str(number) for number in self.first], self.count)
+
+
+@dataclasses.dataclass
 class FrameField:
-    """A field that holds frames: how many, of which shapes, in how many episodes."""
+    """A field that holds frames: how many, of which shapes, in how many episodes.
+
+    What it keeps is bounded: the first :data:`_LISTED` shapes, and the episodes counted.
+    """
 
     field: str
     count: int = 0
-    shapes: dict[tuple[int, ...], int] = dataclasses.field(default_factory=dict)
-    episodes: set[int] = dataclasses.field(default_factory=set)
+    shapes: set[tuple[int, ...]] = dataclasses.field(default_factory=set)
+    more_shapes: bool = False
+    episodes: Episodes = dataclasses.field(default_factory=Episodes)
 
     def add(self, frame: Frame) -> None:
         """Count ``frame``."""
         self.count += 1
         shape = frame.stored.ref.shape
-        self.shapes[shape] = self.shapes.get(shape, 0) + 1
+        if len(self.shapes) < _LISTED:
+            self.shapes.add(shape)
+        elif shape not in self.shapes:
+            self.more_shapes = True
         self.episodes.add(frame.episode)
 
     def describe(self) -> str:
         """``26 frames, 48x64x3, in 1 episode``."""
-        shapes = ", ".join(format_shape(shape) for shape in sorted(self.shapes)[:_LISTED])
-        more = ", ..." if len(self.shapes) > _LISTED else ""
+        shapes = ", ".join(format_shape(shape) for shape in sorted(self.shapes))
+        more = ", ..." if self.more_shapes else ""
         return (
             f"{counted(self.count, 'frame')}, {shapes}{more}, "
-            f"in {counted(len(self.episodes), 'episode')}"
+            f"in {counted(self.episodes.count, 'episode')}"
         )
+
+    def name(self) -> str:
+        """The field, escaped and cut to a line's share."""
+        return _short(escape(self.field))
 
 
 def iter_frames(path: Path, limit: int) -> Iterator[Frame]:
@@ -110,12 +155,22 @@ def iter_frames(path: Path, limit: int) -> Iterator[Frame]:
                 yield Frame(episode, step, field, StoredFrame(file.parent, ref))
 
 
-def frame_fields(path: Path, limit: int) -> list[FrameField]:
-    """The fields of a recording that hold frames, in the order they first appear."""
+def frame_fields(path: Path, limit: int) -> tuple[list[FrameField], bool]:
+    """The fields of a recording that hold frames, in the order they first appear.
+
+    The first :data:`MAX_FRAME_FIELDS`, and whether there are more.
+    """
     fields: dict[str, FrameField] = {}
+    more = False
     for frame in iter_frames(path, limit):
-        fields.setdefault(frame.field, FrameField(frame.field)).add(frame)
-    return list(fields.values())
+        found = fields.get(frame.field)
+        if found is None and len(fields) >= MAX_FRAME_FIELDS:
+            more = True
+            continue
+        if found is None:
+            found = fields[frame.field] = FrameField(frame.field)
+        found.add(frame)
+    return list(fields.values()), more
 
 
 def add_parser(commands: Subcommands) -> argparse.ArgumentParser:
@@ -237,34 +292,45 @@ def _chosen(
     what is kept stays within the limit however many frames a recording names.
     """
     chosen: dict[tuple[int, str], list[Frame]] = {}
-    fields: dict[str, FrameField] = {}
+    names: list[str] = []  # the first fields met, for the error
+    more_names = False
+    episodes = Episodes()  # of the field asked for, or of every field
     for frame in iter_frames(path, budget.limit):
-        fields.setdefault(frame.field, FrameField(frame.field)).add(frame)
-        if (episode is None or frame.episode == episode) and (
-            field is None or frame.field == field
-        ):
+        if frame.field not in names:
+            more_names = more_names or len(names) == _LISTED
+            names += [frame.field][: _LISTED - len(names)]
+        if field is not None and frame.field != field:
+            continue
+        episodes.add(frame.episode)
+        if episode is None or frame.episode == episode:
             budget.spend(_FRAME_COST, frame.stored.path)
             chosen.setdefault((frame.episode, frame.field), []).append(frame)
     if chosen:
         return chosen
-    if not fields:
+    if not names:
         raise UsageError(f"{path}: no frames in this recording; {_NO_FRAMES}")
-    if field is not None and field not in fields:
+    if not episodes.count:
         raise UsageError(
-            f"{path}: no frames of the field {escape(field)!r}; the fields with frames are "
-            + _listed(list(fields))
+            f"{path}: no frames of the field {_short(escape(field or ''))!r}; the fields with "
+            "frames are " + _listed(names, None if more_names else len(names))
         )
-    has = sorted(set().union(*(f.episodes for f in fields.values() if field in (None, f.field))))
-    of = f" of {escape(field)}" if field is not None else ""
+    of = f" of {_short(escape(field))}" if field is not None else ""
     raise UsageError(
         f"{path}: episode {episode} has no frames{of}; the episodes with frames are "
-        + _listed([str(number) for number in has])
+        + episodes.listed()
     )
 
 
-def _listed(names: Sequence[str]) -> str:
-    shown = ", ".join(escape(name) for name in names[:_LISTED])
-    return shown + (f" and {len(names) - _LISTED:,} more" if len(names) > _LISTED else "")
+def _listed(names: Sequence[str], total: int | None) -> str:
+    """The first names, escaped, and how many more of ``total`` (None: more, not counted)."""
+    shown = ", ".join(_short(escape(name)) for name in names[:_LISTED])
+    if total is None:
+        return shown + " and more"
+    return shown + (f" and {total - _LISTED:,} more" if total > _LISTED else "")
+
+
+def _short(name: str) -> str:
+    return name if len(name) <= _MAX_NAME else name[: _MAX_NAME - 3] + "..."
 
 
 def _export(frame: Frame, out: Path, budget: FrameBudget) -> np.ndarray[Any, Any]:
