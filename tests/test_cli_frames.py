@@ -271,6 +271,19 @@ def test_the_frames_chosen_count_against_the_limit_before_any_is_read(
     assert not out.exists()
 
 
+def test_frames_names_a_long_field_short(
+    painted: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = Path(shutil.copytree(painted, tmp_path / "long"))
+    trajectory = folder / "trajectory.jsonl"
+    long = "r" * 10_000
+    trajectory.write_bytes(trajectory.read_bytes().replace(b'"render":', f'"{long}":'.encode()))
+    code, out, err = run(capsys, "frames", folder, "--episode", 0, "--out", tmp_path / "o", "--gif")
+    assert (code, err) == (0, "")
+    assert f"episode 0, {long[:45]}...: {STEPS + 1} frames -> " in out
+    assert max(len(line) for line in out.splitlines()) < 1000
+
+
 # show
 
 

@@ -231,7 +231,7 @@ def run(args: argparse.Namespace) -> int:
                 pictures.append(pixels)
         first, last = (_name(frame) for frame in (frames[0], frames[-1]))
         lines.append(
-            f"episode {episode}, {escape(field)}: {counted(len(frames), 'frame')} -> "
+            f"episode {episode}, {_short(escape(field))}: {counted(len(frames), 'frame')} -> "
             f"{display(out / first)}" + (f" ... {last}" if len(frames) > 1 else "")
         )
         if args.gif:
@@ -351,4 +351,6 @@ def _write_gif(
     try:
         write_gif(gif, pictures, fps)
     except ValueError as error:
-        raise UsageError(f"cannot write {field} of episode {episode} as one GIF: {error}") from None
+        raise UsageError(
+            f"cannot write {_short(escape(field))} of episode {episode} as one GIF: {error}"
+        ) from None
