@@ -32,3 +32,17 @@ def test_a_sub_env_folder_inside_a_sub_env_folder_is_refused_at_any_depth(
             resolve()
         assert raised.value.path == str(golden / "env_0" / "env_0")
         assert "a sub-env's folder holds no sub-env folder" in raised.value.reason
+
+
+def test_a_named_pipe_given_as_a_recording_is_named_for_what_it_is(tmp_path: Path) -> None:
+    pipe = tmp_path / "trajectory.jsonl"
+    os.mkfifo(pipe)
+    with pytest.raises(GoldenFormatError) as raised:
+        resolve_recording(pipe)
+    assert raised.value.path == str(pipe)
+    assert raised.value.reason == (
+        "expected a recording file or folder, found another kind of entry (a named pipe, a "
+        "device); give the recording's file or folder"
+    )
+    with pytest.raises(GoldenFormatError, match="no such file or folder"):
+        resolve_recording(tmp_path / "missing")

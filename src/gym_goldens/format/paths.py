@@ -314,7 +314,13 @@ def resolve_recording(
     if path.is_dir():  # the root of its own check: nothing lies between
         return _resolve(scan_folder(path, within=within), within, limit)
     if not path.is_file():
-        raise GoldenFormatError(path, "no such file or folder")
+        if not path.exists():
+            raise GoldenFormatError(path, "no such file or folder")
+        raise GoldenFormatError(
+            path,
+            "expected a recording file or folder, found another kind of entry (a named pipe, a "
+            "device); give the recording's file or folder",
+        )
     _check_files((path,))
     return GoldenFolder(path, (path,), max_decompressed_size=limit)
 
