@@ -142,6 +142,18 @@ def test_frames_of_a_missing_field_or_episode_names_those_that_exist(
     assert "episode 5 has no frames; the episodes with frames are 0, 1" in err
 
 
+@pytest.mark.parametrize("fps", ["0", "-3", "nan", "1e-9"])
+def test_frames_refuses_an_fps_no_gif_can_hold_before_writing_anything(
+    painted: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], fps: str
+) -> None:
+    out = tmp_path / "out"
+    code, stdout, err = run(capsys, "frames", painted, "--out", out, "--gif", "--fps", fps)
+    assert (code, stdout) == (2, "")
+    assert "--fps must be" in err
+    assert "Traceback" not in err
+    assert not out.exists()
+
+
 def test_frames_out_may_be_neither_a_file_nor_a_symlink(
     painted: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -159,6 +171,29 @@ def test_frames_out_may_be_neither_a_file_nor_a_symlink(
     assert code == 2
     assert "is a symlink" in err
     assert list(target.iterdir()) == []
+
+
+def test_frames_out_may_not_be_the_recordings_own_frames_folder(
+    painted: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A hostile line names the frame of step 1 at step 2: exported into the
+    # recording's own frames folder, step 1's pixels would replace step 2's file.
+    folder = Path(shutil.copytree(painted, tmp_path / "hostile"))
+    trajectory = folder / "trajectory.jsonl"
+    lines = trajectory.read_bytes().split(b"\n")
+    ref = re.compile(rb'"render":\{"\$frame":\{[^}]*\}\}')
+    first = next(ref.search(line) for line in lines if b'"t":1,' in line)
+    assert first is not None
+    at = next(index for index, line in enumerate(lines) if b'"t":2,' in line)
+    lines[at] = ref.sub(first.group(0).replace(b"\\", b"\\\\"), lines[at], count=1)
+    trajectory.write_bytes(b"\n".join(lines))
+    before = {path.name: path.read_bytes() for path in (folder / "frames").iterdir()}
+    for out in (folder / "frames", tmp_path / "hostile" / "." / "frames"):
+        code, stdout, err = run(capsys, "frames", folder, "--field", "render", "--out", out)
+        assert (code, stdout) == (2, "")
+        assert "is the frames folder of the recording" in err
+    after = {path.name: path.read_bytes() for path in (folder / "frames").iterdir()}
+    assert after == before
 
 
 def test_a_link_in_the_place_of_an_exported_frame_is_replaced_not_followed(
@@ -209,6 +244,46 @@ def test_frames_of_a_hostile_recording_is_a_clean_error(
     assert not CONTROL.search(out + err)
 
 
+def test_the_frames_chosen_count_against_the_limit_before_any_is_read(
+    painted: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A line may name one small frame under thousands of fields: each frame
+    # chosen is kept until it is exported, so each costs its bookkeeping too,
+    # not only its pixels (8x8 gray: 64 bytes). These frames' files are missing:
+    # the limit is met before any is read.
+    folder = tmp_path / "many"
+    folder.mkdir()
+    lines = (painted / "trajectory.jsonl").read_bytes().split(b"\n")
+    ref = (
+        b'{"$frame":{"digest":"0123456789abcdef0123456789abcdef",'
+        b'"file":"frames/e00000_t000000_f.png","shape":[8,8]}}'
+    )
+    fields = b",".join(b'"f%d":%s' % (index, ref) for index in range(1000))
+    reset = b'{"episode":0,"event":"reset","info":{},"obs":0,"render":{%s}}' % fields
+    (folder / "trajectory.jsonl").write_bytes(lines[0] + b"\n" + reset + b"\n")
+    out = tmp_path / "out"
+    code, stdout, err = run(
+        capsys, "frames", folder, "--out", out, "--max-decompressed-size", "1MiB"
+    )
+    assert (code, stdout) == (2, "")
+    assert "the frames read decode to more than 1 MiB" in err
+    assert "choose fewer frames" in err
+    assert not out.exists()
+
+
+def test_frames_names_a_long_field_short(
+    painted: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = Path(shutil.copytree(painted, tmp_path / "long"))
+    trajectory = folder / "trajectory.jsonl"
+    long = "r" * 10_000
+    trajectory.write_bytes(trajectory.read_bytes().replace(b'"render":', f'"{long}":'.encode()))
+    code, out, err = run(capsys, "frames", folder, "--episode", 0, "--out", tmp_path / "o", "--gif")
+    assert (code, err) == (0, "")
+    assert f"episode 0, {long[:45]}...: {STEPS + 1} frames -> " in out
+    assert max(len(line) for line in out.splitlines()) < 1000
+
+
 # show
 
 
@@ -224,6 +299,31 @@ def test_show_lists_the_frame_fields(painted: Path, capsys: pytest.CaptureFixtur
     ):
         line = rf"^ +{re.escape(field)} +{2 * frames} frames, {shape}, in 2 episodes$"
         assert re.search(line, out, re.MULTILINE), line
+
+
+def test_show_lists_a_bounded_number_of_frame_fields_each_on_a_short_line(
+    painted: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A hostile line may name frames under any number of fields, of any length.
+    folder = tmp_path / "fields"
+    folder.mkdir()
+    header = (painted / "trajectory.jsonl").read_bytes().split(b"\n")[0]
+    ref = (
+        b'{"$frame":{"digest":"0123456789abcdef0123456789abcdef",'
+        b'"file":"frames/e00000_t000000_f.png","shape":[8,%d]}}'
+    )
+    names = [b"x" * 10_000, *(b"f%d" % index for index in range(1, 150))]
+    fields = b",".join(b'"%s":%s' % (name, ref % (8 + i)) for i, name in enumerate(names))
+    reset = b'{"episode":0,"event":"reset","info":{},"obs":0,"render":{%s}}' % fields
+    (folder / "trajectory.jsonl").write_bytes(header + b"\n" + reset + b"\n")
+
+    code, out, err = run(capsys, "show", folder)
+
+    assert (code, err) == (0, "")
+    listed = out.split("  frames (PNG files; export them with gym-goldens frames):\n")[1]
+    assert len(listed.splitlines()) == 101
+    assert listed.splitlines()[-1] == "    and more fields, past the first 100"
+    assert max(len(line) for line in out.splitlines()) < 200
 
 
 def test_show_of_a_recording_without_frames_lists_none(

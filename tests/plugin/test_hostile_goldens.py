@@ -633,6 +633,20 @@ def test_a_golden_folder_name_with_escapes_is_escaped_in_the_summary(
     assert "test_gone\\x1b[2K" in text
 
 
+def test_a_golden_folder_name_with_a_newline_cannot_forge_a_summary_line(
+    project: pytest.Pytester, recorded_golden: Path
+) -> None:
+    # git keeps a newline in a file name: a pull request can add such a folder.
+    stale = project.path / "goldens" / "test_hostile" / "test_gone\n  forged line" / "CartPole-v1"
+    shutil.copytree(recorded_golden, stale)
+
+    result = project.runpytest()
+
+    result.assert_outcomes(passed=1)
+    assert "test_gone\\n  forged line" in result.stdout.str()
+    assert not [line for line in result.outlines if line.startswith("  forged line")]
+
+
 REPLAY_TEST = TEST_FILE.replace(
     'record_trajectory(gym.make("CartPole-v1"))',
     'record_trajectory(gym.make("CartPole-v1"), replay=True)',

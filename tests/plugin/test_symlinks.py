@@ -102,6 +102,19 @@ def test_a_symlink_to_another_golden_is_neither_read_nor_written(
     )
 
 
+def test_a_symlinks_target_is_shown_escaped_on_one_line(two_tests: pytest.Pytester) -> None:
+    # A link's target is any text a pull request chose, a newline included.
+    golden = two_tests.path / GOLDEN_A
+    shutil.rmtree(golden)
+    golden.symlink_to("nowhere\nFORGED \x1b[2Kline")
+
+    result = two_tests.runpytest("test_a.py")
+
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*a symlink (to 'nowhere\\nFORGED \\x1b[2Kline'), which*"])
+    assert not [line for line in result.outlines if line.startswith("FORGED")]
+
+
 def test_a_variant_folder_that_is_a_symlink_is_refused(pytester: pytest.Pytester) -> None:
     marker = '@pytest.mark.goldens(variant_by=["machine"])'
     pytester.makepyfile(test_a=project_file(0, marker=marker), test_b=project_file(1))

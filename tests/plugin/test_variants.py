@@ -145,6 +145,25 @@ def test_a_missing_golden_lists_the_variants_there_are(pytester: pytest.Pytester
     )
 
 
+def test_the_variants_listed_are_escaped_and_bounded(pytester: pytest.Pytester) -> None:
+    # A pull request may add any number of variant folders, of any name.
+    _write(pytester, '@pytest.mark.goldens(variant_by=["machine"])')
+    pytester.runpytest("--update-goldens").assert_outcomes(passed=1)
+    plain = pytester.path / PLAIN
+    (plain / "trajectory.jsonl").unlink()
+    for name in [*(f"machine=a{index:02d}" for index in range(40)), "machine=\nFORGED"]:
+        (plain / name).mkdir()
+        (plain / name / "trajectory.jsonl").write_text("{}\n")
+    result = pytester.runpytest()
+    result.stdout.fnmatch_lines(
+        [
+            f"  golden variant: {MACHINE} has no golden of its own, so the plain golden serves "
+            "(variants: machine=\\nFORGED, machine=a00, *, machine=a10 and 29 more)",
+        ]
+    )
+    assert not [line for line in result.outlines if line.startswith("FORGED")]
+
+
 @pytest.mark.parametrize(
     ("marker", "message"),
     [

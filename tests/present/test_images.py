@@ -13,7 +13,8 @@ import pytest
 from PIL import Image, ImageSequence
 
 from gym_goldens.comparison.pixels import compare_frames, pixel_differences
-from gym_goldens.format.frames import decode_png
+from gym_goldens.format.frames import decode_png, is_image_like
+from gym_goldens.format.limits import MAX_FRAME_PIXELS
 from gym_goldens.present.images import (
     DIFF_COLOUR,
     TRIPTYCH_FILES,
@@ -112,6 +113,37 @@ def test_frames_of_two_shapes_give_both_on_stripes() -> None:
     assert highlighted(image[:border]).any()
     below = highlighted(image[border + 105 :, right : right + 80])
     assert below.mean() == pytest.approx(0.5, abs=0.1)
+
+
+# A golden's frame may have any shape of at most MAX_FRAME_PIXELS pixels: a
+# hostile one (8 x 2,097,152) beside the actual frame, or beside another made
+# to cross it, must not make a picture past that many pixels either.
+LONG = (8, MAX_FRAME_PIXELS // 8)
+
+
+@pytest.mark.parametrize(
+    "actual",
+    [np.zeros(LONG[::-1], np.uint8), np.zeros((48, 64, 3), np.uint8)],
+    ids=["crossed", "beside a real frame"],
+)
+def test_frames_of_hostile_shapes_give_a_diff_within_the_pixel_limit(
+    actual: np.ndarray[Any, Any],
+) -> None:
+    golden = np.zeros(LONG, np.uint8)
+    golden[:, ::3] = 200
+    image = diff_image(golden, actual)
+    assert is_image_like(image)
+    assert highlighted(image).any()
+    picture = side_by_side(golden, actual, image)
+    assert picture.shape[0] * picture.shape[1] <= MAX_FRAME_PIXELS
+
+
+def test_two_large_frames_of_two_shapes_give_their_triptych_files(tmp_path: Path) -> None:
+    golden = np.full((4096, 4096), 90, np.uint8)
+    actual = np.full((4096, 4000), 90, np.uint8)
+    written = write_triptych_files(tmp_path, golden, actual)
+    with Image.open(written[2]) as diff:
+        assert diff.width * diff.height <= MAX_FRAME_PIXELS
 
 
 # --- the triptych files --------------------------------------------------------------------------
@@ -256,6 +288,9 @@ def test_a_gif_is_deterministic(tmp_path: Path) -> None:
         ([np.zeros((4, 4), np.uint8)], 10, "expected image-like frames"),
         ([pong_frame(0)], 0, "fps must be above 0"),
         ([pong_frame(0)], float("nan"), "fps must be above 0"),
+        # A GIF holds a frame's delay in 16 bits of centiseconds: 655.35 s at most.
+        ([pong_frame(0)], 1e-9, "fps must be at least 0.00153"),
+        ([pong_frame(0)], 0.0015, "fps must be at least 0.00153"),
     ],
 )
 def test_a_gif_of_bad_input_is_refused(

@@ -46,6 +46,18 @@ def test_a_recording_is_drawn_as_a_panel_per_agent(tmp_path: Path) -> None:
     assert list(obs_0.get_xdata()) == [2, 3, 4, 5, 6, 7, 8]
 
 
+def test_an_agent_of_a_long_or_odd_name_gets_a_short_escaped_title(tmp_path: Path) -> None:
+    folder = _record(Drifters(), tmp_path / "golden")
+    trajectory = folder / "trajectory.jsonl"
+    long = "z" * 10_000
+    text = trajectory.read_text().replace('"agent_0"', f'"{long}"')
+    trajectory.write_text(text.replace('"agent_1"', '"ag\\u001b[31m\\nX"'))
+    titles = list(_panels(plot_recording(folder)))
+    assert titles[1:] == ["ag\\x1b[31m\\nX", "agent_2"]
+    assert titles[0].startswith("zzz")
+    assert len(titles[0]) <= 48
+
+
 def test_a_divergence_is_drawn_in_the_panel_of_its_agent(tmp_path: Path) -> None:
     golden = _record(Drifters(), tmp_path / "golden")
     actual = _record(Drifters(agent_2_gain=1.5), tmp_path / "actual")

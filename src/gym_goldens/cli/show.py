@@ -23,7 +23,6 @@ from gym_goldens.present.summary import (
     format_steps,
     summarize,
 )
-from gym_goldens.present.text import escape
 
 __all__ = ["add_parser", "run"]
 
@@ -96,10 +95,10 @@ def run(args: argparse.Namespace) -> int:
 
 def _frame_lines(path: Path, limit: int) -> list[str]:
     """The fields that hold frames (PNG files): how many, their shapes; none without frames."""
-    fields = frame_fields(path, limit)
+    fields, more = frame_fields(path, limit)
     if not fields:
         return []
-    names = [escape(field.field) for field in fields]
+    names = [field.name() for field in fields]
     width = max(11, *(len(name) + 1 for name in names))
     return [
         "",
@@ -108,6 +107,7 @@ def _frame_lines(path: Path, limit: int) -> list[str]:
             f"    {name:<{width}} {field.describe()}"
             for name, field in zip(names, fields, strict=True)
         ),
+        *([f"    and more fields, past the first {len(fields)}"] if more else []),
     ]
 
 

@@ -75,6 +75,10 @@ def symlink_error(
         target = os.readlink(link)
     except OSError:
         target = "?"
+    if not target.isprintable():
+        # Any text a pull request chose: quoted and escaped, a newline too, so
+        # that it stays on its line and can print no line of its own.
+        target = ascii(target)
     return UnsafeGoldenPathError(
         link, f"a symlink (to {target}), which gym-goldens does not follow inside {within}: {fix}"
     )
@@ -310,7 +314,13 @@ def resolve_recording(
     if path.is_dir():  # the root of its own check: nothing lies between
         return _resolve(scan_folder(path, within=within), within, limit)
     if not path.is_file():
-        raise GoldenFormatError(path, "no such file or folder")
+        if not path.exists():
+            raise GoldenFormatError(path, "no such file or folder")
+        raise GoldenFormatError(
+            path,
+            "expected a recording file or folder, found another kind of entry (a named pipe, a "
+            "device); give the recording's file or folder",
+        )
     _check_files((path,))
     return GoldenFolder(path, (path,), max_decompressed_size=limit)
 
@@ -319,6 +329,13 @@ def _resolve(
     entries: FolderEntries, within: str, limit: int, env: int | None = None
 ) -> GoldenFolder:
     __tracebackhide__ = True
+    if env is not None and entries.sub_envs:
+        # One level of them: nested ones would be read at any depth a pull request gives.
+        raise GoldenFormatError(
+            entries.sub_envs[0][1],
+            "a sub-env's folder holds no sub-env folder; a vector env's recording has one level "
+            "of them: remove this folder",
+        )
     files = _check_files(tuple(read_order(entries.folder, entries.files)))
     envs = tuple(
         _resolve(scan_folder(folder, within=within), within, limit, index)

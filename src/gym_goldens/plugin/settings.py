@@ -107,12 +107,19 @@ class GoldensSettings:
     pixels: dict[str, float] = dataclasses.field(default_factory=dict)
 
     def display(self, path: Path | str) -> str:
-        """A path as shown to the user: relative to the invocation folder if inside it."""
+        """A path as shown to the user: relative to the invocation folder if inside it.
+
+        On one line: a folder a pull request named with a newline prints no
+        line of its own.
+        """
+        # Loaded here: the settings are built at start-up, which loads only the wiring.
+        from gym_goldens.present.text import one_line
+
         target = Path(path)
         try:
-            return str(target.relative_to(self.invocation_dir))
+            return one_line(str(target.relative_to(self.invocation_dir)))
         except ValueError:
-            return str(target)
+            return one_line(str(target))
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> GoldensSettings:

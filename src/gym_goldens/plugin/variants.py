@@ -24,12 +24,13 @@ import dataclasses
 import importlib.metadata
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from gym_goldens.errors import GoldenFormatError, UnsafeGoldenPathError
 from gym_goldens.format.header import platform_facts, software_versions
 from gym_goldens.format.layout import variant_dir
 from gym_goldens.format.paths import ensure_inside, resolve_golden
+from gym_goldens.present.text import one_line
 
 __all__ = [
     "GoldenChoice",
@@ -84,6 +85,10 @@ def variant_label(facts: dict[str, str]) -> str:
     return ",".join(f"{name}={value}" for name, value in facts.items())
 
 
+# How many variant folders a message lists before "and N more".
+_LISTED: Final = 12
+
+
 @dataclasses.dataclass(frozen=True)
 class GoldenChoice:
     """The golden a recording is compared with.
@@ -108,7 +113,10 @@ class GoldenChoice:
 
     def describe(self, display: Any = str) -> str:
         """One line for failure messages: the golden used, and the variants there are."""
-        others = ", ".join(self.variants) if self.variants else "none"
+        # Folder names as a pull request left them: escaped, and the first few.
+        names = ", ".join(one_line(name) for name in self.variants[:_LISTED]) or "none"
+        more = len(self.variants) - _LISTED
+        others = names + (f" and {more:,} more" if more > 0 else "")
         if not self.fallback:
             return (
                 f"golden variant: {self.label} ({display(self.variant_path)}; variants: {others})"

@@ -42,10 +42,12 @@ from gym_goldens.comparison.pixels import pixel_differences
 from gym_goldens.comparison.result import Comparison, Difference
 from gym_goldens.format.files import atomic_write_bytes
 from gym_goldens.format.frames import StoredFrame, encode_png, format_shape, is_image_like
+from gym_goldens.format.limits import MAX_FRAME_PIXELS
 from gym_goldens.present.differences import headline_order
 
 __all__ = [
     "DIFF_COLOUR",
+    "MIN_GIF_FPS",
     "TRIPTYCH_FILES",
     "diff_image",
     "display_rgb",
@@ -59,6 +61,9 @@ __all__ = [
 
 DIFF_COLOUR: Final = (255, 0, 255)
 """The colour of a differing pixel in a diff image: magenta."""
+
+MIN_GIF_FPS: Final = 1000 / 655_350
+"""The fewest frames a second of a GIF: it holds a frame's delay in 16 bits of centiseconds."""
 
 TRIPTYCH_FILES: Final = ("golden.png", "actual.png", "diff.png")
 """The files :func:`write_triptych_files` writes, in its folder."""
@@ -136,11 +141,12 @@ def _shapes_differ_image(
     golden: np.ndarray[Any, Any], actual: np.ndarray[Any, Any]
 ) -> np.ndarray[Any, Any]:
     """Golden and actual side by side on magenta stripes: they cannot be overlaid."""
-    left, right = display_rgb(golden), display_rgb(actual)
     border = _STRIPE
+    left, right = _fitted([display_rgb(golden), display_rgb(actual)], 2 * border, 3 * border)
     height = max(left.shape[0], right.shape[0]) + 2 * border
     width = left.shape[1] + right.shape[1] + 3 * border
-    rows, cols = np.indices((height, width))
+    rows = np.arange(height, dtype=np.int32)[:, np.newaxis]
+    cols = np.arange(width, dtype=np.int32)[np.newaxis, :]
     stripes = ((rows + cols) // _STRIPE % 2 == 0)[:, :, np.newaxis]
     image = np.where(stripes, np.array(DIFF_COLOUR, np.uint8), np.array(_BACKGROUND, np.uint8))
     image[border : border + left.shape[0], border : border + left.shape[1]] = left
@@ -175,9 +181,17 @@ def side_by_side(
     if labels is None:
         differ = golden.shape != actual.shape
         labels = ("golden", "actual", "diff: shapes differ" if differ else "diff")
-    panels = [display_rgb(frame) for frame in (golden, actual, diff)]
+    extra_height, extra_width = 2 * _MARGIN + _LABEL_HEIGHT, 4 * _MARGIN
+    panels = _fitted(
+        [display_rgb(frame) for frame in (golden, actual, diff)], extra_height, extra_width
+    )
     tallest = max(panel.shape[0] for panel in panels)
+    wide = sum(panel.shape[1] for panel in panels)
     scale = max(1, min(_MAX_SCALE, _SHOWN_HEIGHT // tallest))
+    while scale > 1 and (tallest * scale + extra_height) * (wide * scale + extra_width) > (
+        MAX_FRAME_PIXELS
+    ):
+        scale -= 1
     panels = [np.repeat(np.repeat(panel, scale, axis=0), scale, axis=1) for panel in panels]
     height = _MARGIN + _LABEL_HEIGHT + tallest * scale + _MARGIN
     width = _MARGIN + sum(panel.shape[1] + _MARGIN for panel in panels)
@@ -197,6 +211,25 @@ def side_by_side(
         draw.text((place, _MARGIN), label, fill=_LABEL_COLOUR, font=font)
     picture: np.ndarray[Any, Any] = np.array(image)
     return picture
+
+
+def _fitted(
+    panels: list[np.ndarray[Any, Any]], extra_height: int, extra_width: int
+) -> list[np.ndarray[Any, Any]]:
+    """``panels`` side by side, subsampled by the least power of two that fits the limit.
+
+    The picture they make (the tallest high, all of them wide, plus the
+    margins) keeps within :data:`~gym_goldens.format.limits.MAX_FRAME_PIXELS`,
+    whatever shapes a golden's frames claim: frames of real shapes are left whole.
+    """
+    step = 1
+    while True:
+        sizes = [(-(-panel.shape[0] // step), -(-panel.shape[1] // step)) for panel in panels]
+        height = max(size[0] for size in sizes) + extra_height
+        if height * (sum(size[1] for size in sizes) + extra_width) <= MAX_FRAME_PIXELS:
+            break
+        step *= 2
+    return [panel[::step, ::step] for panel in panels] if step > 1 else panels
 
 
 def write_triptych_files(
@@ -229,11 +262,16 @@ def write_gif(path: Path, frames: Sequence[np.ndarray[Any, Any]], fps: float) ->
 
     Raises:
         ValueError: No frames, frames of two shapes or not image-like, or
-            ``fps`` not above 0.
+            ``fps`` not above 0 or below :data:`MIN_GIF_FPS`.
         GoldenWriteError: The file system refused.
     """
     if not fps > 0:
         raise ValueError(f"fps must be above 0, got {fps!r}")
+    if fps < MIN_GIF_FPS:
+        raise ValueError(
+            f"fps must be at least {MIN_GIF_FPS:.3g}: a GIF shows a frame for 655 s at most; "
+            f"got {fps!r}"
+        )
     if not frames:
         raise ValueError("expected at least one frame, got none")
     shapes = {frame.shape for frame in frames}

@@ -37,6 +37,7 @@ __all__ = [
     "distinct_numbers",
     "escape",
     "escape_value",
+    "one_line",
     "printable",
     "python_string",
     "short_repr",
@@ -131,9 +132,24 @@ def printable(text: str) -> str:
     """
     if text.replace("\n", "").isprintable():
         return text
-    return "\n".join(
-        "".join(c if c.isprintable() else _escaped(c) for c in line) for line in text.split("\n")
-    )
+    return "\n".join(one_line(line) for line in text.split("\n"))
+
+
+def one_line(text: str) -> str:
+    """``text`` with every non-printable character escaped, newlines too, but no backslash.
+
+    For a name read from the disk (a folder a pull request added), shown in a
+    message: it stays on its line, and a Windows path reads as it is.
+
+    Example:
+        >>> one_line("test_gone\\n  forged\\x1b")
+        'test_gone\\\\n  forged\\\\x1b'
+        >>> one_line("C:\\\\goldens")
+        'C:\\\\goldens'
+    """
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else _escaped(c) for c in text)
 
 
 def uncoloured(text: str) -> str:

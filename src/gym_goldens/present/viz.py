@@ -105,6 +105,7 @@ _MARKER_COLOR: Final = "#d62728"
 _ONE_SIDED_COLOR: Final = "#d62728"
 _MAX_TITLE_PATH: Final = 72
 _MAX_TITLE_FIELDS: Final = 3
+_MAX_AGENT_TITLE: Final = 48
 # A legend entry longer than this is written on two lines, to stay inside the figure.
 _LEGEND_CHARS: Final = 24
 _DPI: Final = 100
@@ -789,7 +790,10 @@ def _draw_agent(
 
 
 def _agent_title(axes: Axes, agent: str) -> None:
-    axes.set_title(escape(agent) or "(no agent)", loc="left", fontsize=10, fontweight="bold")
+    # An agent's name comes from the file: escaped, and cut to fit a panel.
+    name = escape(agent)
+    name = name if len(name) <= _MAX_AGENT_TITLE else name[: _MAX_AGENT_TITLE - 1] + "…"
+    axes.set_title(name or "(no agent)", loc="left", fontsize=10, fontweight="bold")
 
 
 def _colors(count: int) -> list[str]:
