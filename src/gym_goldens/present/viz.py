@@ -293,22 +293,24 @@ def plot_comparison(
     found = place.read(fields, advance, max_decompressed_size)
     compared = compare_series(*_series_of(found), tolerance)
     diverging, chosen = _chosen_fields(compared, only_divergent=only_divergent, label=place.label)
-    heading = f"{_name(found, golden)}, {place.label}"
-    header = next((one.header for one in found if one is not None and one.header), None)
-    panels = _panels(chosen, header, max_fields)
+    panels = _panels(chosen, found, max_fields)
     shown = [field for _, fields in panels for field in fields]
+    heading = f"{_name(found, golden)}, {place.label}"
     title = _comparison_title(heading, found, (diverging, shown, chosen), display, sides)
     return _draw_comparison(panels, title, sides)
 
 
 def _panels(
-    chosen: list[FieldComparison], header: dict[str, Any] | None, max_fields: int
+    chosen: list[FieldComparison],
+    found: tuple[EpisodeSeries | None, EpisodeSeries | None],
+    max_fields: int,
 ) -> list[tuple[str | None, list[FieldComparison]]]:
     """The panels of a comparison plot: a field each, or an agent each (a multi-agent episode).
 
     An agent's panel holds its first ``max_fields`` fields, and at most ``max_fields``
     agents are drawn, the diverging ones first (``chosen`` is in that order).
     """
+    header = next((one.header for one in found if one is not None and one.header), None)
     groups = by_agent(chosen, header)
     if groups is None:
         return [(None, [field]) for field in chosen[:max_fields]]
