@@ -73,6 +73,30 @@ def test_recorded_lines_are_the_careful_encoding(tmp_path: Path, env_id: str) ->
     assert [raw for _, raw in iter_lines(tmp_path / "trajectory.jsonl")] == expected
 
 
+@pytest.mark.parametrize("env_id", ["CartPole-v1", "FrozenLake-v1"])
+def test_step_1_of_every_episode_names_its_numpy_types(tmp_path: Path, env_id: str) -> None:
+    # Step 1 of a later episode takes the lean path when its types are those of
+    # the last step before it; it must still write them, as every step 1 does.
+    inner = _Recorded(gym.make(env_id))
+    env = RecordTrajectory(inner, tmp_path)
+    env.action_space.seed(1)
+    env.reset(seed=3)
+    ends: list[int] = []
+    while len(ends) < 3:
+        _, _, terminated, truncated, _ = env.step(env.action_space.sample())
+        if terminated or truncated:
+            ends.append(len(inner.steps))
+            env.reset()
+    env.close()
+
+    encoder = Encoder()
+    expected = []
+    for start, end in zip([0, *ends], ends, strict=False):
+        expected += _careful_steps(encoder, inner.steps[start:end])
+    lines = iter_lines(tmp_path / "trajectory.jsonl")
+    assert [raw for _, raw in lines if b'"event":"step"' in raw] == expected
+
+
 def _careful_steps(encoder: Encoder, steps: list[tuple[Any, tuple[Any, ...]]]) -> list[bytes]:
     """The step lines as the careful encoder writes them, with a full walk of the types."""
     lines = []

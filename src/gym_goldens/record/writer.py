@@ -91,7 +91,8 @@ _NO_RENDER: Final[Any] = object()
 # (FrozenLake's {"prob": 1.0}): their keys are not in it, as building it
 # would cost more than looking for "$" in the line (see EpisodeWriter.step).
 _PLAIN_INFO: Final = (type(None),)
-_ALL_PLAIN: Final = frozenset({float, int, bool, str, bytes, type(None)}).issuperset
+_PLAIN_TYPES: Final = frozenset({float, int, bool, str, bytes, type(None)})
+_ALL_PLAIN: Final = _PLAIN_TYPES.issuperset
 # Not the key of any step: the next step is recorded in full (see EpisodeWriter.step).
 _IN_FULL: Final[Any] = object()
 # The buffer is written when it holds this much, however long the episode, so
@@ -245,6 +246,32 @@ class StepTypes:
         self.key = key if key is not None and _stands_for_types(key) else None
         self.lean = self.key is not None and not self.careful and _lean(self.key, self._smallest)
         return changed
+
+
+def step_key(action: Any, obs: Any, reward: Any, info: Any) -> tuple[Any, ...]:
+    """The key of a step's numpy types (see :class:`StepTypes`).
+
+    The types of action, obs and reward (the dtype and shape of an array);
+    of an info dict, ``()`` when empty, ``_PLAIN_INFO`` when its values are
+    plain Python values, else its keys and the types of its values; None
+    for an info that is not a dict.
+    """
+    action_key: Any = type(action)
+    if action_key is _NDARRAY:
+        action_key = (action.dtype, action.shape)
+    obs_key: Any = type(obs)
+    if obs_key is _NDARRAY:
+        obs_key = (obs.dtype, obs.shape)
+    info_key: Any = None
+    if type(info) is dict:
+        info_key = (
+            ()
+            if not info
+            else _PLAIN_INFO
+            if _ALL_PLAIN(map(type, info.values()))
+            else (*info, *map(type, info.values()))
+        )
+    return (action_key, obs_key, type(reward), info_key)
 
 
 def _stands_for_types(key: tuple[Any, ...]) -> bool:
@@ -460,9 +487,11 @@ class EpisodeWriter:
         "_flush_limit",
         "_folder_made",
         "_frames",
+        "_last_reset",
         "_lean_key",
         "_may_be_lean",
         "_options",
+        "_plain_first",
         "_render",
         "_reset_kinds",
         "_reset_types",
@@ -517,6 +546,8 @@ class EpisodeWriter:
         self._step_types = StepTypes(self._smallest_array)
         self._reset_types = StepTypes(self._smallest_array)
         self._reset_kinds: dict[Any, tuple[Any, int]] = {}
+        # The key and kind of the last cacheable reset (see _reset_kind).
+        self._last_reset: tuple[Any, tuple[Any, int]] = (_IN_FULL, (None, _FAST))
         # How each step is encoded, worked out when its types are: the fast
         # path, 1 for a large obs (an image), 2 the careful path (a datetime64).
         self._route = _FAST
@@ -524,6 +555,9 @@ class EpisodeWriter:
         # the key of the steps that take it (_IN_FULL: none).
         self._may_be_lean = frames is None and full_every is None and flush_every is None
         self._lean_key: Any = _IN_FULL
+        # Whether the step looks at an info as plain values first, as step_key
+        # does: not when the lean key's info holds its keys and types.
+        self._plain_first = True
 
     def begin(self, header: bytes) -> None:
         """Start an episode with its header line; an unfinished one is written as it is."""
@@ -536,9 +570,12 @@ class EpisodeWriter:
         self.active = True
         self.episode_count += 1
         self._t = 0
-        self._write_at = self._flush_limit
-        self._lean_key = _IN_FULL  # step 1 writes the dtypes field
-        self._add(header + b"\n")
+        if len(header) >= MAX_LINE_BYTES:  # with its newline, longer than the limit
+            raise UnrecordableValueError(_too_long(header))
+        buffer = self._buffer
+        buffer += header
+        buffer += b"\n"
+        self._write_at = self._flush_limit - 1
 
     def reset(self, obs: Any, info: Any) -> None:
         """Record the reset that begins the episode."""
@@ -566,9 +603,11 @@ class EpisodeWriter:
         key: Any = type(obs)
         if key is _NDARRAY:
             key = (obs.dtype, obs.shape)
-        cacheable = (type(key) is tuple or key in _SIMPLE_TYPES) and (
-            type(info) is dict and _ALL_PLAIN(map(type, info.values()))
-        )
+        plain = type(info) is dict and (not info or _ALL_PLAIN(map(type, info.values())))
+        last_key, last_kind = self._last_reset
+        if plain and key == last_key:  # the kind of the reset before: no lookup
+            return last_kind
+        cacheable = plain and (type(key) is tuple or key in _SIMPLE_TYPES)
         kind = self._reset_kinds.get(key) if cacheable else None
         if kind is None:
             types = self._reset_types
@@ -576,6 +615,8 @@ class EpisodeWriter:
             kind = (types.field, self._route_of(obs, types))
             if cacheable and len(self._reset_kinds) < _MAX_CACHED:
                 self._reset_kinds[key] = kind
+        if cacheable:
+            self._last_reset = (key, kind)
         return kind
 
     def _add(self, line: bytes) -> None:
@@ -592,18 +633,15 @@ class EpisodeWriter:
     ) -> None:
         """Record one step; an episode that ends is written.
 
-        The lean path takes a step whose key (of its numpy types and info
-        keys, see :class:`StepTypes`) is that of the step before, when that
-        key vouched for the whole record (:attr:`StepTypes.lean`) and the
-        storage keeps every step in full: one ``orjson.dumps``, a search for
-        ``null`` (NaN, infinity or None, which the careful path writes) and
-        an append. Any other step is recorded in full (:meth:`_step_in_full`).
+        A step whose key (see :class:`StepTypes`) is the lean key, of the step
+        before, takes the lean path: one ``orjson.dumps``, a search for ``null``
+        (NaN, infinity or None) and an append. Others: :meth:`_step_in_full`.
         """
         __tracebackhide__ = True
-        self._t += 1
+        self._t = t = self._t + 1
         record = {
             "event": "step",
-            "t": self._t,
+            "t": t,
             "action": action,
             "obs": obs,
             "reward": reward,
@@ -611,27 +649,33 @@ class EpisodeWriter:
             "truncated": truncated,
             "info": info,
         }
-        # The key of StepTypes, built here, where it runs at every step, not in
-        # a function of its own, whose call would cost as much as the key.
+        # The key, built here: a call would cost as much. An info is looked at as
+        # the lean key's was; a key of the wrong kind differs from it all the same.
         action_key: Any = type(action)
         if action_key is _NDARRAY:
             action_key = (action.dtype, action.shape)
         obs_key: Any = type(obs)
         if obs_key is _NDARRAY:
             obs_key = (obs.dtype, obs.shape)
-        info_key: Any = None
+        info_key: Any = None  # None: not a dict
         if type(info) is dict:
-            info_key = (
-                ()
-                if not info
-                else _PLAIN_INFO
-                if _ALL_PLAIN(map(type, info.values()))
-                else (*info, *map(type, info.values()))
-            )
+            info_key = () if not info else _PLAIN_INFO if self._plain_first else None
+            if info_key is _PLAIN_INFO:
+                for value in info.values():  # a loop: all() or a set costs more
+                    if type(value) not in _PLAIN_TYPES:
+                        info_key = None
+                        break
+            if info_key is None:
+                info_key = (*info, *map(type, info.values()))
         key = (action_key, obs_key, type(reward), info_key)
         if key != self._lean_key:
+            if not self._plain_first:
+                key = step_key(action, obs, reward, info)
             self._step_in_full(record, key, terminated or truncated)
             return
+        if t == 1 and self._step_types.field is not None:
+            # Step 1 of an episode writes the numpy types, whatever the step before.
+            record["dtypes"] = self._step_types.field
         try:
             line = _DUMPS(record, option=self._options)
         except orjson.JSONEncodeError:  # an int past 64 bits, a lone surrogate
@@ -667,7 +711,9 @@ class EpisodeWriter:
             line = self._line(record, self._route)
         self._append_step(line, t, done)
         lean = self._may_be_lean and step_types.lean and self._route == _FAST
-        self._lean_key = step_types.key if lean else _IN_FULL
+        lean_key: Any = step_types.key if lean else _IN_FULL
+        self._lean_key = lean_key
+        self._plain_first = lean_key is _IN_FULL or lean_key[3] is _PLAIN_INFO
 
     def _append_step(self, line: bytes, t: int, done: bool) -> None:
         """Buffer the line of step ``t`` (a digest, where full_every says so); write at the end."""
