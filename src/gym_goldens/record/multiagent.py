@@ -24,6 +24,12 @@ The numpy types (``dtypes``) are keyed by agent too, and written when those
 of an agent in the record differ from that agent's previous step of the
 episode: on each agent's first step, in practice.
 
+A parallel step of the same agents and types as the step before (which was
+recorded in full) takes the lean path: a key of its agents and types
+(:func:`lean_key`), one ``orjson.dumps``, the search for ``null`` and ``$``
+and an append, as the single env's writer does; any other step is recorded
+in full.
+
 PettingZoo is imported here: this module is loaded only for its envs.
 """
 
@@ -33,6 +39,7 @@ import dataclasses
 import operator
 import os
 from collections.abc import Iterable, Mapping
+from itertools import chain
 from pathlib import Path
 from typing import Any, ClassVar, Final
 
@@ -59,6 +66,10 @@ _ALL_ARRAYS: Final = frozenset({np.ndarray}).issuperset
 _ALL_DICTS: Final = frozenset({dict}).issuperset
 _ALL_BOOLS: Final = frozenset({bool}).issuperset
 _DTYPE_AND_SHAPE: Final = operator.attrgetter("dtype", "shape")
+# Not the lean key of any step: the next step is recorded in full.
+_NOT_LEAN: Final[Any] = object()
+# Values that the lean key cannot vouch for (see lean_getters).
+_REFUSED: Final[Any] = object()
 
 
 class AgentTypes:
@@ -167,6 +178,97 @@ def _typed_items(info: dict[Any, Any]) -> tuple[tuple[Any, ...], tuple[type, ...
 
 _TYPED_ITEMS: Final = _typed_items
 
+_Getters = tuple[Any, Any, Any]
+
+
+def lean_key(getters: _Getters, action: Any, result: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    """The key of a parallel step for the lean path; None where it cannot be built.
+
+    It holds the agents of each field and the type of every value, and
+    ``getters`` read more of the values of ``action``, ``obs`` and
+    ``reward``: the dtype and shape of arrays (None for scalars, whose type
+    gives their numpy type), as :func:`lean_getters` chose them for a step
+    recorded in full. A step whose key equals that step's holds the same
+    agents, with values of the same types (the flags booleans, each info a
+    dict of the same keys and types of scalars), so that its record holds
+    neither ``dtypes`` nor ``agents``.
+    """
+    obs, reward, terminated, truncated, info = result
+    of_action, of_obs, of_reward = getters
+    try:
+        infos = info.values()
+        # One flat tuple, which costs least to build and compare; the lengths
+        # first place every other item: the flags, the only ones whose
+        # lengths it lacks, are booleans however the two dicts share them out.
+        return (
+            len(action),
+            len(obs),
+            len(reward),
+            len(info),
+            *action,
+            *obs,
+            *reward,
+            *info,
+            *map(
+                type,
+                chain(
+                    (action, *result),
+                    action.values(),
+                    obs.values(),
+                    reward.values(),
+                    terminated.values(),
+                    truncated.values(),
+                    infos,
+                ),
+            ),
+            of_action and tuple(map(of_action, action.values())),
+            of_obs and tuple(map(of_obs, obs.values())),
+            of_reward and tuple(map(of_reward, reward.values())),
+            any(infos) and tuple(map(_TYPED_ITEMS, infos)),
+        )
+    except (AttributeError, TypeError):  # not a dict, or an array's attributes missing
+        return None
+
+
+def lean_getters(action: Any, result: tuple[Any, ...]) -> _Getters | None:
+    """The getters of :func:`lean_key` for the steps like this one; None if they must be walked.
+
+    The lean path takes dicts by agent of arrays (each of a type orjson
+    writes itself: not a ``datetime64``, nor of the other byte order) or of
+    scalars whose type gives their numpy type, flags that are booleans and
+    infos that are dicts of such scalars.
+    """
+    obs, reward, terminated, truncated, info = result
+    if type(action) is not dict or not _ALL_DICTS(map(type, result)):
+        return None
+    # The obs first: where they are not arrays (a dict of them), the step is
+    # turned down at the least cost.
+    of_obs, of_action, of_reward = map(_getter, (obs, action, reward))
+    if (
+        of_obs is _REFUSED
+        or of_action is _REFUSED
+        or of_reward is _REFUSED
+        or not _ALL_BOOLS(map(type, terminated.values()))
+        or not _ALL_BOOLS(map(type, truncated.values()))
+        or not _ALL_DICTS(map(type, info.values()))
+        or not all(_ALL_SCALARS(map(type, values.values())) for values in info.values())
+    ):
+        return None
+    return (of_action, of_obs, of_reward)
+
+
+def _getter(values_by_agent: dict[Any, Any]) -> Any:
+    """What :func:`lean_key` reads of these values beyond their types: None, or dtype and shape."""
+    values = values_by_agent.values()
+    kinds = set(map(type, values))
+    if _ALL_SCALARS(kinds):
+        return None
+    if _ALL_ARRAYS(kinds) and not any(
+        dtypes.needs_careful_path((array.dtype, array.shape)) for array in values
+    ):
+        return _DTYPE_AND_SHAPE
+    return _REFUSED
+
 
 @dataclasses.dataclass
 class _Recording:
@@ -177,6 +279,10 @@ class _Recording:
     headers: HeaderLines
     writer: Any
     types: AgentTypes
+    # The lean path of parallel steps: the key of the steps that take it
+    # (_NOT_LEAN: none) and the getters it is built with (see lean_key).
+    lean: Any = _NOT_LEAN
+    getters: _Getters = (None, None, None)
 
     @classmethod
     def of(
@@ -195,6 +301,7 @@ class _Recording:
     def begin(self, seed: Any, options: Any) -> None:
         self.writer.begin(self.headers.line(seed, options))
         self.types.begin()
+        self.lean = _NOT_LEAN  # step 1 writes every agent's types
 
     def reset(self, obs: Mapping[Any, Any], info: Mapping[Any, Any], agents: list[Any]) -> None:
         typed = dtypes.signature({"obs": obs, "info": info})
@@ -203,15 +310,29 @@ class _Recording:
             fields["dtypes"] = dtypes.to_json(typed)
         self.writer.reset_record(fields)
 
-    def step(self, fields: dict[str, Any], before: list[Any], after: list[Any]) -> None:
-        """Record a step of ``fields``; ``before`` and ``after`` are the live agents around it."""
+    def step(self, fields: dict[str, Any], before: list[Any], after: list[Any]) -> bool:
+        """Record a step of ``fields``; ``before`` and ``after`` are the live agents around it.
+
+        Returns:
+            Whether a step of the same agents and types may take the lean path.
+        """
         if after != before:
             fields["agents"] = list(after)
         types = self.types
         typed = types.field(fields["action"], fields["obs"], fields["reward"], fields["info"])
         if typed is not None:
             fields["dtypes"] = typed
-        self.writer.step_record(fields, done=not after, retyped=types.retyped)
+        lean: bool = self.writer.step_record(fields, done=not after, retyped=types.retyped)
+        return lean and bool(after) and after == before
+
+    def keep_lean(self, action: Any, result: tuple[Any, ...]) -> None:
+        """Let the steps like the parallel step ``result`` (recorded in full) take the lean path."""
+        getters = lean_getters(action, result)
+        key = None if getters is None else lean_key(getters, action, result)
+        if getters is None or key is None:
+            self.lean = _NOT_LEAN
+        else:
+            self.getters, self.lean = getters, key
 
 
 class _Recorder:
@@ -314,19 +435,36 @@ class RecordParallelTrajectory(_Recorder, BaseParallelWrapper):  # type: ignore[
         return obs, infos
 
     def step(self, actions: dict[Any, Any]) -> tuple[Any, Any, Any, Any, Any]:
-        """Step the env and record the step of every agent."""
+        """Step the env and record the step of every agent.
+
+        The lean path takes a step whose :func:`lean_key` is that of the step
+        before, which was recorded in full and let it (its agents did not
+        change, its values are of the types the key vouches for): the step's
+        line is written without working out its types (see
+        :meth:`~gym_goldens.record.writer.EpisodeWriter.lean_step_record`).
+        """
         recording = self._recording
-        if not recording.writer.active:
+        writer = recording.writer
+        if not writer.active:
             raise self._reset_needed()
         env = self.env
         before = list(env.agents)
         try:
             result = env.step(actions)
         except BaseException:
-            recording.writer.end()
+            writer.end()
             raise
         obs, rewards, terminations, truncations, infos = result
+        after = env.agents
         # Encoded before the env steps again: the env's own dicts, not copies.
+        if (
+            after
+            and after == before
+            and recording.lean is not _NOT_LEAN
+            and lean_key(recording.getters, actions, result) == recording.lean
+        ):
+            writer.lean_step_record(actions, obs, rewards, terminations, truncations, infos)
+            return result  # type: ignore[no-any-return]
         fields = {
             "action": actions,
             "obs": obs,
@@ -335,7 +473,10 @@ class RecordParallelTrajectory(_Recorder, BaseParallelWrapper):  # type: ignore[
             "truncated": _flags(truncations),
             "info": infos,
         }
-        recording.step(fields, before, env.agents)
+        if recording.step(fields, before, after):
+            recording.keep_lean(actions, result)
+        else:
+            recording.lean = _NOT_LEAN
         return result  # type: ignore[no-any-return]
 
 
