@@ -52,29 +52,7 @@ def add_parser(commands: Subcommands) -> argparse.ArgumentParser:
         "deterministic and passed its check, 1 when one is not, errs or fails check_env, 2 on "
         "bad usage or when no env matches.",
     )
-    audit.add_argument(
-        "patterns",
-        nargs="+",
-        metavar="PATTERN",
-        help="case-sensitive globs on env ids, namespace included (MiniGrid-*, Planted/*)",
-    )
-    audit.add_argument(
-        "--import",
-        dest="import_modules",
-        action="append",
-        default=[],
-        metavar="MODULE",
-        help="import MODULE first, to register its envs (repeatable; modules of the current "
-        "folder import as with python -m)",
-    )
-    audit.add_argument(
-        "--exclude", action="append", default=[], metavar="GLOB", help="leave ids out (repeatable)"
-    )
-    audit.add_argument(
-        "--entry-point",
-        metavar="GLOB",
-        help="only ids whose entry point (module:Class) matches, e.g. 'minigrid.envs.wfc*'",
-    )
+    _add_selection_options(audit)
     audit.add_argument(
         "--steps", type=int, default=100, metavar="N", help="steps of each rollout (default 100)"
     )
@@ -102,12 +80,6 @@ def add_parser(commands: Subcommands) -> argparse.ArgumentParser:
         "--json", type=Path, metavar="FILE", help="also write the table as JSON to FILE, for CI"
     )
     audit.add_argument(
-        "--pettingzoo",
-        action="store_true",
-        help="the PATTERNs select PettingZoo's envs, by family/module (classic/*, "
-        "classic/rps_v2), as pettingzoo_envs selects them; each env() (AEC) is audited",
-    )
-    audit.add_argument(
         "--api-test",
         action="store_true",
         help="with --pettingzoo: also run PettingZoo's api_test on each env",
@@ -119,6 +91,39 @@ def add_parser(commands: Subcommands) -> argparse.ArgumentParser:
         help="do not run gymnasium's check_env",
     )
     return audit
+
+
+def _add_selection_options(audit: argparse.ArgumentParser) -> None:
+    """The options that choose the envs: patterns, modules to import, exclusions."""
+    audit.add_argument(
+        "patterns",
+        nargs="+",
+        metavar="PATTERN",
+        help="case-sensitive globs on env ids, namespace included (MiniGrid-*, Planted/*)",
+    )
+    audit.add_argument(
+        "--import",
+        dest="import_modules",
+        action="append",
+        default=[],
+        metavar="MODULE",
+        help="import MODULE first, to register its envs (repeatable; modules of the current "
+        "folder import as with python -m)",
+    )
+    audit.add_argument(
+        "--exclude", action="append", default=[], metavar="GLOB", help="leave ids out (repeatable)"
+    )
+    audit.add_argument(
+        "--entry-point",
+        metavar="GLOB",
+        help="only ids whose entry point (module:Class) matches, e.g. 'minigrid.envs.wfc*'",
+    )
+    audit.add_argument(
+        "--pettingzoo",
+        action="store_true",
+        help="the PATTERNs select PettingZoo's envs, by family/module (classic/*, "
+        "classic/rps_v2), as pettingzoo_envs selects them; each env() (AEC) is audited",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
