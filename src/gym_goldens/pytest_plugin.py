@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Generator, Iterable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Protocol, overload
 
 import pytest
@@ -132,9 +131,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 @pytest.fixture
-def record_trajectory(
-    request: pytest.FixtureRequest, tmp_path: Path
-) -> Generator[RecordTrajectoryFixture]:
+def record_trajectory(request: pytest.FixtureRequest) -> Generator[RecordTrajectoryFixture]:
     """Record envs in this test and check them against their goldens.
 
     ``record_trajectory(env, name=None, *, rtol=None, atol=None, ignore=(),
@@ -155,7 +152,7 @@ def record_trajectory(
         checks = TrajectoryChecks(
             settings,
             golden_nodeid(request.node, settings),
-            repeats.output_dir(request, tmp_path),
+            repeats.output_dir(request),
             marker.kwargs if marker is not None else None,
         )
     except (TypeError, ValueError) as error:

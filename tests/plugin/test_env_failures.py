@@ -102,8 +102,9 @@ def test_env_error_is_reported_and_no_golden_is_written(
     updates = 1 + had_golden
     assert (pytester.path / "closed.txt").read_text().split() == ["closed"] * 2 * updates
     # The partial recording is complete up to the error and reads back.
-    # The real run is the second (the update's extra run came first): its tmp_path.
-    recording = read_recording(basetemp / "test_fragile1" / "Fragile")
+    # The real run's tmp_path (the update's extra run, first, records in a folder of its own).
+    [recorded] = basetemp.glob("test_fragile[0-9]*/Fragile")
+    recording = read_recording(recorded)
     assert len(recording) == episodes
     last = recording[episodes - 1]
     assert last.header is not None

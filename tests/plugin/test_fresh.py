@@ -112,6 +112,19 @@ def test_nothing_runs_again_when_every_golden_is_kept(pytester: pytest.Pytester)
     assert len(_runs(pytester)) == 1
 
 
+def test_an_update_makes_no_tmp_path_it_does_not_record_in(pytester: pytest.Pytester) -> None:
+    # An update's recordings wait in folders of their own until the fresh process
+    # agrees, and the fresh process records into its own: a tmp_path made for each
+    # run of each test (this process's two, the fresh process's one) would hold nothing.
+    _project(pytester, "SeededEnv")
+    basetemp = pytester.path / "basetemp"
+    result = pytester.runpytest("--update-goldens", f"--basetemp={basetemp}")
+    result.assert_outcomes(passed=1)
+    assert _goldens(pytester) == ["SeededEnv"]
+    tmp_paths = [*basetemp.glob("test_env*"), *basetemp.glob("fresh*/tmp/test_env*")]
+    assert tmp_paths == []
+
+
 @pytest.mark.parametrize("opt_out", ["--update-goldens-once", "marker"])
 def test_recording_once_skips_the_fresh_process(pytester: pytest.Pytester, opt_out: str) -> None:
     _project(pytester, "SetOrderEnv")

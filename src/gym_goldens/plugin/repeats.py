@@ -240,8 +240,14 @@ def run_in_process(item: pytest.Item, extra: Plan) -> None:
         sections.clear()
 
 
-def output_dir(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
-    """Where the ``record_trajectory`` fixture records in this run."""
+def output_dir(request: pytest.FixtureRequest) -> Path:
+    """Where the ``record_trajectory`` fixture records in this run.
+
+    The test's ``tmp_path``, made only here, when the recordings go there: an
+    update's runs and a fresh process record into folders of their own, and
+    a ``tmp_path`` for each of them (a folder and a link, numbered) would cost
+    a hundred golden tests a tenth of a second for nothing.
+    """
     settings = request.config.stash[settings_key]
     node = request.node
     if settings.record_into is not None:
@@ -261,6 +267,7 @@ def output_dir(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
             factory: pytest.TempPathFactory = request.getfixturevalue("tmp_path_factory")
             request.config.stash[fresh_base_key] = factory.mktemp("fresh")
         return _new_folder(request, "pending")
+    tmp_path: Path = request.getfixturevalue("tmp_path")
     return tmp_path
 
 
