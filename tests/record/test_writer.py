@@ -393,29 +393,6 @@ def test_steps_like_the_step_before_are_written_as_the_careful_encoder_writes_th
         folder, episodes, first, Encoder(max_array_size=4), max_array_size=4
     )
     assert written == expected
-    # The lean path has two copies: RecordTrajectory.step inlines the writer's
-    # (see its comment); the writer's own, which the vector recorder takes, too.
-    by_writer = folder / "writer" / "trajectory.jsonl"
-    _write_by_writer(by_writer, episodes, first, max_array_size=4)
-    on_disk = iter_episodes([by_writer])
-    assert [[raw for _, raw in lines][1:] for _, lines in on_disk] == expected
-
-
-def _write_by_writer(
-    path: Path,
-    episodes: list[list[tuple[Any, Any, Any, dict[str, Any]]]],
-    first: tuple[Any, dict[str, Any]],
-    **options: Any,
-) -> None:
-    """Record scripted episodes with an EpisodeWriter alone, as the vector recorder does."""
-    storage = Storage(**options)
-    writer = storage.writer(path, storage.encoder())
-    for steps in episodes:
-        writer.begin(b'{"event":"header"}')
-        writer.reset(*first)
-        for t, (action, obs, reward, info) in enumerate(steps, 1):
-            writer.step(action, obs, reward, False, t == len(steps), info)
-    writer.end()
 
 
 def _recorded_and_careful(

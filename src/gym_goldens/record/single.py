@@ -26,29 +26,17 @@ from pathlib import Path
 from typing import Any, Generic, SupportsFloat, TypeVar
 
 import gymnasium as gym
-import orjson
 
 from gym_goldens.format.codec import DEFAULT_MAX_ARRAY_SIZE, ArraySizeSpec
 from gym_goldens.format.header import describe_env
 from gym_goldens.format.layout import trajectory_filename
 from gym_goldens.record.frames import image_like_or_error
-from gym_goldens.record.writer import (
-    _DUMPS,
-    _IN_FULL,
-    _NDARRAY,
-    _PLAIN_INFO,
-    _PLAIN_TYPES,
-    _WRITE_SIZE,
-    HeaderLines,
-    Storage,
-)
+from gym_goldens.record.writer import HeaderLines, Storage
 
 __all__ = ["RecordTrajectory"]
 
 ObsType = TypeVar("ObsType")
 ActType = TypeVar("ActType")
-
-_RESET_FIRST = "RecordTrajectory: call reset() before step(); a recording starts at reset"
 
 
 class RecordTrajectory(
@@ -174,71 +162,20 @@ class RecordTrajectory(
         __tracebackhide__ = True
         writer = self._writer
         if not writer.active:
-            raise gym.error.ResetNeeded(_RESET_FIRST)
+            raise gym.error.ResetNeeded(
+                "RecordTrajectory: call reset() before step(); a recording starts at reset"
+            )
         try:
             result = self.env.step(action)
         except BaseException:
             writer.end()
             raise
-        if (lean_key := writer._lean_key) is _IN_FULL or self.render_every is not None:
-            self._record_step(action, result)
-            return result
-        # The lean path of EpisodeWriter.step, inlined on the writer's state: a call
-        # into the writer at every step costs 0.03 of CartPole's step. Its key first.
-        obs: Any
         obs, reward, terminated, truncated, info = result
-        act: Any = action
-        action_key = (
-            (act.dtype, act.shape) if (action_type := type(act)) is _NDARRAY else action_type
-        )
-        obs_key = (obs.dtype, obs.shape) if (obs_type := type(obs)) is _NDARRAY else obs_type
-        info_key: Any = None
-        if type(info) is dict:
-            info_key = () if not info else _PLAIN_INFO if writer._plain_first else None
-            if info_key is _PLAIN_INFO:
-                for value in info.values():  # a loop: all() or a set costs more
-                    if type(value) not in _PLAIN_TYPES:
-                        info_key = None
-                        break
-            if info_key is None:
-                info_key = (*info, *map(type, info.values()))
-        if (action_key, obs_key, type(reward), info_key) != lean_key:
-            self._record_step(action, result)
-            return result
-        writer._t = t = writer._t + 1
-        record = {
-            "event": "step",
-            "t": t,
-            "action": action,
-            "obs": obs,
-            "reward": reward,
-            "terminated": bool(terminated),
-            "truncated": bool(truncated),
-            "info": info,
-        }
-        if t == 1 and writer._step_types.field is not None:
-            record["dtypes"] = writer._step_types.field
-        try:
-            line = _DUMPS(record, option=writer._options)
-        except orjson.JSONEncodeError:  # an int past 64 bits, a lone surrogate
-            line = b"null"  # the careful path, below
-        if line.rpartition(b"null")[1] or (info_key is _PLAIN_INFO and line.partition(b"$")[1]):
-            line = writer._careful(record) + b"\n"
-        buffer = writer._buffer
-        buffer += line
-        if terminated or truncated or len(buffer) >= _WRITE_SIZE:
-            writer.write_buffer()
-        return result
-
-    def _record_step(self, action: Any, result: tuple[Any, ...]) -> None:
-        """Record a step off the lean path (and its frame, where frames are recorded)."""
-        __tracebackhide__ = True
-        obs, reward, terminated, truncated, info = result
-        writer = self._writer
         every = self.render_every
         if every is not None and (terminated or truncated or writer.t % every == every - 1):
             writer.render(self._frame())
         writer.step(action, obs, reward, bool(terminated), bool(truncated), info)
+        return result
 
     def _frame(self) -> Any:
         """The frame of ``env.render()``, checked; the recording ends if the env raises."""
