@@ -101,7 +101,7 @@ def test_encoding_is_deterministic_with_no_time_or_text_chunk() -> None:
     chunks = png_chunks(first)
     assert chunks[0] == b"IHDR"
     assert chunks[-1] == b"IEND"
-    assert set(chunks) == {b"IHDR", b"IDAT", b"IEND"}
+    assert set(chunks) == {b"IHDR", b"PLTE", b"IDAT", b"IEND"}  # Pong's few colours: a palette
     for metadata in (b"tIME", b"tEXt", b"iTXt", b"zTXt", b"pHYs", b"gAMA", b"iCCP"):
         assert metadata not in first
 
@@ -161,6 +161,146 @@ def test_a_gray_frame_without_its_shape_reads_as_height_by_width() -> None:
 def test_encoding_refuses_what_is_not_image_like(value: Any) -> None:
     with pytest.raises(ValueError, match="expected an image-like array"):
         encode_png(value)
+
+
+# --- palette PNGs -------------------------------------------------------------------------------
+
+
+def painted(colours: int, shape: tuple[int, int] = (32, 40), seed: int = 0) -> np.ndarray[Any, Any]:
+    """An RGB frame of exactly ``colours`` colours, each pixel one of them at random."""
+    generator = np.random.default_rng(seed)
+    palette = generator.permutation(1 << 24)[:colours]
+    chosen = np.concatenate(
+        [np.arange(colours), generator.integers(0, colours, shape[0] * shape[1])]
+    )
+    keys = palette[chosen[: shape[0] * shape[1]]]
+    channels = [(keys >> shift) & 255 for shift in (16, 8, 0)]
+    return np.stack(channels, axis=-1).astype(np.uint8).reshape(*shape, 3)
+
+
+def palette_of(data: bytes) -> list[tuple[int, ...]]:
+    with Image.open(io.BytesIO(data)) as image:
+        assert image.mode == "P"
+        palette = image.getpalette()
+    assert palette is not None
+    return [tuple(palette[index : index + 3]) for index in range(0, len(palette), 3)]
+
+
+def test_a_frame_of_at_most_256_colours_is_an_exact_palette_png() -> None:
+    frame = pong_frame(12)
+    data = encode_png(frame)
+    assert png_chunks(data) == [b"IHDR", b"PLTE", b"IDAT", b"IEND"]
+    # The palette is the frame's colours, sorted: a function of the pixels alone.
+    assert palette_of(data) == sorted({tuple(colour) for colour in frame.reshape(-1, 3).tolist()})
+    decoded = decode_png(data, path="p.png", expected_shape=frame.shape)
+    assert decoded.shape == frame.shape
+    assert np.array_equal(decoded, frame)
+    assert len(data) < len(encode_png(np.dstack([frame, np.full(frame.shape[:2], 255, np.uint8)])))
+
+
+@pytest.mark.parametrize(
+    ("colours", "mode"), [(1, "P"), (2, "P"), (17, "P"), (256, "P"), (257, "RGB")]
+)
+def test_a_palette_png_holds_up_to_256_colours(colours: int, mode: str) -> None:
+    frame = painted(colours)
+    assert len({tuple(colour) for colour in frame.reshape(-1, 3).tolist()}) == colours
+    data = encode_png(frame)
+    with Image.open(io.BytesIO(data)) as image:
+        assert image.mode == mode
+    assert np.array_equal(decode_png(data, path="p.png", expected_shape=frame.shape), frame)
+    assert encode_png(frame.copy()) == data
+
+
+def test_the_same_colours_elsewhere_give_the_same_palette() -> None:
+    first, second = pong_frame(3), pong_frame(50)
+    assert not np.array_equal(first, second)
+    assert palette_of(encode_png(first)) == palette_of(encode_png(second))
+    assert encode_png(np.ascontiguousarray(second[::-1])) != encode_png(second)
+
+
+def test_a_gray_or_rgba_frame_of_few_colours_keeps_its_mode() -> None:
+    for shape, mode in (((16, 16), "L"), ((16, 16, 4), "RGBA")):
+        frame = np.zeros(shape, np.uint8)
+        frame[4:8] = 200
+        with Image.open(io.BytesIO(encode_png(frame))) as image:
+            assert image.mode == mode
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    colours=st.integers(1, 300),
+    height=st.integers(8, 30),
+    width=st.integers(8, 30),
+    seed=st.integers(0, 1000),
+)
+def test_few_colour_frames_round_trip_exactly(
+    colours: int, height: int, width: int, seed: int
+) -> None:
+    frame = painted(min(colours, height * width), (height, width), seed)
+    data = encode_png(frame)
+    decoded = decode_png(data, path="frame.png", expected_shape=frame.shape)
+    assert np.array_equal(decoded, frame)
+    assert frame_digest(decoded) == frame_digest(frame)
+    assert encode_png(decoded) == data
+
+
+def palette_png(
+    indices: np.ndarray[Any, Any], palette: bytes, *, depth: int = 8, extra: bytes = b""
+) -> bytes:
+    """A hand-made palette PNG (colour type 3) of 8-bit ``indices``, unfiltered."""
+    height, width = indices.shape
+    rows = b"".join(b"\x00" + bytes(row) for row in indices.tolist())
+    data = SIGNATURE + ihdr(width, height, depth=depth, colour_type=3)
+    if palette:
+        data += png_chunk(b"PLTE", palette)
+    return data + extra + png_chunk(b"IDAT", zlib.compress(rows)) + png_chunk(b"IEND", b"")
+
+
+def test_a_hand_made_palette_png_reads_as_its_rgb_pixels() -> None:
+    indices = np.arange(16 * 16, dtype=np.uint8).reshape(16, 16) % 3
+    data = palette_png(indices, bytes([10, 20, 30, 40, 50, 60, 70, 80, 90]))
+    pixels = decode_png(data, path="p.png", expected_shape=(16, 16, 3))
+    assert pixels.tolist()[0][:3] == [[10, 20, 30], [40, 50, 60], [70, 80, 90]]
+
+
+def test_a_palette_png_whose_pixels_index_past_its_palette_is_refused() -> None:
+    indices = np.zeros((16, 16), np.uint8)
+    indices[5, 7] = 3  # the palette has 3 colours: 0, 1 and 2
+    data = palette_png(indices, bytes(range(9)))
+    with pytest.raises(GoldenFormatError, match="past its palette of 3 colours") as caught:
+        decode_png(data, path="frames/e00000_t000001_render.png", expected_shape=(16, 16, 3))
+    assert str(caught.value).startswith("frames/e00000_t000001_render.png: ")
+
+
+@pytest.mark.parametrize(
+    ("palette", "extra", "reason"),
+    [
+        (b"", b"", "no palette"),
+        (bytes(range(9)), png_chunk(b"tRNS", b"\x00"), "transparency"),
+    ],
+    ids=["no-PLTE", "tRNS"],
+)
+def test_a_palette_png_unlike_those_written_is_refused(
+    palette: bytes, extra: bytes, reason: str
+) -> None:
+    data = palette_png(np.zeros((16, 16), np.uint8), palette, extra=extra)
+    with pytest.raises(GoldenFormatError, match=reason):
+        decode_png(data, path="p.png", expected_shape=(16, 16, 3))
+
+
+@pytest.mark.parametrize("expected", [(16, 16), (16, 16, 1), (16, 16, 4)])
+def test_a_palette_png_where_gray_or_rgba_is_expected_is_refused(
+    expected: tuple[int, ...],
+) -> None:
+    data = encode_png(painted(4, (16, 16)))
+    with pytest.raises(GoldenFormatError, match="the PNG holds a 16x16x3 frame"):
+        decode_png(data, path="p.png", expected_shape=expected)
+
+
+def test_a_16_bit_palette_png_is_refused() -> None:
+    data = palette_png(np.zeros((16, 16), np.uint8), bytes(3), depth=16)
+    with pytest.raises(GoldenFormatError, match="bit depth 16, colour type 3"):
+        decode_png(data, path="p.png", expected_shape=(16, 16, 3))
 
 
 # --- the digest ----------------------------------------------------------------------------------
@@ -357,7 +497,7 @@ def test_a_png_of_another_shape_than_the_reference_is_refused() -> None:
 
 @pytest.mark.parametrize(
     ("mode", "array"),
-    [("P", np.zeros((16, 16), np.uint8)), ("LA", np.zeros((16, 16, 2), np.uint8))],
+    [("LA", np.zeros((16, 16, 2), np.uint8))],
 )
 def test_a_png_of_another_kind_of_image_is_refused(mode: str, array: Any) -> None:
     buffer = io.BytesIO()

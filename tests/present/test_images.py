@@ -37,7 +37,8 @@ def highlighted(image: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
 def read_png(path: Path) -> np.ndarray[Any, Any]:
     with Image.open(path) as image:
         assert image.format == "PNG"
-        return np.array(image)
+        # A frame of few colours is a palette PNG: its pixels are its palette's colours.
+        return np.array(image.convert("RGB") if image.mode == "P" else image)
 
 
 def changed_pong() -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:

@@ -9,10 +9,12 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pytest
+from PIL import Image
 
-from gym_goldens import RecordTrajectory, RecordVectorTrajectory, read_recording
+from gym_goldens import RecordTrajectory, RecordVectorTrajectory, compare, read_recording
 from gym_goldens.format.codec import ArraySummary, TaggedValue
 from gym_goldens.format.frames import FRAME_TAG, FrameRef, decode_png, frame_digest
+from gym_goldens.format.header import FORMAT_VERSION
 from tests.support.frames import PaintedEnv, needs_renderer
 
 
@@ -194,3 +196,29 @@ def test_a_vector_env_keeps_each_sub_env_s_frames_in_its_folder(tmp_path: Path) 
         ref = frame_ref(step["obs"]["image"], folder)
         assert ref.file == "frames/e00000_t000002_obs.image.png"
         assert frame_digest(pixels(folder, ref)) == ref.digest
+
+
+def test_a_recording_of_format_2_2_whose_frames_are_rgb_pngs_reads_and_matches(
+    tmp_path: Path,
+) -> None:
+    # Format 2.3 writes a frame of few colours as a palette PNG; 2.2 wrote RGB: it still reads.
+    for name in ("now", "older"):
+        recorder = RecordTrajectory(PaintedEnv(), tmp_path / name, render=True)
+        play(recorder, 4)
+        recorder.close()
+    older = tmp_path / "older"
+    trajectory = older / "trajectory.jsonl"
+    content = trajectory.read_bytes()
+    current = f'"version":"{FORMAT_VERSION}"'.encode()
+    assert current in content
+    trajectory.write_bytes(content.replace(current, b'"version":"2.2"'))
+    for path in (older / "frames").iterdir():
+        with Image.open(path) as image:
+            assert image.mode == "P"
+            image.convert("RGB").save(path, format="PNG", compress_level=6, compress_type=3)
+    (episode,) = read_recording(older)
+    assert episode.header["version"] == "2.2"
+    refs = [frame_ref(record["render"], older) for record in episode.records]
+    for ref in refs:
+        assert frame_digest(pixels(older, ref)) == ref.digest
+    assert compare(tmp_path / "now", older).equal

@@ -9,16 +9,24 @@ are symbolic grids rather than pictures: they read better as numbers in the
 JSON line. Larger ones would not read back (the reader's pixel limit), so they
 are never written as frames.
 
-**The PNG settings.** A frame is written by Pillow as a lossless 8-bit PNG:
-mode ``L`` for gray (``H x W x 1`` too: the frame reference keeps its shape,
-and :func:`decode_png` restores it), ``RGB`` or ``RGBA``, zlib level 6 with
-the run-length strategy (``Z_RLE``: rendered frames are runs of flat colour,
-which it packs smaller and faster than the default strategy), no
-optimisation pass, no interlacing and no chunk but ``IHDR``, ``IDAT`` and
-``IEND``: no time, text, gamma or colour profile (:func:`encode_png`). One
-frame, one Pillow and one zlib give the same bytes every time; another Pillow
-or zlib may give other bytes of the same pixels, which is why frames are
-compared by their decoded pixels and their digest, never by their bytes.
+**The PNG settings.** A frame is written by Pillow as a lossless PNG: mode
+``L`` for gray (``H x W x 1`` too: the frame reference keeps its shape, and
+:func:`decode_png` restores it), ``RGBA``, and for RGB a palette (``P``) of
+its own colours when it has at most 256 (most rendered frames: Atari's,
+CartPole's, MiniGrid's), ``RGB`` otherwise. The palette is the frame's
+colours sorted (by red, then green, then blue), so it is a function of the
+pixels, and exact: no colour is merged or dithered; Pillow packs the indices
+in 1, 2, 4 or 8 bits by the palette's size and does not filter them, which
+makes a palette frame several times faster to write than an ``RGB`` one
+(Pillow tries five filters on every row of those) and smaller. Every PNG is
+written with zlib level 6 and the run-length strategy (``Z_RLE``: rendered
+frames are runs of flat colour, which it packs smaller and faster than the
+default strategy), no optimisation pass, no interlacing and no chunk but
+``IHDR``, ``PLTE`` (palettes only), ``IDAT`` and ``IEND``: no time, text,
+gamma, transparency or colour profile (:func:`encode_png`). One frame, one
+Pillow and one zlib give the same bytes every time; another Pillow or zlib
+may give other bytes of the same pixels, which is why frames are compared by
+their decoded pixels and their digest, never by their bytes.
 
 **The frame reference.** A JSON line refers to a frame by a
 :class:`FrameRef`: its file, relative to the recording's folder
@@ -40,17 +48,22 @@ file may be a symlink. A PNG's size is read from its header before it is
 decoded: one claiming more than ``max_pixels`` pixels, or another shape than
 the reference gives, is refused, and its decoded bytes are counted against
 the read's decompressed-size budget first. A truncated, damaged or foreign
-file is a :class:`~gym_goldens.errors.GoldenFormatError` naming the file.
+file is a :class:`~gym_goldens.errors.GoldenFormatError` naming the file,
+and so is a palette PNG unlike those written: one where a gray or RGBA frame
+is expected, without a palette, with transparency, or whose pixels index
+past its palette.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import io
+import mmap
 import os
 import re
 import stat
 import struct
+import threading
 import zlib
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -111,6 +124,12 @@ PNG_COMPRESS_TYPE: Final = zlib.Z_RLE
 _CHANNELS_OF_MODE: Final = {"L": 1, "RGB": 3, "RGBA": 4}
 # The PNG colour types of 8-bit frames, to their number of channels.
 _CHANNELS_OF_COLOUR_TYPE: Final = {0: 1, 2: 3, 6: 4}
+# A palette PNG (colour type 3) reads as RGB; Pillow packs its indices in 1 to 8 bits.
+_PALETTE_COLOUR_TYPE: Final = 3
+_PALETTE_DEPTHS: Final = (1, 2, 4, 8)
+_PALETTE_COLOURS: Final = 256
+# Each thread's table from a colour (r | g << 8 | b << 16) to its palette index (_colour_table).
+_scratch: Final = threading.local()
 _PNG_SIGNATURE: Final = b"\x89PNG\r\n\x1a\n"
 # The signature, the IHDR chunk's length and type, its 13 bytes and its CRC.
 _IHDR_END: Final = 8 + 8 + 13 + 4
@@ -164,7 +183,9 @@ def format_shape(shape: Sequence[int]) -> str:
 def encode_png(frame: np.ndarray[Any, Any]) -> bytes:
     """The PNG file of an image-like array, with the module's fixed settings.
 
-    The same frame always gives the same bytes (with one Pillow and zlib).
+    An RGB frame of at most 256 colours is written as a palette PNG of its
+    sorted colours (see the module's docstring). The same frame always gives
+    the same bytes (with one Pillow and zlib).
 
     Raises:
         ValueError: ``frame`` is not image-like.
@@ -178,10 +199,13 @@ def encode_png(frame: np.ndarray[Any, Any]) -> bytes:
     pixels = np.ascontiguousarray(frame)
     if pixels.ndim == 3 and pixels.shape[2] == 1:
         pixels = pixels[:, :, 0]
-    buffer = io.BytesIO()
     # fromarray picks L, RGB or RGBA from the shape; the image has no info,
-    # so the PNG gets no chunk beyond IHDR, IDAT and IEND.
-    Image.fromarray(pixels).save(
+    # so the PNG gets no chunk beyond IHDR, PLTE (a palette's), IDAT and IEND.
+    image = Image.fromarray(pixels)
+    if pixels.ndim == 3 and pixels.shape[2] == 3:
+        image = _paletted(pixels, image)
+    buffer = io.BytesIO()
+    image.save(
         buffer,
         format="PNG",
         compress_level=PNG_COMPRESS_LEVEL,
@@ -189,6 +213,61 @@ def encode_png(frame: np.ndarray[Any, Any]) -> bytes:
         optimize=False,
     )
     return buffer.getvalue()
+
+
+def _paletted(pixels: np.ndarray[Any, Any], image: Image.Image) -> Image.Image:
+    """An RGB frame as an exact palette image of its sorted colours; ``image`` past 256."""
+    counted = image.getcolors(_PALETTE_COLOURS)
+    if counted is None:
+        return image
+    colours = np.array(sorted(colour for _, colour in counted), np.uint8).reshape(-1, 3)
+    table = _colour_table()
+    table[_colour_keys(colours)] = np.arange(len(colours), dtype=np.uint8)
+    # Every pixel's colour was just written in the table: no other entry is read.
+    indices = table.take(_pixel_keys(pixels))
+    height, width = pixels.shape[:2]
+    paletted = Image.frombuffer("P", (width, height), indices, "raw", "P", 0, 1)
+    paletted.putpalette(colours.tobytes())
+    return paletted
+
+
+def _colour_table() -> np.ndarray[Any, Any]:
+    """This thread's table from a colour key to its palette index: one entry per RGB colour.
+
+    16 MiB of address space mapped anonymously, so that only the pages of the
+    colours written are ever touched (a few KiB; numpy's own allocation would
+    fault in huge pages); one a thread, so that threads encoding at once never
+    share one. Entries are never cleared: a frame reads only those of its own
+    colours, written just before.
+    """
+    table: np.ndarray[Any, Any] | None = getattr(_scratch, "table", None)
+    if table is None:
+        table = np.frombuffer(mmap.mmap(-1, 1 << 24), np.uint8)
+        _scratch.table = table
+    return table
+
+
+def _colour_keys(colours: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """``r | g << 8 | b << 16`` of each row of an ``N x 3`` array of colours."""
+    wide = colours.astype(np.intp)
+    keys: np.ndarray[Any, Any] = wide[:, 0] | wide[:, 1] << 8 | wide[:, 2] << 16
+    return keys
+
+
+def _pixel_keys(pixels: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """The colour key of each pixel of a contiguous ``H x W x 3`` frame, flat.
+
+    Each pixel's three bytes are read as the low bytes of a little-endian
+    32-bit word starting at the pixel (a view, no copy), the byte of the next
+    pixel masked off; the last pixel, whose word would run past the array, on its own.
+    """
+    flat = pixels.reshape(-1)
+    count = flat.size // 3
+    words = np.ndarray((count - 1,), "<u4", buffer=flat, strides=(3,))
+    keys = np.empty(count, np.intp)
+    np.bitwise_and(words, 0xFFFFFF, out=keys[:-1])
+    keys[-1] = int(flat[-3]) | int(flat[-2]) << 8 | int(flat[-1]) << 16
+    return keys
 
 
 def decode_png(
@@ -203,8 +282,10 @@ def decode_png(
 
     The header is checked before anything is decoded: the size against
     ``max_pixels`` and ``expected_shape``, the colour type against the
-    frames this module writes (8-bit gray, RGB or RGBA). The decoded size is
-    then spent on ``budget``, and the pixels decoded.
+    frames this module writes (8-bit gray, RGB or RGBA, or a palette, which
+    reads as RGB). The decoded size is then spent on ``budget``, and the
+    pixels decoded; a palette PNG's indices are checked against its palette
+    and turned into its colours.
 
     Args:
         data: The file's bytes.
@@ -243,14 +324,45 @@ def decode_png(
         with Image.open(io.BytesIO(data), formats=["PNG"]) as image:
             image.load()
             pixels = np.asarray(image)
+            palette = image.palette.tobytes() if image.palette is not None else b""
+            transparent = "transparency" in image.info
+            paletted = image.mode == "P"
     except Image.DecompressionBombError as error:
         raise GoldenFormatError(path, f"refused by Pillow's pixel limit ({error})") from None
     except _DECODE_ERRORS as error:
         reason = f"the PNG is cut short or damaged ({error}); {_REDO}"
         raise GoldenFormatError(path, reason) from None
+    if paletted:
+        pixels = _unpaletted(pixels, palette, path, transparent=transparent)
     if pixels.dtype != np.uint8 or pixels.size != height * width * channels:
         raise GoldenFormatError(path, f"the PNG does not decode as its header says; {_REDO}")
     return pixels.reshape(shape)
+
+
+def _unpaletted(
+    indices: np.ndarray[Any, Any], palette: bytes, path: str | Path, *, transparent: bool
+) -> np.ndarray[Any, Any]:
+    """The RGB pixels of a palette PNG's indices, refused unless it is one the writer writes."""
+    if not palette or len(palette) % 3 or len(palette) > 3 * _PALETTE_COLOURS:
+        raise GoldenFormatError(
+            path, f"the palette PNG has no palette (PLTE) of 1 to 256 colours; {_REDO}"
+        )
+    if transparent:
+        raise GoldenFormatError(
+            path,
+            f"the palette PNG has transparency (tRNS), which gym-goldens never writes; {_REDO}",
+        )
+    colours = np.frombuffer(palette, np.uint8).reshape(-1, 3)
+    if indices.dtype != np.uint8 or indices.ndim != 2:
+        raise GoldenFormatError(path, f"the PNG does not decode as its header says; {_REDO}")
+    if indices.size and int(indices.max()) >= len(colours):
+        raise GoldenFormatError(
+            path,
+            f"the palette PNG's pixels index past its palette of {len(colours)} colours; "
+            f"the file is damaged: {_REDO}",
+        )
+    rgb: np.ndarray[Any, Any] = colours.take(indices, axis=0)
+    return rgb
 
 
 def _png_header(data: bytes, path: str | Path, max_pixels: int) -> tuple[int, int, int]:
@@ -275,11 +387,14 @@ def _png_header(data: bytes, path: str | Path, max_pixels: int) -> tuple[int, in
             "the machine",
         )
     channels = _CHANNELS_OF_COLOUR_TYPE.get(colour_type)
+    if colour_type == _PALETTE_COLOUR_TYPE and depth in _PALETTE_DEPTHS:
+        channels, depth = 3, 8  # its pixels read as RGB
     if depth != 8 or channels is None or not width or not height:
         raise GoldenFormatError(
             path,
-            f"expected an 8-bit gray, RGB or RGBA PNG, as gym-goldens writes frames; found bit "
-            f"depth {depth}, colour type {colour_type}, size {width} x {height}; {_REDO}",
+            f"expected an 8-bit gray, RGB or RGBA PNG or a palette PNG, as gym-goldens writes "
+            f"frames; found bit depth {depth}, colour type {colour_type}, size {width} x "
+            f"{height}; {_REDO}",
         )
     return width, height, channels
 

@@ -49,14 +49,14 @@ __all__ = [
 ]
 
 FORMAT_NAME: Final = "gym-goldens"
-FORMAT_VERSION: Final = "2.2"
+FORMAT_VERSION: Final = "2.3"
 """``major.minor``: the one version written until the first release (see docs/format.md,
 versioning)."""
 
 OLDEST_READ_VERSION: Final = "2.1"
-"""The oldest version read: 2.2 only added fields (frames), so a file of 2.1 is a file of
-2.2 and no code of its own reads it; an older one is refused with the command that
-rewrites it."""
+"""The oldest version read: 2.2 only added fields (frames) and 2.3 a kind of frame file
+(palette PNGs), so a file of 2.1 or 2.2 is a file of 2.3 and no code of its own reads it;
+an older one is refused with the command that rewrites it."""
 
 INFORMATIONAL_FIELDS: Final = frozenset(
     {"versions", "platform", "reset", "env", "wrappers", "storage", "vectorization_mode"}
