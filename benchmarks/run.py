@@ -1321,8 +1321,10 @@ def main(argv: list[str] | None = None) -> int:
                 rows += bench_vector_recording(case, quick, work)
         if "multiagent" in only:
             # Into memory, as the single envs: the recorder's own cost.
-            fast = args.tmpfs if args.tmpfs.is_dir() else work
-            rows += bench_multiagent_recording(quick, Path(tempfile.mkdtemp(dir=fast)))
+            with tempfile.TemporaryDirectory(
+                dir=args.tmpfs if args.tmpfs.is_dir() else tmp
+            ) as fast:
+                rows += bench_multiagent_recording(quick, Path(fast))
         if "compare" in only:
             steps, episodes, rounds = (10_000, 5, 3) if quick else (100_000, 10, 7)
             rows += bench_compare(steps, episodes, rounds, work)
