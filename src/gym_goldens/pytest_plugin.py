@@ -114,7 +114,9 @@ def pytest_configure(config: pytest.Config) -> None:
     if settings.report_dir is not None and not hasattr(config, "workerinput"):
         from gym_goldens.plugin.htmlreport import HtmlReport
 
-        html_report = HtmlReport(settings.report_dir, settings.display)
+        html_report = HtmlReport(
+            settings.report_dir, settings.display, late_entries=session.report.late_entries
+        )
         config.stash[_html_report_key] = html_report
         config.pluginmanager.register(html_report, "gym-goldens-html-report")
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -229,3 +230,22 @@ def test_a_test_the_fresh_process_does_not_record_writes_no_golden(
         ]
     )
     assert not (pytester.path / "goldens").exists()
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_a_golden_the_fresh_process_refused_is_in_the_html_report(
+    pytester: pytest.Pytester, workers: list[str]
+) -> None:
+    # The fresh process runs after the tests (under xdist, at each worker's end):
+    # its verdict reaches the page all the same.
+    _project(pytester, "SeededEnv", "SetOrderEnv")
+    result = pytester.runpytest("--update-goldens", "--goldens-report=report", *workers)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    page = (pytester.path / "report" / "index.html").read_text(encoding="utf-8")
+    assert "<title>gym-goldens: 1 golden mismatch</title>" in page
+    (section,) = re.findall(r"<section.*?</section>", page, flags=re.DOTALL)
+    assert "test_envs.py::test_env[SetOrderEnv]" in section
+    assert '<span class="status nondeterministic">nondeterministic</span>' in section
+    assert "checked after the tests, its golden not written" in section
+    assert "run 3: in a fresh process, PYTHONHASHSEED=" in section
+    assert "SeededEnv" not in section

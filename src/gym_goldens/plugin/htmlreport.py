@@ -12,7 +12,7 @@ on pytest-xdist workers: workers attach it, the controller writes the page.
 from __future__ import annotations
 
 import datetime
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Final
 
@@ -38,11 +38,21 @@ class HtmlReport:
     Args:
         report_dir: The folder that receives ``index.html``.
         display: Turns a path into the text shown.
+        late_entries: ``(node id, status, text)`` of the tests whose goldens an
+            update did not write at the session's end (a fresh process
+            recorded them otherwise): found after every test report, asked
+            for when the page is written.
     """
 
-    def __init__(self, report_dir: Path, display: Callable[[Path], str] = str) -> None:
+    def __init__(
+        self,
+        report_dir: Path,
+        display: Callable[[Path], str] = str,
+        late_entries: Callable[[], Sequence[tuple[str, str, str]]] = tuple,
+    ) -> None:
         self.path = report_dir / HTML_REPORT
         self.display = display
+        self.late_entries = late_entries
         self.mismatches: list[Mismatch] = []
         self.tests = 0
         self.written = False
@@ -55,6 +65,11 @@ class HtmlReport:
             self.mismatches.append(Mismatch.from_json(data))
 
     def pytest_sessionfinish(self) -> None:
+        # The session's own sessionfinish (tryfirst) has run the fresh process by now.
+        self.mismatches += [
+            Mismatch(title=nodeid, status=status, message=printable(text))
+            for nodeid, status, text in self.late_entries()
+        ]
         count = len(self.mismatches)
         noun = "mismatch" if count == 1 else "mismatches"
         now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")

@@ -160,14 +160,26 @@ class SummaryReport:
     pruned: list[str] = dataclasses.field(default_factory=list)
     notes: list[str] = dataclasses.field(default_factory=list)
     keeps_artifacts: bool = False
-    late_failures: list[tuple[str, str]] = dataclasses.field(default_factory=list)
-    """``(node id, failure text)`` of the tests whose goldens were not written at the end."""
+    late_failures: list[tuple[str, str, str]] = dataclasses.field(default_factory=list)
+    """``(node id, status, failure text)`` of the tests whose goldens were not written at the
+    end; the status is ``nondeterministic`` or ``failed``."""
     left_out: dict[str, str] = dataclasses.field(default_factory=dict)
     """The ids ``registered_envs`` left out, with the reason; listed in verbose output."""
 
     def add(self, status: str, golden: str) -> None:
         """Count one golden under ``status``."""
         getattr(self, status).append(golden)
+
+    def late_entries(self) -> list[tuple[str, str, str]]:
+        """``(node id, status, text)`` of each test whose goldens were not written at the end.
+
+        The text says so on its first line, then gives the failure: the
+        summary prints it after the node id, the HTML report as the test's entry.
+        """
+        return [
+            (nodeid, status, f"checked after the tests, its golden not written\n{message}")
+            for nodeid, status, message in sorted(self.late_failures)
+        ]
 
     @property
     def lines(self) -> list[str]:
@@ -183,9 +195,8 @@ class SummaryReport:
         ]
         parts = [f"{count} {label}" for count, label in counts if count]
         lines: list[str] = []
-        for nodeid, message in sorted(self.late_failures):
-            header = f"{nodeid}: checked after the tests, its golden not written"
-            lines += [header, *message.splitlines(), ""]
+        for nodeid, _, text in self.late_entries():
+            lines += [f"{nodeid}: {text}", ""]
         if parts:
             lines.append("goldens: " + ", ".join(parts))
         for label, paths in [
@@ -446,7 +457,7 @@ class GoldensSession:
         for result in late:
             self.report.add(result.status, result.golden)
             if result.message is not None:
-                self.report.late_failures.append((result.nodeid, result.message))
+                self.report.late_failures.append((result.nodeid, result.status, result.message))
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         if self._is_worker:

@@ -37,6 +37,7 @@ h2 { font-size: 16px; font-family: ui-monospace, "SFMono-Regular", Menlo, monosp
           padding: 1px 8px; margin-right: 8px; color: #fff; background: #cf222e;
           vertical-align: 2px; }
 .status.missing { background: #9a6700; }
+.status.nondeterministic { background: #8250df; }
 dl { display: grid; grid-template-columns: max-content 1fr; gap: 2px 12px; font-size: 13px; }
 dt { color: #57606a; }
 dd { margin: 0; font-family: ui-monospace, Menlo, monospace; word-break: break-all; }
@@ -58,7 +59,8 @@ class Mismatch:
 
     Attributes:
         title: What failed, such as the test's node id.
-        status: ``failed`` or ``missing`` (shown as a badge; empty for none).
+        status: ``failed``, ``missing`` or ``nondeterministic`` (shown as a badge;
+            empty for none).
         message: The failure text.
         details: Label and value pairs shown above the text (recording,
             golden, actual recording, plot).
