@@ -206,6 +206,22 @@ def test_only_an_image_observation_differs(pytester: pytest.Pytester) -> None:
     )
 
 
+def test_at_a_reset_only_images_differing_names_the_info_that_matches(
+    pytester: pytest.Pytester,
+) -> None:
+    knobs = {"kwargs": ', images="frames", render=True', "env_kwargs": ", image_obs=True"}
+    write_test(pytester, steps=3, **knobs)
+    pytester.runpytest("--update-goldens").assert_outcomes(passed=1)
+    write_test(pytester, steps=3, patch=PATCH.replace("(5,", "(0,"), **knobs)
+    result = pytester.runpytest()
+    result.stdout.fnmatch_lines(
+        [
+            "  first divergence: obs.image at episode 0, reset: 96 of 3,072 pixels differ *",
+            "    only obs and render differ: info matches",
+        ]
+    )
+
+
 def test_a_frame_against_a_summary_compares_by_digest(pytester: pytest.Pytester) -> None:
     # The golden keeps the image obs as summaries; the test now keeps them as frames.
     knobs: dict[str, Any] = {"kwargs": "", "env_kwargs": ", image_obs=True", "steps": 8}
