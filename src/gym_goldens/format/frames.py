@@ -320,6 +320,14 @@ def decode_png(
         raise GoldenFormatError(path, f"the PNG is cut short: it has no end (IEND); {_REDO}")
     if budget is not None:
         budget.spend(height * width * channels, Path(path))
+    pixels = _decoded(data, path)
+    if pixels.dtype != np.uint8 or pixels.size != height * width * channels:
+        raise GoldenFormatError(path, f"the PNG does not decode as its header says; {_REDO}")
+    return pixels.reshape(shape)
+
+
+def _decoded(data: bytes, path: str | Path) -> np.ndarray[Any, Any]:
+    """The pixels Pillow decodes from a PNG whose header was checked; a palette PNG's as RGB."""
     try:
         with Image.open(io.BytesIO(data), formats=["PNG"]) as image:
             image.load()
@@ -333,10 +341,8 @@ def decode_png(
         reason = f"the PNG is cut short or damaged ({error}); {_REDO}"
         raise GoldenFormatError(path, reason) from None
     if paletted:
-        pixels = _unpaletted(pixels, palette, path, transparent=transparent)
-    if pixels.dtype != np.uint8 or pixels.size != height * width * channels:
-        raise GoldenFormatError(path, f"the PNG does not decode as its header says; {_REDO}")
-    return pixels.reshape(shape)
+        return _unpaletted(pixels, palette, path, transparent=transparent)
+    return pixels
 
 
 def _unpaletted(
