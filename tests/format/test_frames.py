@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 import os
+import tracemalloc
+import warnings
 import zlib
 from pathlib import Path
 from typing import Any
@@ -20,6 +22,7 @@ from gym_goldens.format.codec import ArraySummary
 from gym_goldens.format.frames import (
     FRAMES_DIR,
     FrameRef,
+    _colour_table,
     check_frame_file,
     decode_png,
     encode_png,
@@ -610,3 +613,77 @@ def test_a_named_pipe_in_place_of_a_frame_does_not_hang(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / ref.file)
     with pytest.raises(GoldenFormatError, match="found a folder or other entry"):
         read_frame(tmp_path, ref)
+
+
+# --- files made to get past the header's checks --------------------------------------------------
+
+
+def rgb_rows(width: int, height: int) -> bytes:
+    return zlib.compress((b"\x00" + bytes(3 * width)) * height)
+
+
+def test_a_second_header_cannot_change_the_kind_of_image() -> None:
+    # Pillow decodes by the last IHDR before the pixels: a palette image behind a gray header.
+    indices = np.zeros((8, 8), np.uint8)
+    palette = palette_png(indices, bytes([1, 2, 3]))
+    data = SIGNATURE + ihdr(24, 8, colour_type=0) + palette[8:]
+    with pytest.raises(GoldenFormatError, match="does not decode as its header says"):
+        decode_png(data, path="p.png", expected_shape=(8, 24))
+
+
+def test_a_second_header_claiming_more_pixels_is_refused_before_decoding() -> None:
+    data = (
+        SIGNATURE
+        + ihdr(8, 8)
+        + ihdr(1500, 1500)
+        + png_chunk(b"IDAT", rgb_rows(1500, 1500))
+        + png_chunk(b"IEND", b"")
+    )
+    tracemalloc.start()
+    try:
+        with pytest.raises(GoldenFormatError, match="does not decode as its header says"):
+            decode_png(data, path="p.png", expected_shape=(8, 8, 3))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 1_000_000  # the 6.75 MB of pixels the second header claims were never decoded
+
+
+@pytest.mark.parametrize(
+    "chunk",
+    [png_chunk(b"iCCP", b""), png_chunk(b"iCCP", b"name"), png_chunk(b"acTL", b"\x00" * 8)],
+    ids=["empty-iCCP", "name-only-iCCP", "acTL-after-IDAT"],
+)
+def test_a_chunk_pillow_stumbles_on_is_a_clean_error(chunk: bytes) -> None:
+    data = (
+        SIGNATURE
+        + ihdr(8, 8)
+        + png_chunk(b"IDAT", rgb_rows(8, 8))
+        + chunk
+        + png_chunk(b"IEND", b"")
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a suite run with -W error, as many CI jobs are
+        with pytest.raises(GoldenFormatError, match="cut short or damaged"):
+            decode_png(data, path="p.png", expected_shape=(8, 8, 3))
+
+
+def test_a_palette_frame_reads_as_a_read_only_array() -> None:
+    pixels = decode_png(encode_png(painted(4, (16, 16))), path="p.png")
+    assert not pixels.flags.writeable
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_forked_process_never_writes_the_parents_colour_table() -> None:
+    # The parent's table, made before the fork; the child encodes other colours into its own.
+    encode_png(painted(3, (16, 16), seed=1))
+    table = _colour_table()
+    before = table[:4096].copy()
+    child = os.fork()
+    if child == 0:  # pragma: no cover - the child
+        try:
+            _colour_table()[:4096] = 255
+        finally:
+            os._exit(0)
+    os.waitpid(child, 0)
+    np.testing.assert_array_equal(table[:4096], before)

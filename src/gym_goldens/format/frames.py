@@ -124,12 +124,19 @@ PNG_COMPRESS_TYPE: Final = zlib.Z_RLE
 _CHANNELS_OF_MODE: Final = {"L": 1, "RGB": 3, "RGBA": 4}
 # The PNG colour types of 8-bit frames, to their number of channels.
 _CHANNELS_OF_COLOUR_TYPE: Final = {0: 1, 2: 3, 6: 4}
+# The PNG colour types of frames, to the mode Pillow opens them in.
+_MODE_OF_COLOUR_TYPE: Final = {0: "L", 2: "RGB", 6: "RGBA", 3: "P"}
 # A palette PNG (colour type 3) reads as RGB; Pillow packs its indices in 1 to 8 bits.
 _PALETTE_COLOUR_TYPE: Final = 3
 _PALETTE_DEPTHS: Final = (1, 2, 4, 8)
 _PALETTE_COLOURS: Final = 256
 # Each thread's table from a colour (r | g << 8 | b << 16) to its palette index (_colour_table).
 _scratch: Final = threading.local()
+# Private: a process forked while a table exists gets a copy of it, never shares it (an
+# anonymous mapping is shared by default); Windows has no fork and no such flags.
+_PRIVATE_MAPPING: Final = (
+    {"flags": mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS} if hasattr(mmap, "MAP_PRIVATE") else {}
+)
 _PNG_SIGNATURE: Final = b"\x89PNG\r\n\x1a\n"
 # The signature, the IHDR chunk's length and type, its 13 bytes and its CRC.
 _IHDR_END: Final = 8 + 8 + 13 + 4
@@ -146,7 +153,6 @@ _FRAME_FILE: Final = re.compile(
 # zlib's and the chunks' framing: twice that and a margin bound a real file.
 _PNG_SIZE_MARGIN: Final = 1 << 16
 # The errors Pillow and zlib raise on a damaged PNG.
-_DECODE_ERRORS: Final = (OSError, SyntaxError, ValueError, EOFError, zlib.error)
 _REDO: Final = "record the golden again"
 # How much of a value read from a file an error shows.
 _SHOWN_CHARS: Final = 80
@@ -242,7 +248,7 @@ def _colour_table() -> np.ndarray[Any, Any]:
     """
     table: np.ndarray[Any, Any] | None = getattr(_scratch, "table", None)
     if table is None:
-        table = np.frombuffer(mmap.mmap(-1, 1 << 24), np.uint8)
+        table = np.frombuffer(mmap.mmap(-1, 1 << 24, **_PRIVATE_MAPPING), np.uint8)
         _scratch.table = table
     return table
 
@@ -304,7 +310,7 @@ def decode_png(
             holds another kind of image, is too large or has another shape
             than ``expected_shape``; or the budget is spent.
     """
-    width, height, channels = _png_header(data, path, max_pixels)
+    width, height, channels, mode = _png_header(data, path, max_pixels)
     shape: tuple[int, ...] = (height, width) if channels == 1 else (height, width, channels)
     if expected_shape is not None:
         expected = tuple(expected_shape)
@@ -320,27 +326,40 @@ def decode_png(
         raise GoldenFormatError(path, f"the PNG is cut short: it has no end (IEND); {_REDO}")
     if budget is not None:
         budget.spend(height * width * channels, Path(path))
-    pixels = _decoded(data, path)
+    pixels = _decoded(data, path, (width, height), mode)
     if pixels.dtype != np.uint8 or pixels.size != height * width * channels:
         raise GoldenFormatError(path, f"the PNG does not decode as its header says; {_REDO}")
     return pixels.reshape(shape)
 
 
-def _decoded(data: bytes, path: str | Path) -> np.ndarray[Any, Any]:
-    """The pixels Pillow decodes from a PNG whose header was checked; a palette PNG's as RGB."""
+def _decoded(
+    data: bytes, path: str | Path, size: tuple[int, int], mode: str
+) -> np.ndarray[Any, Any]:
+    """The pixels Pillow decodes from a PNG whose header was checked; a palette PNG's as RGB.
+
+    Pillow decodes by the last IHDR before the pixels: a file whose image is
+    not the one its first header gave (which was checked) is refused before a
+    pixel is decoded.
+    """
+    opened: tuple[tuple[int, int], str] | None = None
     try:
         with Image.open(io.BytesIO(data), formats=["PNG"]) as image:
-            image.load()
-            pixels = np.asarray(image)
-            palette = image.palette.tobytes() if image.palette is not None else b""
-            transparent = "transparency" in image.info
-            paletted = image.mode == "P"
+            opened = (image.size, image.mode)
+            if opened == (size, mode):
+                image.load()
+                pixels = np.asarray(image)
+                palette = image.palette.tobytes() if image.palette is not None else b""
+                transparent = "transparency" in image.info
     except Image.DecompressionBombError as error:
         raise GoldenFormatError(path, f"refused by Pillow's pixel limit ({error})") from None
-    except _DECODE_ERRORS as error:
-        reason = f"the PNG is cut short or damaged ({error}); {_REDO}"
+    except Exception as error:
+        # Pillow's PNG reader raises many kinds of error on a hostile file (an
+        # IndexError for a short iCCP chunk), and its warnings are errors under -W error.
+        reason = f"the PNG is cut short or damaged ({type(error).__name__}: {error}); {_REDO}"
         raise GoldenFormatError(path, reason) from None
-    if paletted:
+    if opened != (size, mode):
+        raise GoldenFormatError(path, f"the PNG does not decode as its header says; {_REDO}")
+    if mode == "P":
         return _unpaletted(pixels, palette, path, transparent=transparent)
     return pixels
 
@@ -368,11 +387,12 @@ def _unpaletted(
             f"the file is damaged: {_REDO}",
         )
     rgb: np.ndarray[Any, Any] = colours.take(indices, axis=0)
+    rgb.flags.writeable = False  # as the pixels of every other frame read
     return rgb
 
 
-def _png_header(data: bytes, path: str | Path, max_pixels: int) -> tuple[int, int, int]:
-    """The width, height and channels a PNG's header gives, checked; nothing decoded."""
+def _png_header(data: bytes, path: str | Path, max_pixels: int) -> tuple[int, int, int, str]:
+    """The width, height, channels and Pillow mode of a PNG's header, checked; none decoded."""
     if data and _PNG_SIGNATURE.startswith(data[:8]) and len(data) < len(_PNG_SIGNATURE):
         raise GoldenFormatError(path, f"the PNG is cut short in its signature; {_REDO}")
     if not data.startswith(_PNG_SIGNATURE):
@@ -402,7 +422,7 @@ def _png_header(data: bytes, path: str | Path, max_pixels: int) -> tuple[int, in
             f"frames; found bit depth {depth}, colour type {colour_type}, size {width} x "
             f"{height}; {_REDO}",
         )
-    return width, height, channels
+    return width, height, channels, _MODE_OF_COLOUR_TYPE[colour_type]
 
 
 def _channels(shape: tuple[int, ...]) -> int:
