@@ -196,7 +196,7 @@ class SummaryReport:
         parts = [f"{count} {label}" for count, label in counts if count]
         lines: list[str] = []
         for nodeid, _, text in self.late_entries():
-            lines += [f"{nodeid}: {text}", ""]
+            lines += [*f"{nodeid}: {text}".splitlines(), ""]
         if parts:
             lines.append("goldens: " + ", ".join(parts))
         for label, paths in [

@@ -253,8 +253,9 @@ def frames_only(differences: Sequence[Difference], event: str) -> str | None:
         return None
     differing = list(dict.fromkeys(escape(str(d.path[0])) for d in differences))
     values = RESET_VALUES if event == "reset" else STEP_VALUES
-    matching = [f for f in ("obs", *values) if f not in differing and f != "render"]
-    matching = list(dict.fromkeys(matching))
+    matching = list(
+        dict.fromkeys(f for f in ("obs", *values) if f not in differing and f != "render")
+    )
     verb = "differs" if len(differing) == 1 else "differ"
     agrees = "matches" if len(matching) == 1 else "match"  # a reset's info alone
     return f"only {_and(differing)} {verb}: {_and(matching)} {agrees}"
