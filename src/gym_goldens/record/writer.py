@@ -28,11 +28,7 @@ careful encoder only when that line may be lossy) and an append to one
 returns holds a few kB of memory); the header, which does not change between
 episodes, is encoded once, and the numpy types of a step are worked out in
 full only when a cheap key of them changes (:class:`StepTypes`), which
-MuJoCo's info of ``np.float64`` values does not. The lean path of
-:meth:`EpisodeWriter.step` has one copy, in
-:meth:`~gym_goldens.record.single.RecordTrajectory.step`, on the writer's
-state, which saves a call at every step of a single env;
-``tests/record/test_writer.py`` holds both to the careful encoder's bytes.
+MuJoCo's info of ``np.float64`` values does not.
 """
 
 from __future__ import annotations
