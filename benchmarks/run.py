@@ -14,7 +14,7 @@ the peers' ratios, measured in the same turns: the seed's recorder
 (``json.dumps`` and a flush per step) and Minari's
 ``DataCollector(record_infos=True)``, and the floor under ours: a wrapper that
 only builds each step's record, encodes it with one ``orjson.dumps`` and
-appends it to a buffer (:class:`FloorLines`). A row whose env needs a package
+appends it to a buffer (``floor.py``). A row whose env needs a package
 that is missing is skipped, and says which and how to install it. Times are CPU times (user +
 system) of the process that does the work, not wall-clock times, so that other
 processes on a shared machine count as little as possible. Peak memory is the
@@ -56,17 +56,20 @@ try:  # the multi-agent row's env and floor are PettingZoo classes
 except ImportError:  # that row is skipped, and says why
     ParallelEnv = BaseParallelWrapper = object
 
+from floor import (  # the same folder
+    FLOOR_BUFFER_SIZE,
+    FLOOR_DUMPS_OPTIONS,
+    FloorRecorder,
+    FloorVectorRecorder,
+)
+
 try:
     from gym_goldens.comparison.engine import _Comparer
-    from gym_goldens.format.codec import DEFAULT_MAX_ARRAY_SIZE, ArraySummary, Encoder
+    from gym_goldens.format.codec import Encoder
     from gym_goldens.format.lines import count_episodes, iter_episodes
     from gym_goldens.format.reader import recording_files
 except ImportError:  # a checkout from before the layered package, to compare with
-    from gym_goldens.codec import (  # type: ignore[no-redef,import-not-found]
-        DEFAULT_MAX_ARRAY_SIZE,
-        ArraySummary,
-        Encoder,
-    )
+    from gym_goldens.codec import Encoder  # type: ignore[no-redef,import-not-found]
     from gym_goldens.reader import (  # type: ignore[no-redef,import-not-found]
         count_episodes,
         iter_episodes,
@@ -180,97 +183,6 @@ def _seed_jsonable(value: Any) -> Any:
     if isinstance(value, (bool, int, float, str)) or value is None:
         return value
     return repr(value)
-
-
-# The options the recorder's fast path dumps a step with (sorted keys, numpy
-# values by orjson); a checkout from before the layered package has no
-# dumps_options, and wrote with these.
-FLOOR_DUMPS_OPTIONS = (
-    getattr(Encoder(), "dumps_options", orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_SORT_KEYS)
-    | orjson.OPT_APPEND_NEWLINE
-)
-# Lines are dropped at this size, so that memory stays flat as the recorder's does.
-FLOOR_BUFFER_SIZE = 4 * 1024 * 1024
-
-
-class FloorLines:
-    """The floor under our ratio: the least a Python recorder of this format does at a step.
-
-    :meth:`add` builds the step record, encodes it with one ``orjson.dumps``
-    (an observation above the default ``max_array_size`` as the summary that
-    the format keeps instead) and appends the line to a buffer. Nothing
-    records resets or headers, works out numpy types, checks a line for NaN
-    or None, or writes a file: what our recorder costs above the floor is
-    what those promises of the format cost.
-    """
-
-    def __init__(self) -> None:
-        self._buffer = bytearray()
-
-    def add(  # noqa: PLR0917
-        self, t: int, action: Any, obs: Any, reward: Any, terminated: Any, truncated: Any, info: Any
-    ) -> None:
-        if type(obs) is np.ndarray and obs.size > DEFAULT_MAX_ARRAY_SIZE:
-            obs = {"$array": ArraySummary.of(obs).to_json()}
-        record = {
-            "event": "step",
-            "t": t,
-            "action": action,
-            "obs": obs,
-            "reward": reward,
-            "terminated": bool(terminated),
-            "truncated": bool(truncated),
-            "info": info,
-        }
-        self._buffer += orjson.dumps(record, option=FLOOR_DUMPS_OPTIONS)
-        if len(self._buffer) >= FLOOR_BUFFER_SIZE:
-            self._buffer = bytearray()
-
-
-class FloorRecorder(gym.Wrapper[Any, Any, Any, Any]):
-    """A single env under :class:`FloorLines`."""
-
-    def __init__(self, env: gym.Env[Any, Any]) -> None:
-        super().__init__(env)
-        self._lines = FloorLines()
-        self._t = 0
-
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> Any:
-        self._t = 0
-        return self.env.reset(seed=seed, options=options)
-
-    def step(self, action: Any) -> Any:
-        result = self.env.step(action)
-        obs, reward, terminated, truncated, info = result
-        self._t += 1
-        self._lines.add(self._t, action, obs, reward, terminated, truncated, info)
-        return result
-
-
-class FloorVectorRecorder(gym.vector.VectorWrapper):
-    """A vector env under a :class:`FloorLines` per sub-env; infos split by key, masks dropped."""
-
-    def __init__(self, env: gym.vector.VectorEnv[Any, Any, Any]) -> None:
-        super().__init__(env)
-        self._lines = [FloorLines() for _ in range(env.num_envs)]
-        self._t = 0
-
-    def step(self, actions: Any) -> Any:
-        result = self.env.step(actions)
-        obs, rewards, terminations, truncations, infos = result
-        self._t += 1
-        for index, lines in enumerate(self._lines):
-            info = {key: value[index] for key, value in infos.items() if key[:1] != "_"}
-            lines.add(
-                self._t,
-                actions[index],
-                obs[index],
-                rewards[index],
-                terminations[index],
-                truncations[index],
-                info,
-            )
-        return result
 
 
 RECORDING_CHUNK = 500
@@ -1068,7 +980,7 @@ _SUITE_STEPS = 200
 _SUITE_BODY = """
 import gymnasium as gym
 import pytest
-
+{imports}
 
 @pytest.mark.parametrize("seed", range({tests}))
 def test_cartpole({arguments}):
@@ -1083,17 +995,38 @@ def test_cartpole({arguments}):
 """
 
 
+# The suite's test files: the golden tests, the bare ones (the target's
+# yardstick), and the floors under the golden ones, each without the plugin:
+# pytest's tmp_path alone, the floor recorder (floor.py) writing its lines
+# to a file there, our recorder writing there.
+_SUITE_FILES = [
+    ("golden", "", "record_trajectory, seed", 'record_trajectory(gym.make("CartPole-v1"))'),
+    ("bare", "", "seed", 'gym.make("CartPole-v1")'),
+    ("tmp_path", "", "tmp_path, seed", 'gym.make("CartPole-v1")'),
+    (
+        "floor",
+        "from floor import FloorRecorder",
+        "tmp_path, seed",
+        'FloorRecorder(gym.make("CartPole-v1"), tmp_path / "trajectory.jsonl")',
+    ),
+    (
+        "recorder",
+        "from gym_goldens import RecordTrajectory",
+        "tmp_path, seed",
+        'RecordTrajectory(gym.make("CartPole-v1"), tmp_path)',
+    ),
+]
+_WITHOUT_PLUGIN = ["-p", "no:gym_goldens"]
+
+
 def _suite(work: Path) -> tuple[Path, dict[str, str]]:
-    """A suite of CartPole tests: with the plugin (test_golden.py) and without (test_bare.py)."""
+    """A suite of CartPole tests: a test file for each of :data:`_SUITE_FILES`."""
     suite = work / "golden-suite"
     suite.mkdir()
     (suite / "pytest.ini").write_text("[pytest]\n")
-    for name, arguments, env in [
-        ("golden", "record_trajectory, seed", 'record_trajectory(gym.make("CartPole-v1"))'),
-        ("bare", "seed", 'gym.make("CartPole-v1")'),
-    ]:
+    for name, imports, arguments, env in _SUITE_FILES:
         body = _SUITE_BODY.format(
-            tests=_SUITE_TESTS, arguments=arguments, env=env, steps=_SUITE_STEPS
+            imports=imports, tests=_SUITE_TESTS, arguments=arguments, env=env, steps=_SUITE_STEPS
         )
         (suite / f"test_{name}.py").write_text(body)
     # As a user's runs: bytecode cached, and pytest's temporary folders of
@@ -1101,6 +1034,10 @@ def _suite(work: Path) -> tuple[Path, dict[str, str]]:
     env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
     env["PYTEST_DEBUG_TEMPROOT"] = str(work / "suite-temp")
     (work / "suite-temp").mkdir()
+    # floor.py, for the floor's tests.
+    env["PYTHONPATH"] = os.pathsep.join(
+        filter(None, [str(Path(__file__).resolve().parent), os.environ.get("PYTHONPATH")])
+    )
     return suite, env
 
 
@@ -1145,7 +1082,10 @@ def bench_suite(runs: int, work: Path) -> list[Row]:
         env=env,
     )
     checked = _paired_cpu(
-        [("golden", ["test_golden.py"]), ("bare", ["-p", "no:gym_goldens", "test_bare.py"])],
+        [
+            (name, [*([] if name == "golden" else _WITHOUT_PLUGIN), f"test_{name}.py"])
+            for name, *_ in _SUITE_FILES
+        ],
         runs,
         suite,
         env,
@@ -1171,6 +1111,7 @@ def bench_suite(runs: int, work: Path) -> list[Row]:
             "<= 1.25",
             suite_ratio <= 1.25,
         ),
+        *_suite_floor_rows(checked, ms),
         Row(
             "goldens created",
             f"{size}, their 100 goldens created: {ms['fresh']:.0f} ms CPU with --update-goldens "
@@ -1181,6 +1122,28 @@ def bench_suite(runs: int, work: Path) -> list[Row]:
             "<= 1.5",
             update_ratio <= 1.5,
         ),
+    ]
+
+
+def _suite_floor_rows(times: dict[str, list[float]], ms: dict[str, float]) -> list[Row]:
+    """The floors under the golden suite, each against the bare suite: where its cost goes."""
+    what = {
+        "tmp_path": "pytest's tmp_path alone (the folder the design card records in)",
+        "floor": "tmp_path and the floor recorder (floor.py), its lines written to one file "
+        "there at the end of each test: the least a recorder of this format does",
+        "recorder": "tmp_path and our RecordTrajectory writing there, without the plugin "
+        "(no golden found, read or compared)",
+    }
+    return [
+        Row(
+            f"golden suite, the floor under it: {description}",
+            f"{ms[name]:.0f} ms CPU, against {ms['bare']:.0f} ms bare (the golden suite's "
+            f"{ms['golden']:.0f} ms)",
+            f"{_pair_ratio(times, name, 'bare'):.3f}",
+            "-",
+            None,
+        )
+        for name, description in what.items()
     ]
 
 
