@@ -7,6 +7,7 @@ import os
 import tracemalloc
 import warnings
 import zlib
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -21,8 +22,12 @@ from gym_goldens.errors import GoldenFormatError, UnsafeGoldenPathError
 from gym_goldens.format.codec import ArraySummary
 from gym_goldens.format.frames import (
     FRAMES_DIR,
+    PNG_COMPRESS_LEVEL,
+    PNG_COMPRESS_TYPE,
     FrameRef,
     _colour_table,
+    _pixel_keys,
+    _run_starts,
     check_frame_file,
     decode_png,
     encode_png,
@@ -304,6 +309,153 @@ def test_a_16_bit_palette_png_is_refused() -> None:
     data = palette_png(np.zeros((16, 16), np.uint8), bytes(3), depth=16)
     with pytest.raises(GoldenFormatError, match="bit depth 16, colour type 3"):
         decode_png(data, path="p.png", expected_shape=(16, 16, 3))
+
+
+def spec_png(frame: np.ndarray[Any, Any]) -> bytes:
+    """The PNG the module's docstring specifies for an RGB frame, made without the encoder's code.
+
+    The palette is the frame's own colours sorted by red, green then blue
+    (``np.unique`` of its rows: exactly those, none more), each pixel the index of its colour.
+    """
+    colours, indices = np.unique(frame.reshape(-1, 3), axis=0, return_inverse=True)
+    if len(colours) > 256:
+        image = Image.fromarray(frame)
+    else:
+        height, width = frame.shape[:2]
+        image = Image.frombytes("P", (width, height), indices.astype(np.uint8).tobytes())
+        image.putpalette(colours.tobytes())
+    buffer = io.BytesIO()
+    image.save(
+        buffer,
+        format="PNG",
+        compress_level=PNG_COMPRESS_LEVEL,
+        compress_type=PNG_COMPRESS_TYPE,
+        optimize=False,
+    )
+    return buffer.getvalue()
+
+
+def from_runs(
+    palette: np.ndarray[Any, Any], runs: list[tuple[int, int]], shape: tuple[int, int]
+) -> np.ndarray[Any, Any]:
+    """An RGB frame of ``shape`` filled row after row by ``(colour, length)`` runs, repeated."""
+    choices = np.repeat([colour for colour, _ in runs], [length for _, length in runs])
+    return palette[np.resize(choices, shape[0] * shape[1])].reshape(*shape, 3)
+
+
+def keyed_palette(keys: list[int]) -> np.ndarray[Any, Any]:
+    """An ``N x 3`` palette of the 24-bit colours ``keys``."""
+    wide = np.array(keys, np.int64)
+    return np.stack([wide >> 16, wide >> 8 & 255, wide & 255], axis=-1).astype(np.uint8)
+
+
+def blocks(colours: list[int], shape: tuple[int, int] = (48, 64)) -> np.ndarray[Any, Any]:
+    """A flat frame (few runs): the 24-bit ``colours`` in bands of rows, each in one at least.
+
+    There must be no more colours than rows.
+    """
+    rows = np.arange(shape[0]) * len(colours) // shape[0]
+    pixels = keyed_palette(colours)[rows]
+    return np.ascontiguousarray(np.repeat(pixels[:, None], shape[1], axis=1))
+
+
+def speckled(frame: np.ndarray[Any, Any], seed: int = 0) -> np.ndarray[Any, Any]:
+    """``frame`` with its pixels shuffled: the same colours in as many runs as pixels, nearly."""
+    flat = frame.reshape(-1, 3)
+    return flat[np.random.default_rng(seed).permutation(len(flat))].reshape(frame.shape)
+
+
+BASE = list(range(0x101010, 0x101010 + 40 * 0x010203, 0x010203))  # 40 colours
+SEQUENCES = {
+    # The palette stays; the pixels move.
+    "stays": [pong_frame(t) for t in range(0, 60, 6)],
+    # A colour comes with each frame; then one goes with each (from the end, then the start).
+    "grows": [blocks(BASE[:count]) for count in range(1, 12)],
+    "shrinks": [blocks(BASE[:count]) for count in range(12, 0, -1)]
+    + [blocks(BASE[first:12]) for first in range(1, 12)],
+    # A colour in the middle of the palette leaves, then comes back.
+    "a hole": [blocks(BASE[:10]), blocks(BASE[:4] + BASE[5:10]), blocks(BASE[:10])],
+    # Each frame's colours are all new.
+    "changes": [blocks(BASE[start : start + 8]) for start in range(0, 40, 8)],
+    # Through the palette's limit (256 colours, indices 0 to 255) and back.
+    "256": [blocks([*range(count)], (257, 16)) for count in (255, 256, 257, 256, 2, 256)],
+}
+
+
+@pytest.mark.parametrize("speckle", [False, True], ids=["runs", "speckled"])
+@pytest.mark.parametrize("sequence", SEQUENCES)
+def test_a_sequence_of_frames_gives_the_specified_pngs(sequence: str, speckle: bool) -> None:
+    # Frame after frame, as the recorder's worker encodes them: what was encoded before
+    # never shows in a frame's palette, which holds exactly its own colours.
+    frames = [speckled(frame) if speckle else frame for frame in SEQUENCES[sequence]]
+    for frame in frames:
+        data = encode_png(frame)
+        assert data == spec_png(frame)
+        assert np.array_equal(decode_png(data, path="f.png", expected_shape=frame.shape), frame)
+
+
+def test_the_sequences_take_both_ways_to_a_palette() -> None:
+    # Their frames have few runs of one colour: the palette comes from the runs. Speckled,
+    # those of two colours or more have many: the palette is counted.
+    for frames in SEQUENCES.values():
+        for frame in frames:
+            flat = frame.reshape(-1, 3)
+            changes = np.flatnonzero(np.any(flat[1:] != flat[:-1], axis=1)) + 1
+            starts = _run_starts(_pixel_keys(frame))
+            assert starts is not None
+            assert starts.tolist() == [0, *changes.tolist()]
+            many = len(np.unique(flat, axis=0)) > 1
+            assert (_run_starts(_pixel_keys(speckled(frame))) is None) is many
+
+
+def test_cartpole_renders_give_the_specified_pngs(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
+    # The anti-aliased pole's colours come and go from one frame to the next.
+    for frame in cartpole_frames(12):
+        assert encode_png(frame) == spec_png(frame)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    colours=st.lists(st.integers(0, (1 << 24) - 1), min_size=1, max_size=300, unique=True),
+    frames=st.lists(
+        st.tuples(
+            st.lists(st.tuples(st.integers(0, 299), st.integers(1, 90)), min_size=1, max_size=40),
+            st.integers(8, 40),
+            st.integers(8, 40),
+            st.booleans(),
+        ),
+        min_size=1,
+        max_size=4,
+    ),
+)
+def test_frames_of_runs_give_the_specified_pngs(
+    colours: list[int], frames: list[tuple[list[tuple[int, int]], int, int, bool]]
+) -> None:
+    # Frames of some of the colours, one after another; speckled, most have many runs.
+    palette = keyed_palette(colours)
+    for runs, height, width, speckle in frames:
+        picked = [(colour % len(colours), length) for colour, length in runs]
+        frame = from_runs(palette, picked, (height, width))
+        if speckle:
+            frame = speckled(frame)
+        data = encode_png(frame)
+        assert data == spec_png(frame)
+        assert np.array_equal(decode_png(data, path="f.png", expected_shape=frame.shape), frame)
+
+
+def test_two_threads_encoding_at_once_give_the_specified_pngs() -> None:
+    frames = [
+        frame
+        for start in range(0, 40, 4)
+        for frame in (blocks(BASE[start : start + 9]), speckled(blocks(BASE[start : start + 7])))
+    ]
+    expected = [spec_png(frame) for frame in frames]
+    with ThreadPoolExecutor(2) as pool:
+        for _ in range(5):
+            # Each thread gets frames of other colours than the other's, in another order.
+            assert list(pool.map(encode_png, frames)) == expected
+            assert list(pool.map(encode_png, frames[::-1])) == expected[::-1]
 
 
 # --- the digest ----------------------------------------------------------------------------------

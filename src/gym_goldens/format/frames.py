@@ -130,6 +130,9 @@ _MODE_OF_COLOUR_TYPE: Final = {0: "L", 2: "RGB", 6: "RGBA", 3: "P"}
 _PALETTE_COLOUR_TYPE: Final = 3
 _PALETTE_DEPTHS: Final = (1, 2, 4, 8)
 _PALETTE_COLOURS: Final = 256
+# A frame of fewer runs of one colour than a run in this many pixels finds its palette
+# from its runs (_run_palette); past it, counting and a table look-up cost less (measured).
+_PIXELS_PER_RUN: Final = 16
 # Each thread's table from a colour (r | g << 8 | b << 16) to its palette index (_colour_table).
 _scratch: Final = threading.local()
 # Private: a process forked while a table exists gets a copy of it, never shares it (an
@@ -205,11 +208,10 @@ def encode_png(frame: np.ndarray[Any, Any]) -> bytes:
     pixels = np.ascontiguousarray(frame)
     if pixels.ndim == 3 and pixels.shape[2] == 1:
         pixels = pixels[:, :, 0]
-    # fromarray picks L, RGB or RGBA from the shape; the image has no info,
+    # fromarray picks L, RGB or RGBA from the shape; neither image has info,
     # so the PNG gets no chunk beyond IHDR, PLTE (a palette's), IDAT and IEND.
-    image = Image.fromarray(pixels)
-    if pixels.ndim == 3 and pixels.shape[2] == 3:
-        image = _paletted(pixels, image)
+    rgb = pixels.ndim == 3 and pixels.shape[2] == 3
+    image = _paletted(pixels) if rgb else Image.fromarray(pixels)
     buffer = io.BytesIO()
     image.save(
         buffer,
@@ -221,8 +223,65 @@ def encode_png(frame: np.ndarray[Any, Any]) -> bytes:
     return buffer.getvalue()
 
 
-def _paletted(pixels: np.ndarray[Any, Any], image: Image.Image) -> Image.Image:
-    """An RGB frame as an exact palette image of its sorted colours; ``image`` past 256."""
+def _paletted(pixels: np.ndarray[Any, Any]) -> Image.Image:
+    """An RGB frame as an exact palette image of its sorted colours; an ``RGB`` image past 256.
+
+    Two ways to the same palette and indices. A frame of flat colour (a
+    rendered one) holds few runs of one colour, row after row: its colours
+    are those of the runs' first pixels, and its indices those of the runs,
+    repeated (:func:`_run_palette`, three times faster on CartPole). A frame of
+    many runs (noise, dithering, a photo) has its colours counted by Pillow
+    and each pixel looked up in a table (:func:`_counted_palette`): past
+    about one run in 16 pixels, sorting the runs costs more than that.
+    """
+    keys = _pixel_keys(pixels)
+    starts = _run_starts(keys)
+    if starts is None:
+        return _counted_palette(pixels, keys)
+    found = _run_palette(keys, starts)
+    if found is None:
+        return Image.fromarray(pixels)
+    return _palette_image(*found, pixels.shape)
+
+
+def _run_starts(keys: np.ndarray[Any, Any]) -> np.ndarray[Any, Any] | None:
+    """Where each run of one colour starts in a frame's flat colour keys; ``None`` for many runs.
+
+    A run is a longest stretch of pixels of one colour, in row-major order
+    (across rows too); every pixel is in one, so the runs' first pixels show
+    every colour of the frame. ``None`` past one run in :data:`_PIXELS_PER_RUN` pixels.
+    """
+    change = np.not_equal(keys[1:], keys[:-1])
+    runs = int(np.count_nonzero(change)) + 1
+    if runs > keys.size // _PIXELS_PER_RUN:
+        return None
+    starts = np.zeros(runs, np.intp)
+    np.add(np.flatnonzero(change), 1, out=starts[1:])
+    return starts
+
+
+def _run_palette(
+    keys: np.ndarray[Any, Any], starts: np.ndarray[Any, Any]
+) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]] | None:
+    """The sorted colours (``N x 3``) and the pixels' indices of a frame, from its runs.
+
+    ``None`` when it has more than 256 colours.
+    """
+    first = keys[starts]  # r | g << 8 | b << 16 of each run
+    # r << 16 | g << 8 | b: in the palette's order (red, then green, then blue).
+    ordered = (first & 0xFF) << 16 | first & 0xFF00 | first >> 16
+    found, run_indices = np.unique(ordered, return_inverse=True)
+    if found.size > _PALETTE_COLOURS:
+        return None
+    lengths = np.diff(starts, append=keys.size)
+    indices = np.repeat(run_indices.astype(np.uint8), lengths)
+    colours = np.stack([found >> 16, found >> 8 & 0xFF, found & 0xFF], axis=-1).astype(np.uint8)
+    return colours, indices
+
+
+def _counted_palette(pixels: np.ndarray[Any, Any], keys: np.ndarray[Any, Any]) -> Image.Image:
+    """A frame of many runs as :func:`_paletted` gives it: colours counted, pixels looked up."""
+    image = Image.fromarray(pixels)
     counted = image.getcolors(_PALETTE_COLOURS)
     if counted is None:
         return image
@@ -230,8 +289,14 @@ def _paletted(pixels: np.ndarray[Any, Any], image: Image.Image) -> Image.Image:
     table = _colour_table()
     table[_colour_keys(colours)] = np.arange(len(colours), dtype=np.uint8)
     # Every pixel's colour was just written in the table: no other entry is read.
-    indices = table.take(_pixel_keys(pixels))
-    height, width = pixels.shape[:2]
+    return _palette_image(colours, table.take(keys), pixels.shape)
+
+
+def _palette_image(
+    colours: np.ndarray[Any, Any], indices: np.ndarray[Any, Any], shape: tuple[int, ...]
+) -> Image.Image:
+    """The palette image of ``colours`` (``N x 3``) whose flat pixels are ``indices`` (uint8)."""
+    height, width = shape[:2]
     paletted = Image.frombuffer("P", (width, height), indices, "raw", "P", 0, 1)
     paletted.putpalette(colours.tobytes())
     return paletted
@@ -261,16 +326,18 @@ def _colour_keys(colours: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
 
 
 def _pixel_keys(pixels: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
-    """The colour key of each pixel of a contiguous ``H x W x 3`` frame, flat.
+    """The colour key of each pixel of a contiguous ``H x W x 3`` frame, flat (``uint32``).
 
     Each pixel's three bytes are read as the low bytes of a little-endian
     32-bit word starting at the pixel (a view, no copy), the byte of the next
     pixel masked off; the last pixel, whose word would run past the array, on its own.
+    32-bit keys rather than ``intp``: half the bytes to write and compare
+    (``take`` casts them to ``intp``, but only a frame of many runs is looked up).
     """
     flat = pixels.reshape(-1)
     count = flat.size // 3
     words = np.ndarray((count - 1,), "<u4", buffer=flat, strides=(3,))
-    keys = np.empty(count, np.intp)
+    keys = np.empty(count, np.uint32)
     np.bitwise_and(words, 0xFFFFFF, out=keys[:-1])
     keys[-1] = int(flat[-3]) | int(flat[-2]) << 8 | int(flat[-1]) << 16
     return keys
