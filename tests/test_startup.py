@@ -72,3 +72,37 @@ def test_the_defaults_written_out_for_start_up_are_the_defaults() -> None:
 
     assert settings.DEFAULT_MAX_ARRAY_SIZE == codec.DEFAULT_MAX_ARRAY_SIZE
     assert settings.IMAGES == frames.IMAGES
+
+
+# Loaded only for what needs them: Pillow for frames, DeepDiff for a
+# mismatch's fields, matplotlib for a failure's plot.
+ONLY_WHEN_NEEDED = ("PIL", "deepdiff", "matplotlib")
+
+
+def test_a_passing_golden_test_without_frames_loads_no_image_or_diff_library(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makeconftest(
+        f"""
+        import sys
+
+        def pytest_sessionfinish(session):
+            loaded = sorted(name for name in {ONLY_WHEN_NEEDED!r} if name in sys.modules)
+            print("loaded:", ",".join(loaded) or "none")
+        """
+    )
+    pytester.makepyfile(
+        """
+        import gymnasium as gym
+
+        def test_cartpole(record_trajectory):
+            env = record_trajectory(gym.make("CartPole-v1"))
+            env.reset(seed=0)
+            for _ in range(20):
+                env.step(0)
+        """
+    )
+    pytester.runpytest_subprocess("--update-goldens").assert_outcomes(passed=1)
+    result = pytester.runpytest_subprocess("-s")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*loaded: none"])

@@ -67,10 +67,9 @@ import threading
 import zlib
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, Final, TypeGuard
+from typing import TYPE_CHECKING, Any, Final, TypeGuard
 
 import numpy as np
-from PIL import Image
 
 from gym_goldens.errors import GoldenFormatError, UnsafeGoldenPathError
 from gym_goldens.format.codec import ArraySummary, TaggedValue, decode_line
@@ -82,6 +81,11 @@ from gym_goldens.format.limits import (
     DecompressionBudget,
 )
 from gym_goldens.format.lines import iter_lines
+
+# Pillow is imported by the functions that encode or decode a PNG, not here:
+# a suite that keeps no frames never loads it (tests/test_startup.py).
+if TYPE_CHECKING:
+    from PIL import Image
 
 __all__ = [
     "FRAMES_DIR",
@@ -199,6 +203,8 @@ def encode_png(frame: np.ndarray[Any, Any]) -> bytes:
     Raises:
         ValueError: ``frame`` is not image-like.
     """
+    from PIL import Image
+
     if not is_image_like(frame):
         raise ValueError(
             f"expected an image-like array (uint8, H x W or H x W x 1, 3 or 4, each side at "
@@ -234,6 +240,8 @@ def _paletted(pixels: np.ndarray[Any, Any]) -> Image.Image:
     and each pixel looked up in a table (:func:`_counted_palette`): past
     about one run in 16 pixels, sorting the runs costs more than that.
     """
+    from PIL import Image
+
     keys = _pixel_keys(pixels)
     starts = _run_starts(keys)
     if starts is None:
@@ -281,6 +289,8 @@ def _run_palette(
 
 def _counted_palette(pixels: np.ndarray[Any, Any], keys: np.ndarray[Any, Any]) -> Image.Image:
     """A frame of many runs as :func:`_paletted` gives it: colours counted, pixels looked up."""
+    from PIL import Image
+
     image = Image.fromarray(pixels)
     counted = image.getcolors(_PALETTE_COLOURS)
     if counted is None:
@@ -296,6 +306,8 @@ def _palette_image(
     colours: np.ndarray[Any, Any], indices: np.ndarray[Any, Any], shape: tuple[int, ...]
 ) -> Image.Image:
     """The palette image of ``colours`` (``N x 3``) whose flat pixels are ``indices`` (uint8)."""
+    from PIL import Image
+
     height, width = shape[:2]
     paletted = Image.frombuffer("P", (width, height), indices, "raw", "P", 0, 1)
     paletted.putpalette(colours.tobytes())
@@ -408,6 +420,8 @@ def _decoded(
     not the one its first header gave (which was checked) is refused before a
     pixel is decoded.
     """
+    from PIL import Image
+
     opened: tuple[tuple[int, int], str] | None = None
     try:
         with Image.open(io.BytesIO(data), formats=["PNG"]) as image:

@@ -36,7 +36,6 @@ from pathlib import Path
 from typing import Any, Final
 
 import numpy as np
-from PIL import Image, ImageDraw, ImageFont
 
 from gym_goldens.comparison.pixels import pixel_differences
 from gym_goldens.comparison.result import Comparison, Difference
@@ -204,6 +203,9 @@ def side_by_side(
         canvas[top : top + panel.shape[0], left : left + panel.shape[1]] = panel
         places.append(left)
         left += panel.shape[1] + _MARGIN
+    # Pillow is imported where an image is drawn: a passing suite never loads it.
+    from PIL import Image, ImageDraw, ImageFont
+
     image = Image.fromarray(canvas)
     draw = ImageDraw.Draw(image)
     font = ImageFont.load_default()
@@ -280,6 +282,8 @@ def write_gif(path: Path, frames: Sequence[np.ndarray[Any, Any]], fps: float) ->
             "expected image-like frames of one shape, got shapes "
             + ", ".join(sorted(format_shape(shape) for shape in shapes))
         )
+    from PIL import Image  # imported where an image is drawn, as in side_by_side
+
     images = [Image.fromarray(display_rgb(frame)) for frame in frames]
     buffer = io.BytesIO()
     images[0].save(

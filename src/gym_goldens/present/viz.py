@@ -38,7 +38,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
-from PIL import Image
 
 from gym_goldens.comparison.engine import compare
 from gym_goldens.comparison.result import Comparison, EpisodeComparison
@@ -560,6 +559,8 @@ def write_divergence_plot(
         return None if figure is None else save_figure(figure, path)
     pictures = [frame_triptych(frame, sides)]
     if figure is not None:
+        from PIL import Image  # imported on a failure's frames only: a passing suite never loads it
+
         with Image.open(io.BytesIO(figure_png(figure))) as plotted:
             pictures.append(np.asarray(plotted.convert("RGB")))
     target = Path(path)
