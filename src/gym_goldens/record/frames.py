@@ -1,4 +1,4 @@
-"""Frames of a recording, written as PNG files by a worker thread.
+"""Frames of a recording, written as PNG files beside it while the env steps on.
 
 A recorder that keeps frames (``render=True``, ``images="frames"``) hands each
 record to :class:`FrameFiles` before it is encoded. Every image-like array
@@ -6,19 +6,20 @@ record to :class:`FrameFiles` before it is encoded. Every image-like array
 and with ``images="frames"`` of ``obs`` and ``info`` too, at any depth of
 their dicts, lists and tuples, is replaced by its reference
 (:class:`~gym_goldens.format.frames.FrameRef`): the file, named by episode,
-step and field, the digest of its pixels and its shape. The digest is worked
-out on the env's thread (the line needs it); a copy of the pixels (the env
-may reuse its array) is queued for a worker thread, which encodes the PNG
-(:func:`~gym_goldens.format.frames.encode_png`) and writes it in the
-recording's ``frames`` folder. Pillow and zlib release the GIL while they
-encode, so the env steps on while its frames are written.
+step and field, the digest of its pixels and its shape. The pixels go to this
+process's encoder process (:mod:`gym_goldens.record.encoder`; on Linux) or a
+worker thread of the recording (elsewhere), which works out the digest,
+encodes the PNG (:func:`~gym_goldens.format.frames.encode_png`) and writes it
+in the recording's ``frames`` folder. Meanwhile the line holds a placeholder
+of the digest, of its length.
 
-The episode writer waits for the worker before it writes lines
-(:meth:`FrameFiles.wait`): a line never reaches its file before the frames it
-refers to, so a completed episode's frames are on disk before the next
-episode starts, as its lines are. An error of the worker (a full disk) is
-raised by that wait, in the env's thread. A step kept as a digest only
-(``full_every``) gets references, which its digest covers, but no files.
+The episode writer settles its lines before it writes them
+(:meth:`FrameFiles.settle`): it waits for their frames and puts the digests
+in. So a line never reaches its file before the frames it refers to, and a
+completed episode's frames are on disk before the next episode starts, as its
+lines are. An error writing a frame (a full disk) is raised there, in the
+env's thread. A step kept as a digest only (``full_every``) gets references,
+with their digests worked out at once, which the step's digest covers, but no files.
 """
 
 from __future__ import annotations
@@ -40,15 +41,22 @@ from gym_goldens.format.frames import (
     FrameRef,
     encode_png,
     format_shape,
+    frame_digest,
+    frame_filename,
     is_image_like,
 )
+from gym_goldens.record.encoder import FrameEncoder, frame_encoder
 
 __all__ = ["IMAGES", "FrameFiles", "check_images", "image_like_or_error"]
 
 IMAGES: Final = ("summary", "frames")
 """How image-like arrays of ``obs`` and ``info`` are kept: array summaries, or frames."""
 
-_WORKERS: Final = 1
+PENDING_DIGEST: Final = "pending"
+"""How the placeholder of a digest still to come starts: not hex, so no reader takes it for one."""
+_DIGEST_LENGTH: Final = 32
+# What comes before a reference's digest in a line (its keys sorted).
+_DIGEST_KEY: Final = b'{"$frame":{"digest":"'
 # The writes a worker may lag behind before the env waits: bounds the memory
 # of frames queued (a few MB of Pong frames) on a machine slower to encode than to step.
 _MAX_QUEUED: Final = 64
@@ -93,6 +101,12 @@ def image_like_or_error(frame: object, env: object) -> np.ndarray[Any, Any]:
 class FrameFiles:
     """The frames of one recording folder: references in the lines, PNG files beside them.
 
+    A frame to be written gets a reference whose digest is a placeholder
+    (:data:`PENDING_DIGEST` and a number, as long as a digest): the encoder
+    works the digest out beside the env, and :meth:`settle` puts it in the
+    lines before they are written. A frame kept as a digest only gets its
+    digest at once.
+
     Args:
         folder: The recording's folder; frames go in its ``frames`` folder.
         encoder: The recording's encoder, for records that hold references.
@@ -104,11 +118,11 @@ class FrameFiles:
         "_changed",
         "_changed_bytes",
         "_encoder",
-        "_error",
-        "_lock",
+        "_fields",
+        "_folder",
         "_pending",
-        "_queue",
-        "_threads",
+        "_sent",
+        "_sink",
         "folder",
         "images",
     )
@@ -117,13 +131,11 @@ class FrameFiles:
         self.folder = folder
         self.images = images
         self._encoder = encoder
-        self._queue: queue.Queue[tuple[Path, np.ndarray[Any, Any]] | None] = queue.Queue(
-            _MAX_QUEUED
-        )
-        self._threads: list[threading.Thread] = []
-        self._lock = threading.Condition()
-        self._pending = 0
-        self._error: BaseException | None = None
+        self._sink: _ProcessSink | _ThreadSink | None = None  # made by the first frame written
+        self._pending: list[bytes] = []  # the placeholders of the frames handed over, in order
+        self._folder = os.fsencode(folder) + os.sep.encode()
+        self._fields: dict[FieldPath, str] = {}  # each field's path, written as text
+        self._sent = 0
         self._changed = 0
         self._changed_bytes = 0
 
@@ -171,9 +183,17 @@ class FrameFiles:
     def _reference(
         self, frame: np.ndarray[Any, Any], path: FieldPath, episode: int, step: int, write: bool
     ) -> orjson.Fragment:
-        ref = FrameRef.of(frame, episode=episode, step=step, field=format_path(path))
+        field = self._fields.get(path)
+        if field is None:
+            field = self._fields[path] = format_path(path)
         if write:
-            self._submit(self.folder / ref.file, frame.copy())
+            self._sent += 1
+            placeholder = f"{PENDING_DIGEST}{self._sent:0{_DIGEST_LENGTH - len(PENDING_DIGEST)}d}"
+            ref = FrameRef(frame_filename(episode, step, field), placeholder, tuple(frame.shape))
+            self._submit(ref.file, frame)
+            self._pending.append(_DIGEST_KEY + placeholder.encode())
+        else:
+            ref = FrameRef.of(frame, episode=episode, step=step, field=field)
         encoded = orjson.dumps({FRAME_TAG: ref.to_json()}, option=_OPTIONS)
         self._changed += 1
         self._changed_bytes += len(encoded)
@@ -200,31 +220,111 @@ class FrameFiles:
             return encoder.encode_careful(record)
         return line
 
-    def _submit(self, path: Path, frame: np.ndarray[Any, Any]) -> None:
-        if not self._threads:
-            self._start()
+    def _submit(self, file: str, frame: np.ndarray[Any, Any]) -> None:
+        """Hand over ``frame``, to be written at ``file`` of the recording's folder."""
+        if self._sink is None:
+            (self.folder / FRAMES_DIR).mkdir(parents=True, exist_ok=True)
+            self._sink = _ProcessSink.started() or _ThreadSink()
+        # A path of bytes, joined by hand: a Path's join costs more than the rest of the hand-over.
+        self._sink.submit(self._folder + os.fsencode(file), frame)
+
+    def settle(self, lines: bytearray) -> None:
+        """Wait for the frames handed over, then put their digests in ``lines``, in place.
+
+        ``lines`` holds the lines of those frames not yet written, in order (a
+        line left out, that could not be recorded, has its placeholders
+        left out with it).
+
+        Raises:
+            OSError: A frame could not be written (its file named).
+            RuntimeError: A frame could not be encoded, or the encoder process ended.
+        """
+        if self._sink is None or not self._pending:
+            return
+        pending, self._pending = self._pending, []
+        digests = self._sink.wait()
+        # A line's frames were handed over in the order render, obs, info, and
+        # its keys are sorted: each is looked for from the start of the line
+        # of the one before (lines come in order).
+        line_start = 0
+        for placeholder, digest in zip(pending, digests, strict=True):
+            found = lines.find(placeholder, line_start)
+            if found >= 0:
+                line_start = lines.rfind(b"\n", 0, found) + 1
+                at = found + len(_DIGEST_KEY)
+                lines[at : at + len(digest)] = digest.encode()
+
+    def stop(self) -> None:
+        """Wait for the frames handed over; a thread of this recording's ends."""
+        sink, self._sink = self._sink, None
+        if sink is not None:
+            sink.stop()
+
+
+class _ProcessSink:
+    """A recording's frames in this process's encoder (:mod:`gym_goldens.record.encoder`)."""
+
+    __slots__ = ("_encoder", "_recording")
+
+    def __init__(self, encoder: FrameEncoder) -> None:
+        self._encoder = encoder
+        self._recording = encoder.recording()
+
+    @classmethod
+    def started(cls) -> _ProcessSink | None:
+        """The sink, its encoder started if need be; None where there is none or it cannot start."""
+        try:
+            encoder = frame_encoder()
+        except OSError:  # no process or shared memory to be had: the thread does it
+            return None
+        return cls(encoder) if encoder is not None else None
+
+    def submit(self, path: bytes, frame: np.ndarray[Any, Any]) -> None:
+        self._encoder.submit(self._recording, path, frame)
+
+    def wait(self) -> list[str]:
+        return self._encoder.wait(self._recording)
+
+    def stop(self) -> None:
+        try:
+            self.wait()
+        finally:
+            self._encoder.forget(self._recording)
+
+
+class _ThreadSink:
+    """A recording's frames digested, encoded and written by a worker thread of its own.
+
+    Pillow and zlib release the GIL while they encode, so an env that lets go
+    of it (CartPole's pygame render does; ALE does not) steps on meanwhile.
+    """
+
+    __slots__ = ("_digests", "_error", "_lock", "_pending", "_queue", "_thread")
+
+    def __init__(self) -> None:
+        self._queue: queue.Queue[tuple[bytes, np.ndarray[Any, Any]] | None] = queue.Queue(
+            _MAX_QUEUED
+        )
+        self._lock = threading.Condition()
+        self._pending = 0
+        self._digests: list[str] = []
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._work, name="gym-goldens-frames", daemon=True)
+        self._thread.start()
+
+    def submit(self, path: bytes, frame: np.ndarray[Any, Any]) -> None:
         with self._lock:
             self._pending += 1
-        self._queue.put((path, frame))
-
-    def _start(self) -> None:
-        (self.folder / FRAMES_DIR).mkdir(parents=True, exist_ok=True)
-        for number in range(_WORKERS):
-            thread = threading.Thread(
-                target=self._work, name=f"gym-goldens-frames-{number}", daemon=True
-            )
-            thread.start()
-            self._threads.append(thread)
+        self._queue.put((path, frame.copy()))  # the env may reuse its array
 
     def _work(self) -> None:
-        while True:
-            item = self._queue.get()
-            if item is None:
-                return
+        while (item := self._queue.get()) is not None:
             path, frame = item
             try:
                 if self._error is None:
+                    digest = frame_digest(frame)
                     _write_png(path, encode_png(frame))
+                    self._digests.append(digest)
             except BaseException as error:  # raised in the env's thread, by wait()
                 with self._lock:
                     if self._error is None:
@@ -235,28 +335,26 @@ class FrameFiles:
                     if not self._pending:
                         self._lock.notify_all()
 
-    def wait(self) -> None:
-        """Return once every frame handed over is written; raise the worker's first error."""
+    def wait(self) -> list[str]:
+        """The digests of the frames handed over since the last wait, once all are written."""
         with self._lock:
             while self._pending:
                 self._lock.wait()
             error, self._error = self._error, None
+            digests, self._digests = self._digests, []
         if error is not None:
             raise error
+        return digests
 
     def stop(self) -> None:
-        """Wait for the frames handed over, then end the worker (a next frame starts it again)."""
         try:
             self.wait()
         finally:
-            threads, self._threads = self._threads, []
-            for _ in threads:
-                self._queue.put(None)
-            for thread in threads:
-                thread.join()
+            self._queue.put(None)
+            self._thread.join()
 
 
-def _write_png(path: Path, data: bytes) -> None:
+def _write_png(path: bytes, data: bytes) -> None:
     """Write a frame's file in the recording's folder; a link in its place is not followed."""
     descriptor = os.open(path, _NEW_FILE | _NO_FOLLOW, 0o666)
     try:

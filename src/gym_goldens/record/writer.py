@@ -864,7 +864,8 @@ class EpisodeWriter:
         self._write_at = self._t + self._flush_limit
         if self._buffer:
             if self._frames is not None:
-                self._frames.wait()  # no line reaches the file before its frames
+                # No line reaches the file before its frames, nor without their digests.
+                self._frames.settle(self._buffer)
             data, self._buffer = self._buffer, bytearray()
             # Only a buffer past the limit can hold a line past it: checked then alone.
             long_line = _long_line(data) if len(data) > MAX_LINE_BYTES else None

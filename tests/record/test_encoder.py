@@ -1,0 +1,217 @@
+"""The frame encoder process: frames digested, encoded and written beside the env, on Linux."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from gym_goldens import RecordTrajectory, read_recording
+from gym_goldens.format.codec import TaggedValue
+from gym_goldens.format.frames import FrameRef, decode_png, frame_digest
+from gym_goldens.record.encoder import RingPlaces, frame_encoder
+from tests.support.frames import PaintedEnv, pong_frame
+
+needs_encoder_process = pytest.mark.skipif(
+    not hasattr(os, "memfd_create"),
+    reason="the frame encoder process runs on Linux (os.memfd_create); elsewhere a thread does",
+)
+
+
+Stored = list[tuple[FrameRef, np.ndarray[Any, Any]]]
+
+
+def stored_frames(folder: Path, field: str = "render") -> Stored:
+    """Each reference of ``field`` in the recording of ``folder``, with its file's pixels."""
+    found = []
+    for episode in read_recording(folder):
+        for record in episode.records:
+            value = record.get(field)
+            if isinstance(value, TaggedValue):
+                ref = FrameRef.from_tagged(value, path=folder)
+                data = (folder / ref.file).read_bytes()
+                found.append((ref, decode_png(data, path=ref.file, expected_shape=ref.shape)))
+    return found
+
+
+def record_painted(folder: Path, steps: int, **options: Any) -> list[np.ndarray[Any, Any]]:
+    """Record ``steps`` steps of a PaintedEnv with its frames; the frames it rendered."""
+    recorder = RecordTrajectory(PaintedEnv(length=steps + 1), folder, render=True, **options)
+    shown = PaintedEnv(length=steps + 1)
+    recorder.reset(seed=1)
+    shown.reset(seed=1)
+    expected = [shown.render()]
+    for _ in range(steps):
+        recorder.step(1)
+        shown.step(1)
+        expected.append(shown.render())
+    recorder.close()
+    return expected
+
+
+# The ring: where frames go.
+
+
+@given(st.lists(st.tuples(st.integers(1, 40), st.booleans()), max_size=200))
+def test_the_ring_never_gives_two_frames_in_flight_the_same_bytes(
+    moves: list[tuple[int, bool]],
+) -> None:
+    ring = RingPlaces(100)
+    live: list[tuple[int, int]] = []
+    for length, free_first in moves:
+        if free_first and live:
+            ring.free_oldest()
+            live.pop(0)
+        start = ring.place(length)
+        if start is None:
+            # Full for this frame: freeing the oldest eventually makes room.
+            while start is None and live:
+                ring.free_oldest()
+                live.pop(0)
+                start = ring.place(length)
+        assert start is not None
+        assert start >= 0
+        assert start + length <= ring.size
+        for other_start, other_end in live:
+            assert start + length <= other_start or other_end <= start
+        live.append((start, start + length))
+
+
+def test_the_ring_wraps_to_its_start_once_the_frames_there_are_freed() -> None:
+    ring = RingPlaces(100)
+    assert [ring.place(40), ring.place(40)] == [0, 40]
+    assert ring.place(40) is None  # 20 left at the end, the start still taken
+    ring.free_oldest()
+    assert ring.place(40) == 0  # wrapped
+    assert ring.place(10) is None  # between the newest (0..40) and the oldest (40..80): none
+    ring.free_oldest()
+    assert ring.place(10) == 40
+
+
+# The process.
+
+
+@needs_encoder_process
+def test_frames_are_encoded_by_a_process_of_their_own(tmp_path: Path) -> None:
+    expected = record_painted(tmp_path, 40)
+    encoder = frame_encoder()
+    assert encoder is not None
+    assert encoder.alive
+    assert encoder.pid != os.getpid()
+    stored = stored_frames(tmp_path)
+    assert len(stored) == len(expected)
+    for (ref, pixels), frame in zip(stored, expected, strict=True):
+        assert ref.digest == frame_digest(frame)
+        np.testing.assert_array_equal(pixels, frame)
+
+
+def test_where_there_is_no_encoder_process_a_thread_stores_the_same_frames(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    record_painted(tmp_path / "process", 12)
+    # As on macOS and Windows: no anonymous memory file to share, so no process.
+    monkeypatch.delattr(os, "memfd_create", raising=False)
+    threads_before = threading.active_count()
+    record_painted(tmp_path / "thread", 12)
+    assert threading.active_count() == threads_before  # its thread ended with the recording
+    by_process, by_thread = stored_frames(tmp_path / "process"), stored_frames(tmp_path / "thread")
+    assert [ref for ref, _ in by_thread] == [ref for ref, _ in by_process]
+    for (_, one), (_, other) in zip(by_thread, by_process, strict=True):
+        np.testing.assert_array_equal(one, other)
+    names = sorted(os.listdir(tmp_path / "thread" / "frames"))
+    assert names == sorted(os.listdir(tmp_path / "process" / "frames"))
+
+
+@needs_encoder_process
+def test_a_frame_too_large_for_the_ring_goes_through_the_socket(tmp_path: Path) -> None:
+    # 2,200 x 1,400 x 3 is 9.2 MB: past half of the ring.
+    large = np.zeros((2200, 1400, 3), np.uint8)
+    large[100:300, 200:900] = (250, 20, 40)
+    frames = [pong_frame(t) for t in range(3)]
+    encoder = frame_encoder()
+    assert encoder is not None
+    recording = encoder.recording()
+    paths = [tmp_path / name for name in ("a.png", "large.png", "b.png", "c.png")]
+    for path, frame in zip(paths, [frames[0], large, *frames[1:]], strict=True):
+        encoder.submit(recording, os.fsencode(path), frame)
+    digests = encoder.wait(recording)
+    encoder.forget(recording)
+    for path, frame, digest in zip(paths, [frames[0], large, *frames[1:]], digests, strict=True):
+        assert digest == frame_digest(frame)
+        decoded = decode_png(path.read_bytes(), path=path.name, expected_shape=frame.shape)
+        np.testing.assert_array_equal(decoded, frame)
+
+
+@needs_encoder_process
+def test_recordings_in_threads_share_the_process_and_each_gets_its_own_frames(
+    tmp_path: Path,
+) -> None:
+    expected: dict[int, list[np.ndarray[Any, Any]]] = {}
+
+    def record(number: int) -> None:
+        expected[number] = record_painted(tmp_path / str(number), 30 + number)
+
+    threads = [threading.Thread(target=record, args=(number,)) for number in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for number, frames in expected.items():
+        stored = stored_frames(tmp_path / str(number))
+        assert [ref.digest for ref, _ in stored] == [frame_digest(frame) for frame in frames]
+
+
+@needs_encoder_process
+def test_an_encoder_that_was_killed_fails_the_recording_then_another_starts(
+    tmp_path: Path,
+) -> None:
+    recorder = RecordTrajectory(PaintedEnv(length=5), tmp_path / "killed", render=True)
+    recorder.reset(seed=0)
+    recorder.step(0)
+    encoder = frame_encoder()
+    assert encoder is not None
+    os.kill(encoder.pid, signal.SIGKILL)
+    for _ in range(3):  # frames handed over to the ended process, or failing at once
+        with contextlib.suppress(RuntimeError):
+            recorder.step(0)
+    with pytest.raises(RuntimeError, match=r"frame encoder process \(pid \d+\) ended with exit"):
+        recorder.step(0)  # step 5 ends the episode: its lines wait for its frames
+    recorder.close()
+    expected = record_painted(tmp_path / "after", 6)
+    restarted = frame_encoder()
+    assert restarted is not None
+    assert restarted.pid != encoder.pid
+    assert [ref.digest for ref, _ in stored_frames(tmp_path / "after")] == [
+        frame_digest(frame) for frame in expected
+    ]
+
+
+@needs_encoder_process
+@pytest.mark.skipif(sys.platform != "linux", reason="fork")
+def test_a_forked_process_starts_an_encoder_of_its_own(tmp_path: Path) -> None:
+    record_painted(tmp_path / "parent", 3)
+    parent_encoder = frame_encoder()
+    assert parent_encoder is not None
+    child = os.fork()
+    if child == 0:  # pragma: no cover - the child's outcome is its exit code
+        try:
+            record_painted(tmp_path / "child", 3)
+            own = frame_encoder()
+            ok = own is not None and own.pid != parent_encoder.pid
+            os._exit(0 if ok and len(stored_frames(tmp_path / "child")) == 4 else 1)
+        except BaseException:
+            os._exit(2)
+    _, status = os.waitpid(child, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert parent_encoder.alive  # the child left the parent's encoder alone
+    record_painted(tmp_path / "parent again", 3)
+    assert frame_encoder() is parent_encoder
