@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import gzip
 import os
 import signal
 import sys
@@ -215,3 +216,23 @@ def test_a_forked_process_starts_an_encoder_of_its_own(tmp_path: Path) -> None:
     assert parent_encoder.alive  # the child left the parent's encoder alone
     record_painted(tmp_path / "parent again", 3)
     assert frame_encoder() is parent_encoder
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"compress": True}, {"flush_every": 3}, {"full_every": 4}],
+    ids=["compressed", "flushed-mid-episode", "full-every-4"],
+)
+def test_every_line_written_holds_its_frames_digests_whatever_the_storage(
+    tmp_path: Path, options: dict[str, Any]
+) -> None:
+    # The digests come from the encoder after the lines are made: each way of
+    # writing lines (gzip, a buffer flushed mid-episode, steps kept as digests)
+    # must put them in before the lines are written.
+    record_painted(tmp_path, 20, **options)
+    data = b"".join(path.read_bytes() for path in tmp_path.glob("trajectory.jsonl*"))
+    assert b"pending" not in (gzip.decompress(data) if options.get("compress") else data)
+    stored = stored_frames(tmp_path)
+    assert stored
+    for ref, pixels in stored:
+        assert ref.digest == frame_digest(pixels)
