@@ -28,7 +28,7 @@ import os
 import queue
 import threading
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 import orjson
@@ -45,7 +45,9 @@ from gym_goldens.format.frames import (
     frame_filename,
     is_image_like,
 )
-from gym_goldens.record.encoder import FrameEncoder, frame_encoder
+
+if TYPE_CHECKING:
+    from gym_goldens.record.encoder import FrameEncoder
 
 __all__ = ["IMAGES", "FrameFiles", "check_images", "image_like_or_error"]
 
@@ -273,6 +275,9 @@ class _ProcessSink:
     @classmethod
     def started(cls) -> _ProcessSink | None:
         """The sink, its encoder started if need be; None where there is none or it cannot start."""
+        # Imported here: a recording that keeps no frames never loads it.
+        from gym_goldens.record.encoder import frame_encoder
+
         try:
             encoder = frame_encoder()
         except OSError:  # no process or shared memory to be had: the thread does it
