@@ -64,8 +64,9 @@ _REPLY: Final = struct.Struct("<QiI")
 _WRITTEN: Final = 0
 _NO_ERRNO: Final = -1
 _INLINE: Final = -1
-# The shared ring's bytes: 160 Pong frames, 23 CartPole renders. Only pages
-# written are ever allocated; a frame past half of it goes through the socket.
+# The shared ring's bytes: 160 Pong frames, 23 CartPole renders; a frame past
+# half of it goes through the socket. An anonymous memory file, not one in
+# /dev/shm, so /dev/shm's size (64 MiB in a Docker container) is no limit.
 _RING_SIZE: Final = 16 << 20
 # The frames sent and not yet replied to, across recordings: bounds the
 # replies the encoder may have to send (a few KiB, far under a socket's
@@ -179,7 +180,9 @@ class FrameEncoder:
     def __init__(self) -> None:
         self._ring_file = os.memfd_create("gym-goldens-frames", getattr(os, "MFD_CLOEXEC", 0))
         try:
-            os.ftruncate(self._ring_file, _RING_SIZE)
+            # Its pages allocated now: a machine short of memory refuses the ring
+            # here (and the thread encodes), where writing a page later would be a bus error.
+            os.posix_fallocate(self._ring_file, 0, _RING_SIZE)
             self._ring = mmap.mmap(self._ring_file, _RING_SIZE)
             self._socket, theirs = socket.socketpair()
         except BaseException:
