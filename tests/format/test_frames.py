@@ -11,6 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+import gymnasium as gym
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -21,13 +22,14 @@ from PIL import Image
 from gym_goldens.errors import GoldenFormatError, UnsafeGoldenPathError
 from gym_goldens.format.codec import ArraySummary
 from gym_goldens.format.frames import (
+    _PIXELS_PER_RUN,
     FRAMES_DIR,
     PNG_COMPRESS_LEVEL,
     PNG_COMPRESS_TYPE,
     FrameRef,
     _colour_table,
-    _pixel_keys,
-    _run_starts,
+    _paletted,
+    _run_bounds,
     check_frame_file,
     decode_png,
     encode_png,
@@ -378,7 +380,7 @@ SEQUENCES = {
     # Each frame's colours are all new.
     "changes": [blocks(BASE[start : start + 8]) for start in range(0, 40, 8)],
     # Through the palette's limit (256 colours, indices 0 to 255) and back.
-    "256": [blocks([*range(count)], (257, 16)) for count in (255, 256, 257, 256, 2, 256)],
+    "256": [blocks([*range(count)], (257, 32)) for count in (255, 256, 257, 256, 2, 256)],
 }
 
 
@@ -394,18 +396,32 @@ def test_a_sequence_of_frames_gives_the_specified_pngs(sequence: str, speckle: b
         assert np.array_equal(decode_png(data, path="f.png", expected_shape=frame.shape), frame)
 
 
+def run_bounds(frame: np.ndarray[Any, Any], *, limit: int | None = None) -> list[int] | None:
+    """The encoder's run bounds of an RGB frame as a list; ``None`` past ``limit`` runs.
+
+    The limit is the encoder's (one run in ``_PIXELS_PER_RUN`` pixels) unless given.
+    """
+    flat = np.ascontiguousarray(frame).reshape(-1)
+    bounds = _run_bounds(flat, flat.size // (3 * _PIXELS_PER_RUN) if limit is None else limit)
+    return None if bounds is None else bounds.tolist()
+
+
+def reference_bounds(frame: np.ndarray[Any, Any]) -> list[int]:
+    """Where each run of one colour starts, then the pixel count, by comparing whole pixels."""
+    flat = frame.reshape(-1, 3)
+    changes = np.flatnonzero(np.any(flat[1:] != flat[:-1], axis=1)) + 1
+    return [0, *changes.tolist(), len(flat)]
+
+
 def test_the_sequences_take_both_ways_to_a_palette() -> None:
     # Their frames have few runs of one colour: the palette comes from the runs. Speckled,
     # those of two colours or more have many: the palette is counted.
     for frames in SEQUENCES.values():
         for frame in frames:
             flat = frame.reshape(-1, 3)
-            changes = np.flatnonzero(np.any(flat[1:] != flat[:-1], axis=1)) + 1
-            starts = _run_starts(_pixel_keys(frame))
-            assert starts is not None
-            assert starts.tolist() == [0, *changes.tolist()]
+            assert run_bounds(frame) == reference_bounds(frame)
             many = len(np.unique(flat, axis=0)) > 1
-            assert (_run_starts(_pixel_keys(speckled(frame))) is None) is many
+            assert (run_bounds(speckled(frame)) is None) is many
 
 
 def test_cartpole_renders_give_the_specified_pngs(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -442,6 +458,114 @@ def test_frames_of_runs_give_the_specified_pngs(
         data = encode_png(frame)
         assert data == spec_png(frame)
         assert np.array_equal(decode_png(data, path="f.png", expected_shape=frame.shape), frame)
+
+
+@pytest.mark.parametrize("shape", [(8, 8), (9, 8), (8, 13), (11, 15), (16, 16)])
+def test_a_change_of_any_channel_at_any_pixel_is_a_run_of_its_own(shape: tuple[int, int]) -> None:
+    # The runs are found 8 bytes at a time, then byte by byte, and the bytes past the last
+    # whole word on their own: a change of one bit of one channel shows wherever it is,
+    # at every byte of a word, in the frame's last bytes and at its last pixel.
+    base = np.full((*shape, 3), (40, 80, 120), np.uint8)
+    count = shape[0] * shape[1]
+    for pixel in range(count):
+        for channel in range(3):
+            frame = base.copy()
+            frame.reshape(-1, 3)[pixel, channel] ^= 1
+            assert run_bounds(frame, limit=count) == reference_bounds(frame), (pixel, channel)
+            assert encode_png(frame) == spec_png(frame), (pixel, channel)
+    # Two pixels changed together, next to each other and apart: one run, or three.
+    for pixel in range(count - 1):
+        frame = base.copy()
+        frame.reshape(-1, 3)[pixel : pixel + 2] = (1, 2, 3)
+        assert run_bounds(frame, limit=count) == reference_bounds(frame), pixel
+        assert encode_png(frame) == spec_png(frame), pixel
+
+
+def test_a_frame_at_any_address_gives_the_specified_png() -> None:
+    # The frame's bytes are read as 64- and 32-bit words at any offset: a frame at an odd
+    # address, read-only (as an env may hand it over) or a view gives the same PNG.
+    frame = pong_frame(7)
+    expected = spec_png(frame)
+    for offset in range(1, 8):
+        unaligned = np.frombuffer(bytes(offset) + frame.tobytes(), np.uint8, offset=offset)
+        assert not unaligned.flags.writeable
+        assert encode_png(unaligned.reshape(frame.shape)) == expected
+    wider = np.zeros((210, 161, 3), np.uint8)
+    wider[:, 1:] = frame
+    assert encode_png(wider[:, 1:]) == expected
+
+
+def test_frames_of_several_kinds_in_turn_give_the_specified_pngs() -> None:
+    # One thread encodes frames of other sizes, modes and palettes in turn, as a recorder
+    # storing obs and render frames does: its kept palette image never shows in another's
+    # PNG, whether the palette comes, goes, stays the same or changes with the size.
+    gradient = np.zeros((20, 300, 3), np.uint8)
+    gradient[..., 0] = np.arange(300) % 256
+    gradient[..., 1] = np.arange(300) // 256
+    assert len(np.unique(gradient.reshape(-1, 3), axis=0)) == 300
+    gray = np.repeat(np.arange(16, dtype=np.uint8) * 16, 32).reshape(16, 32)
+    rgba = np.dstack([pong_frame(4), np.full((210, 160), 200, np.uint8)])
+    kinds = [
+        pong_frame(0),
+        pong_frame(1),  # the same palette, other pixels
+        blocks(BASE[:5], (210, 160)),  # the same size, five other colours
+        pong_frame(2),
+        blocks(BASE[:5], (48, 64)),  # the same palette at another size
+        gradient,  # past 256 colours: RGB
+        gray,
+        rgba,
+        pong_frame(3)[:, :, :1],  # gray, H x W x 1
+        speckled(blocks(BASE[:9])),  # many runs: the counted way
+        blocks(BASE[:9]),
+        pong_frame(5),
+    ]
+    for frame in [*kinds, *kinds[::-1], *kinds[::2], *kinds[1::2]]:
+        data = encode_png(frame)
+        if frame.ndim == 3 and frame.shape[2] == 3:
+            assert data == spec_png(frame)
+        assert np.array_equal(decode_png(data, path="f.png", expected_shape=frame.shape), frame)
+
+
+def test_the_palette_image_is_one_a_thread_whatever_the_frames() -> None:
+    # Kept for the frames of one size: another size replaces it, and it is not another
+    # thread's.
+    first = _paletted(pong_frame(0))
+    assert _paletted(pong_frame(1)) is first
+    other = _paletted(blocks(BASE[:4]))
+    assert other is not first
+    assert _paletted(blocks(BASE[4:8])) is other
+    with ThreadPoolExecutor(1) as pool:
+        assert pool.submit(_paletted, blocks(BASE[:4])).result() is not other
+
+
+def test_ale_pong_frames_give_the_specified_pngs() -> None:
+    pytest.importorskip(
+        "ale_py", reason="ale-py runs the Atari games and is not installed: pip install ale-py"
+    )
+    import ale_py
+
+    gym.register_envs(ale_py)
+    env = gym.make("ALE/Pong-v5")
+    try:
+        frame, _ = env.reset(seed=0)
+        env.action_space.seed(0)
+        frames = [frame]
+        while len(frames) < 150:
+            frame, *_ = env.step(env.action_space.sample())
+            frames.append(frame)
+    finally:
+        env.close()
+    for frame in frames:
+        assert encode_png(frame) == spec_png(frame)
+
+
+def test_many_cartpole_renders_give_the_specified_pngs(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
+    # Episodes of a pole that falls: its anti-aliased colours (6 to over 100) come and go.
+    frames = cartpole_frames(40, seed=3)
+    expected = [spec_png(frame) for frame in frames]
+    assert [encode_png(frame) for frame in frames] == expected
+    assert [encode_png(frame) for frame in frames[::-3]] == expected[::-3]
 
 
 def test_two_threads_encoding_at_once_give_the_specified_pngs() -> None:

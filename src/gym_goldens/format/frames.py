@@ -16,9 +16,10 @@ its own colours when it has at most 256 (most rendered frames: Atari's,
 CartPole's, MiniGrid's), ``RGB`` otherwise. The palette is the frame's
 colours sorted (by red, then green, then blue), so it is a function of the
 pixels, and exact: no colour is merged or dithered; Pillow packs the indices
-in 1, 2, 4 or 8 bits by the palette's size and does not filter them, which
-makes a palette frame several times faster to write than an ``RGB`` one
-(Pillow tries five filters on every row of those) and smaller. Every PNG is
+in 1, 2, 4 or 8 bits by the palette's size (it picks a row filter for each
+row of 1, 2 or 4 bits, as for every row of an ``RGB`` frame, and filters no
+8-bit row), which makes a palette frame five to seven times faster to write
+than an ``RGB`` one (Pong, CartPole) and smaller. Every PNG is
 written with zlib level 6 and the run-length strategy (``Z_RLE``: rendered
 frames are runs of flat colour, which it packs smaller and faster than the
 default strategy), no optimisation pass, no interlacing and no chunk but
@@ -135,8 +136,10 @@ _PALETTE_COLOUR_TYPE: Final = 3
 _PALETTE_DEPTHS: Final = (1, 2, 4, 8)
 _PALETTE_COLOURS: Final = 256
 # A frame of fewer runs of one colour than a run in this many pixels finds its palette
-# from its runs (_run_palette); past it, counting and a table look-up cost less (measured).
-_PIXELS_PER_RUN: Final = 16
+# from its runs (_run_palette); past it, counting and a table look-up cost less (measured
+# on 210x160 frames of 20 colours: 99 against 124 us at one run in 32 pixels, 189 against
+# 120 at one in 16).
+_PIXELS_PER_RUN: Final = 24
 # Each thread's table from a colour (r | g << 8 | b << 16) to its palette index (_colour_table).
 _scratch: Final = threading.local()
 # Private: a process forked while a table exists gets a copy of it, never shares it (an
@@ -235,56 +238,118 @@ def _paletted(pixels: np.ndarray[Any, Any]) -> Image.Image:
     Two ways to the same palette and indices. A frame of flat colour (a
     rendered one) holds few runs of one colour, row after row: its colours
     are those of the runs' first pixels, and its indices those of the runs,
-    repeated (:func:`_run_palette`, three times faster on CartPole). A frame of
-    many runs (noise, dithering, a photo) has its colours counted by Pillow
-    and each pixel looked up in a table (:func:`_counted_palette`): past
-    about one run in 16 pixels, sorting the runs costs more than that.
+    repeated (:func:`_run_palette`, several times faster on Pong and CartPole). A
+    frame of many runs (noise, dithering, a photo) has its colours counted by
+    Pillow and each pixel looked up in a table (:func:`_counted_palette`): past
+    about one run in 24 pixels, sorting the runs costs more than that.
     """
     from PIL import Image
 
-    keys = _pixel_keys(pixels)
-    starts = _run_starts(keys)
-    if starts is None:
-        return _counted_palette(pixels, keys)
-    found = _run_palette(keys, starts)
+    flat = pixels.reshape(-1)
+    limit = flat.size // (3 * _PIXELS_PER_RUN)
+    bounds = _run_bounds(flat, limit)
+    if bounds is None:
+        return _counted_palette(pixels, _pixel_keys(pixels))
+    found = _run_palette(flat, bounds)
     if found is None:
         return Image.fromarray(pixels)
     return _palette_image(*found, pixels.shape)
 
 
-def _run_starts(keys: np.ndarray[Any, Any]) -> np.ndarray[Any, Any] | None:
-    """Where each run of one colour starts in a frame's flat colour keys; ``None`` for many runs.
+def _changed_bytes(flat: np.ndarray[Any, Any], limit: int) -> np.ndarray[Any, Any] | None:
+    """Where a byte of a contiguous RGB frame's bytes differs from the byte 3 further on, sorted.
+
+    Byte ``j`` against byte ``j + 3``: the same channel of pixel ``j // 3`` and
+    of the next, so a pixel whose colour differs from the next one's shows at
+    one to three of its bytes. Compared 8 bytes at a time (the frame against
+    itself 3 bytes on, read as 64-bit words, a view, no copy): the frame's bytes
+    are read once, in long strides, and only the few words that differ are
+    looked at byte by byte; the bytes past the last whole word, on their own.
+    ``None`` when more than ``2 * limit`` words differ: the frame then has more
+    than ``limit`` runs (a change of colour spans at most two words).
+    """
+    size = flat.size
+    words = (size - 3) // 8
+    here = np.ndarray((words,), np.uint64, buffer=flat)
+    ahead = np.ndarray((words,), np.uint64, buffer=flat, offset=3)
+    changed = (here != ahead).nonzero()[0]
+    if changed.size > 2 * limit:
+        return None
+    # Native words, so that the bytes of their xor are in the frame's order.
+    lanes = (here[changed] ^ ahead[changed]).view(np.uint8).nonzero()[0]
+    found = (changed << 3)[lanes >> 3] | (lanes & 7)
+    rest = flat[words * 8 :].tobytes()
+    tail = [words * 8 + i for i in range(len(rest) - 3) if rest[i] != rest[i + 3]]
+    return np.concatenate([found, tail]) if tail else found
+
+
+def _run_bounds(flat: np.ndarray[Any, Any], limit: int) -> np.ndarray[Any, Any] | None:
+    """Where each run of one colour starts in a contiguous RGB frame, then its pixel count.
 
     A run is a longest stretch of pixels of one colour, in row-major order
     (across rows too); every pixel is in one, so the runs' first pixels show
-    every colour of the frame. ``None`` past one run in :data:`_PIXELS_PER_RUN` pixels.
+    every colour of the frame. ``[0, start of run 2, ..., pixels]``: run ``i``
+    is pixels ``bounds[i]`` to ``bounds[i + 1]``. ``None`` past ``limit`` runs.
     """
-    change = np.not_equal(keys[1:], keys[:-1])
-    runs = int(np.count_nonzero(change)) + 1
-    if runs > keys.size // _PIXELS_PER_RUN:
+    changed = _changed_bytes(flat, limit)
+    if changed is None:
         return None
-    starts = np.zeros(runs, np.intp)
-    np.add(np.flatnonzero(change), 1, out=starts[1:])
-    return starts
+    # The last pixel of each run (that of a change, and the frame's last), after a -1.
+    ends = np.empty(changed.size + 2, np.intp)
+    ends[0] = -1
+    ends[-1] = flat.size // 3 - 1
+    np.floor_divide(changed, 3, out=ends[1:-1])
+    # A change of two or three channels shows at as many bytes: one end each.
+    kept = np.empty(ends.size, bool)
+    kept[0] = True
+    np.not_equal(ends[1:], ends[:-1], out=kept[1:])
+    bounds = ends[kept]
+    if bounds.size - 1 > limit:
+        return None
+    bounds += 1
+    return bounds
 
 
 def _run_palette(
-    keys: np.ndarray[Any, Any], starts: np.ndarray[Any, Any]
-) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]] | None:
-    """The sorted colours (``N x 3``) and the pixels' indices of a frame, from its runs.
+    flat: np.ndarray[Any, Any], bounds: np.ndarray[Any, Any]
+) -> tuple[bytes, np.ndarray[Any, Any]] | None:
+    """The sorted colours (``PLTE`` bytes) and the pixels' indices of a frame, from its runs.
 
-    ``None`` when it has more than 256 colours.
+    The runs' colours sorted, once each, and each run's index found by a
+    binary search in them: on a few hundred runs, fewer and cheaper numpy calls
+    than ``np.unique(..., return_inverse=True)``. ``None`` past 256 colours.
     """
-    first = keys[starts]  # r | g << 8 | b << 16 of each run
-    # r << 16 | g << 8 | b: in the palette's order (red, then green, then blue).
-    ordered = (first & 0xFF) << 16 | first & 0xFF00 | first >> 16
-    found, run_indices = np.unique(ordered, return_inverse=True)
+    starts = bounds[:-1]
+    keys = _run_keys(flat, starts)
+    ordered = np.sort(keys)
+    first = np.empty(ordered.size, bool)
+    first[0] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
+    found = ordered[first]
     if found.size > _PALETTE_COLOURS:
         return None
-    lengths = np.diff(starts, append=keys.size)
-    indices = np.repeat(run_indices.astype(np.uint8), lengths)
-    colours = np.stack([found >> 16, found >> 8 & 0xFF, found & 0xFF], axis=-1).astype(np.uint8)
-    return colours, indices
+    run_indices = np.searchsorted(found, keys).astype(np.uint8)
+    indices = np.repeat(run_indices, bounds[1:] - starts)
+    # r << 16 | g << 8 | b, big-endian, is 0, r, g, b: the palette's bytes after the 0.
+    colours = found.astype(">u4").view(np.uint8).reshape(-1, 4)[:, 1:]
+    return colours.tobytes(), indices
+
+
+def _run_keys(flat: np.ndarray[Any, Any], starts: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """``r << 16 | g << 8 | b`` of the pixels ``starts`` of a contiguous RGB frame.
+
+    In the palette's order (red, then green, then blue). Each pixel's bytes
+    are read as the high bytes of a big-endian 32-bit word starting at it (a
+    strided view), the next pixel's red shifted off; the frame's last pixel,
+    whose word would run past the array, on its own.
+    """
+    count = flat.size // 3
+    words = np.ndarray((count - 1,), ">u4", buffer=flat, strides=(3,))
+    if starts[-1] < count - 1:
+        keys: np.ndarray[Any, Any] = words[starts] >> 8
+        return keys
+    last = int(flat[-3]) << 16 | int(flat[-2]) << 8 | int(flat[-1])
+    return np.append(words[starts[:-1]] >> 8, np.uint32(last))
 
 
 def _counted_palette(pixels: np.ndarray[Any, Any], keys: np.ndarray[Any, Any]) -> Image.Image:
@@ -299,19 +364,51 @@ def _counted_palette(pixels: np.ndarray[Any, Any], keys: np.ndarray[Any, Any]) -
     table = _colour_table()
     table[_colour_keys(colours)] = np.arange(len(colours), dtype=np.uint8)
     # Every pixel's colour was just written in the table: no other entry is read.
-    return _palette_image(colours, table.take(keys), pixels.shape)
+    return _palette_image(colours.tobytes(), table.take(keys), pixels.shape)
+
+
+@dataclasses.dataclass
+class _KeptImage:
+    """A thread's palette image of one frame size, kept from frame to frame.
+
+    Attributes:
+        size: Its width and height.
+        buffer: Its pixels' indices: the buffer the image maps.
+        image: The image.
+        colours: The palette it was last given (``PLTE`` bytes).
+    """
+
+    size: tuple[int, int]
+    buffer: np.ndarray[Any, Any]
+    image: Image.Image
+    colours: bytes = b""
 
 
 def _palette_image(
-    colours: np.ndarray[Any, Any], indices: np.ndarray[Any, Any], shape: tuple[int, ...]
+    colours: bytes, indices: np.ndarray[Any, Any], shape: tuple[int, ...]
 ) -> Image.Image:
-    """The palette image of ``colours`` (``N x 3``) whose flat pixels are ``indices`` (uint8)."""
+    """The palette image of ``colours`` (``PLTE`` bytes) whose flat pixels are ``indices``.
+
+    One image a thread and a frame size, kept (it holds one frame's indices):
+    the indices are copied into the buffer it maps (Pillow shows a change of
+    the buffer in the image, as ``frombuffer`` documents) and its palette is
+    replaced when it changes, which costs a third of making an image each
+    frame. Valid until this thread's next call: :func:`encode_png` saves it at
+    once, and the image never leaves this module.
+    """
     from PIL import Image
 
     height, width = shape[:2]
-    paletted = Image.frombuffer("P", (width, height), indices, "raw", "P", 0, 1)
-    paletted.putpalette(colours.tobytes())
-    return paletted
+    kept: _KeptImage | None = getattr(_scratch, "image", None)
+    if kept is None or kept.size != (width, height):
+        buffer = np.empty(height * width, np.uint8)
+        image = Image.frombuffer("P", (width, height), buffer, "raw", "P", 0, 1)
+        kept = _scratch.image = _KeptImage((width, height), buffer, image)
+    kept.buffer[:] = indices
+    if colours != kept.colours:
+        kept.image.putpalette(colours)
+        kept.colours = colours
+    return kept.image
 
 
 def _colour_table() -> np.ndarray[Any, Any]:
@@ -344,7 +441,7 @@ def _pixel_keys(pixels: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
     32-bit word starting at the pixel (a view, no copy), the byte of the next
     pixel masked off; the last pixel, whose word would run past the array, on its own.
     32-bit keys rather than ``intp``: half the bytes to write and compare
-    (``take`` casts them to ``intp``, but only a frame of many runs is looked up).
+    (``take`` casts them to ``intp``; only a frame of many runs is looked up).
     """
     flat = pixels.reshape(-1)
     count = flat.size // 3
