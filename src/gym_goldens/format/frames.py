@@ -58,6 +58,7 @@ past its palette.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import io
 import mmap
 import os
@@ -633,7 +634,13 @@ def frame_filename(episode: int, step: int, field: str) -> str:
             f"expected a non-negative episode and step and a field path, got {episode}, {step} "
             f"and {field!r}"
         )
-    return f"{FRAMES_DIR}/e{episode:05d}_t{step:06d}_{safe_segment(field)}.png"
+    return f"{FRAMES_DIR}/e{episode:05d}_t{step:06d}_{_field_name(field)}.png"
+
+
+@functools.lru_cache(maxsize=1024)
+def _field_name(field: str) -> str:
+    """A field's part of its frames' names; kept, since a recorder names one at every step."""
+    return safe_segment(field)
 
 
 def check_frame_file(file: object, *, source: object) -> str:
