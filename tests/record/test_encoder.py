@@ -5,12 +5,14 @@ from __future__ import annotations
 import contextlib
 import gzip
 import os
+import shutil
 import signal
 import sys
 import threading
 from pathlib import Path
 from typing import Any
 
+import gymnasium as gym
 import numpy as np
 import pytest
 from hypothesis import given
@@ -236,3 +238,78 @@ def test_every_line_written_holds_its_frames_digests_whatever_the_storage(
     assert stored
     for ref, pixels in stored:
         assert ref.digest == frame_digest(pixels)
+
+
+# Attacks: errors, hangs, links.
+
+
+def step_on(recorder: RecordTrajectory[Any, int], steps: int) -> None:
+    for _ in range(steps):
+        recorder.step(0)
+
+
+def test_lines_whose_frames_could_not_be_written_never_reach_the_file(tmp_path: Path) -> None:
+    recorder = RecordTrajectory(PaintedEnv(length=10), tmp_path, render=True)
+    recorder.reset(seed=0)
+    recorder.step(0)
+    shutil.rmtree(tmp_path / "frames")
+    (tmp_path / "frames").write_bytes(b"")  # a file where the frames' folder was
+    recorder.step(0)
+    with pytest.raises(OSError, match=r"frames/e00000_t00000\d_render\.png"):
+        recorder.close()
+    recorder.close()  # closed twice: the lines held back are not written now either
+    trajectory = tmp_path / "trajectory.jsonl"
+    assert b"pending" not in (trajectory.read_bytes() if trajectory.exists() else b"")
+
+
+def test_after_a_frame_error_the_episode_ends_and_the_next_one_is_recorded(
+    tmp_path: Path,
+) -> None:
+    recorder = RecordTrajectory(PaintedEnv(length=4), tmp_path, render=True, flush_every=2)
+    shown = PaintedEnv(length=4)
+    recorder.reset(seed=0)
+    shutil.rmtree(tmp_path / "frames")
+    (tmp_path / "frames").write_bytes(b"")
+    with pytest.raises(OSError, match="frames/e00000_t"):
+        step_on(recorder, 4)
+    with pytest.raises(gym.error.ResetNeeded):
+        recorder.step(0)  # the lines of the episode were dropped with their frames
+    (tmp_path / "frames").unlink()
+    recorder.reset(seed=1)
+    shown.reset(seed=1)
+    expected = [shown.render()]
+    for _ in range(4):
+        recorder.step(0)
+        shown.step(0)
+        expected.append(shown.render())
+    recorder.close()
+    data = (tmp_path / "trajectory.jsonl").read_bytes()
+    assert b"pending" not in data
+    assert [ref.digest for ref, _ in stored_frames(tmp_path)] == [
+        frame_digest(frame) for frame in expected
+    ]
+
+
+@needs_encoder_process
+def test_after_the_encoder_was_killed_the_same_recorder_records_its_next_episode(
+    tmp_path: Path,
+) -> None:
+    recorder = RecordTrajectory(PaintedEnv(length=4), tmp_path, render=True)
+    shown = PaintedEnv(length=4)
+    recorder.reset(seed=0)
+    encoder = frame_encoder()
+    assert encoder is not None
+    os.kill(encoder.pid, signal.SIGKILL)
+    with pytest.raises(RuntimeError, match=r"frame encoder process \(pid \d+\) ended"):
+        step_on(recorder, 4)
+    recorder.reset(seed=1)
+    shown.reset(seed=1)
+    expected = [shown.render()]
+    for _ in range(4):
+        recorder.step(0)
+        shown.step(0)
+        expected.append(shown.render())
+    recorder.close()
+    assert [ref.digest for ref, _ in stored_frames(tmp_path)] == [
+        frame_digest(frame) for frame in expected
+    ]

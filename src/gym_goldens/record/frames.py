@@ -238,11 +238,16 @@ class FrameFiles:
         Raises:
             OSError: A frame could not be written (its file named).
             RuntimeError: A frame could not be encoded, or the encoder process ended.
+                Either way, the next frame goes to a sink of its own.
         """
         if self._sink is None or not self._pending:
             return
         pending, self._pending = self._pending, []
-        digests = self._sink.wait()
+        try:
+            digests = self._sink.wait()
+        except Exception:
+            self.stop()  # the next frame gets a sink afresh (an encoder, if this one ended)
+            raise
         # A line's frames were handed over in the order render, obs, info, and
         # its keys are sorted: each is looked for from the start of the line
         # of the one before (lines come in order).
