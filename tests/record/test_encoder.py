@@ -7,6 +7,7 @@ import gzip
 import os
 import shutil
 import signal
+import subprocess
 import sys
 import threading
 from pathlib import Path
@@ -18,6 +19,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import gym_goldens
 from gym_goldens import RecordTrajectory, read_recording
 from gym_goldens.format.codec import TaggedValue
 from gym_goldens.format.frames import FrameRef, decode_png, frame_digest
@@ -313,3 +315,60 @@ def test_after_the_encoder_was_killed_the_same_recorder_records_its_next_episode
     assert [ref.digest for ref, _ in stored_frames(tmp_path)] == [
         frame_digest(frame) for frame in expected
     ]
+
+
+def run_python(script: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """Run ``script`` in a Python process of its own, this checkout's package first; never hang."""
+    root = Path(__file__).resolve().parents[2]
+    package = Path(gym_goldens.__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(package), str(root)])}
+    return subprocess.run(
+        [sys.executable, "-c", script, *args],
+        capture_output=True,
+        text=True,
+        cwd=root,
+        env=env,
+        timeout=60,  # a guard against a hang, not a measure: it takes about a second
+        check=False,
+    )
+
+
+def test_frames_that_all_fail_to_be_written_in_a_long_folder_do_not_hang(tmp_path: Path) -> None:
+    # Each error's reply names its file: 256 of them in a folder of a 1,000
+    # character path fill the socket's buffer both ways, while this process
+    # sends its held-back requests and the encoder sends its replies.
+    folder = tmp_path.joinpath(*["x" * 200] * 5)
+    script = (
+        "import shutil, sys\n"
+        "from pathlib import Path\n"
+        "from gym_goldens import RecordTrajectory\n"
+        "from tests.support.frames import PaintedEnv\n"
+        "folder = Path(sys.argv[1])\n"
+        "recorder = RecordTrajectory(PaintedEnv(length=600), folder, render=True)\n"
+        "recorder.reset(seed=0)\n"
+        "shutil.rmtree(folder / 'frames')\n"
+        "(folder / 'frames').write_bytes(b'')\n"
+        "try:\n"
+        "    for _ in range(600):\n"
+        "        recorder.step(0)\n"
+        "except OSError as error:\n"
+        "    print(error.strerror)\n"
+    )
+    result = run_python(script, str(folder))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "Not a directory"
+
+
+def test_a_process_that_exits_without_closing_its_recorder_does_not_hang(tmp_path: Path) -> None:
+    script = (
+        "import sys\n"
+        "from gym_goldens import RecordTrajectory\n"
+        "from tests.support.frames import PaintedEnv\n"
+        "recorder = RecordTrajectory(PaintedEnv(length=1000), sys.argv[1], render=True)\n"
+        "recorder.reset(seed=0)\n"
+        "for _ in range(300):\n"
+        "    recorder.step(0)\n"
+    )
+    result = run_python(script, str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""

@@ -42,8 +42,10 @@ from __future__ import annotations
 import atexit
 import collections
 import contextlib
+import errno
 import mmap
 import os
+import select
 import socket
 import struct
 import subprocess
@@ -268,11 +270,33 @@ class FrameEncoder:
         try:
             if self._unsent:
                 unsent, self._unsent, self._unsent_bytes = self._unsent, bytearray(), 0
-                self._socket.sendall(unsent)
+                self._send_all(unsent)
             if data:
-                self._socket.sendall(data)
+                self._send_all(data)
         except OSError:  # the encoder ended
             self._end()
+
+    def _send_all(self, data: bytes | bytearray | memoryview) -> None:
+        """Send ``data``, taking in the encoder's replies whenever the socket is full.
+
+        The encoder replies to each request before it reads the next, and an
+        error's reply names its file: replies can fill their way of the
+        socket while requests fill this one. Waiting only to send, this
+        process would wait for ever on an encoder that waits to reply.
+        """
+        view = memoryview(data).cast("B")
+        while view:
+            try:
+                view = view[self._socket.send(view, socket.MSG_DONTWAIT) :]
+            except BlockingIOError:
+                readable, _, _ = select.select([self._socket], [self._socket], [])
+                if readable:
+                    chunk = self._socket.recv(_READ_SIZE)
+                    if not chunk:
+                        raise BrokenPipeError(
+                            errno.EPIPE, "the encoder closed its socket"
+                        ) from None
+                    self._replies += chunk
 
     def wait(self, recording: int) -> list[str]:
         """The digests of ``recording``'s frames sent since the last wait, once all are written.
