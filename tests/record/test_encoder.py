@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 import gym_goldens
 from gym_goldens import RecordTrajectory, read_recording
+from gym_goldens.errors import UnsafeGoldenPathError
 from gym_goldens.format.codec import TaggedValue
 from gym_goldens.format.frames import FrameRef, decode_png, frame_digest
 from gym_goldens.record.encoder import RingPlaces, frame_encoder
@@ -372,3 +373,17 @@ def test_a_process_that_exits_without_closing_its_recorder_does_not_hang(tmp_pat
     result = run_python(script, str(tmp_path))
     assert result.returncode == 0, result.stderr
     assert result.stderr == ""
+
+
+def test_a_frames_folder_that_is_a_symlink_is_refused_not_written_through(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (tmp_path / "recording").mkdir()
+    (tmp_path / "recording" / "frames").symlink_to(elsewhere)
+    recorder = RecordTrajectory(PaintedEnv(length=3), tmp_path / "recording", render=True)
+    with pytest.raises(
+        UnsafeGoldenPathError, match=r"recording/frames: a symlink \(to .*elsewhere"
+    ):
+        recorder.reset(seed=0)
+    recorder.close()
+    assert list(elsewhere.iterdir()) == []

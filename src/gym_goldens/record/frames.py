@@ -45,6 +45,7 @@ from gym_goldens.format.frames import (
     frame_filename,
     is_image_like,
 )
+from gym_goldens.format.paths import symlink_error
 from gym_goldens.record.encoder import FrameEncoder, frame_encoder
 
 __all__ = ["IMAGES", "FrameFiles", "check_images", "image_like_or_error"]
@@ -223,7 +224,10 @@ class FrameFiles:
     def _submit(self, file: str, frame: np.ndarray[Any, Any]) -> None:
         """Hand over ``frame``, to be written at ``file`` of the recording's folder."""
         if self._sink is None:
-            (self.folder / FRAMES_DIR).mkdir(parents=True, exist_ok=True)
+            folder = self.folder / FRAMES_DIR
+            if folder.is_symlink():  # its files would be written wherever it leads
+                raise symlink_error(folder, within="a recording's folder")
+            folder.mkdir(parents=True, exist_ok=True)
             self._sink = _ProcessSink.started() or _ThreadSink()
         # A path of bytes, joined by hand: a Path's join costs more than the rest of the hand-over.
         self._sink.submit(self._folder + os.fsencode(file), frame)
