@@ -24,7 +24,7 @@ from gym_goldens import RecordTrajectory, read_recording
 from gym_goldens.errors import UnsafeGoldenPathError
 from gym_goldens.format.codec import TaggedValue
 from gym_goldens.format.frames import FrameRef, decode_png, frame_digest
-from gym_goldens.record.encoder import RingPlaces, frame_encoder
+from gym_goldens.record.encoder import RingPlaces, _Shared, frame_encoder
 from tests.support.frames import PaintedEnv, pong_frame
 
 needs_encoder_process = pytest.mark.skipif(
@@ -221,6 +221,24 @@ def test_a_forked_process_starts_an_encoder_of_its_own(tmp_path: Path) -> None:
     assert parent_encoder.alive  # the child left the parent's encoder alone
     record_painted(tmp_path / "parent again", 3)
     assert frame_encoder() is parent_encoder
+
+
+@needs_encoder_process
+@pytest.mark.skipif(sys.platform != "linux", reason="fork")
+def test_a_fork_while_the_encoder_starts_leaves_the_child_free_to_start_its_own(
+    tmp_path: Path,
+) -> None:
+    with _Shared.lock:  # held, as by another thread starting this process's encoder
+        child = os.fork()
+        if child == 0:  # pragma: no cover - the child's outcome is its exit code
+            signal.alarm(30)  # a child waiting for ever on the lock ends, failing the test
+            try:
+                record_painted(tmp_path / "child", 3)
+                os._exit(0 if len(stored_frames(tmp_path / "child")) == 4 else 1)
+            except BaseException:
+                os._exit(2)
+    _, status = os.waitpid(child, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
 
 
 @pytest.mark.parametrize(

@@ -92,7 +92,7 @@ class _Shared:
     """This process's encoder, once started (see :func:`frame_encoder`)."""
 
     encoder: FrameEncoder | None = None
-    lock: Final = threading.Lock()
+    lock = threading.Lock()
 
 
 def frame_encoder() -> FrameEncoder | None:
@@ -111,6 +111,8 @@ def frame_encoder() -> FrameEncoder | None:
 
 def _forget_in_child() -> None:
     """In a forked child: the parent's encoder is the parent's (its socket closed here)."""
+    # A thread of the parent may have held the lock (starting the encoder): the child's is free.
+    _Shared.lock = threading.Lock()
     if _Shared.encoder is not None:
         _Shared.encoder.abandon()
     _Shared.encoder = None
