@@ -393,6 +393,46 @@ def test_a_process_that_exits_without_closing_its_recorder_does_not_hang(tmp_pat
     assert result.stderr == ""
 
 
+@needs_encoder_process
+def test_a_frame_interrupted_midway_cuts_the_encoder_and_the_next_frames_are_written(
+    tmp_path: Path,
+) -> None:
+    # An exception raised while a frame is sent (a Ctrl-C, pytest-timeout's)
+    # cuts the socket's stream within a request: the encoder must not read
+    # the next frames' requests as the rest of it (it waited for ever).
+    script = (
+        "import contextlib, os, signal, sys\n"
+        "from pathlib import Path\n"
+        "import numpy as np\n"
+        "from gym_goldens.format.frames import frame_digest\n"
+        "from gym_goldens.record.encoder import frame_encoder\n"
+        "class Interrupted(Exception): pass\n"
+        "def interrupt(*_): raise Interrupted\n"
+        "signal.signal(signal.SIGALRM, interrupt)\n"
+        "folder = Path(sys.argv[1])\n"
+        "encoder = frame_encoder()\n"
+        "os.kill(encoder.pid, signal.SIGSTOP)  # the large frame's send waits, interrupted\n"
+        "signal.setitimer(signal.ITIMER_REAL, 0.1)\n"
+        "large = np.zeros((2200, 1400, 3), np.uint8)\n"
+        "try:\n"
+        "    encoder.submit(encoder.recording(), os.fsencode(folder / 'large.png'), large)\n"
+        "except Interrupted:\n"
+        "    print('interrupted')\n"
+        "with contextlib.suppress(ProcessLookupError):\n"
+        "    os.kill(encoder.pid, signal.SIGCONT)\n"
+        "encoder = frame_encoder()\n"
+        "recording = encoder.recording()\n"
+        "frames = [np.full((48, 64, 3), t, np.uint8) for t in range(5)]\n"
+        "for t, frame in enumerate(frames):\n"
+        "    encoder.submit(recording, os.fsencode(folder / f'{t}.png'), frame)\n"
+        "print(encoder.wait(recording) == [frame_digest(frame) for frame in frames])\n"
+    )
+    result = run_python(script, str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["interrupted", "True"]
+    assert sorted(os.listdir(tmp_path)) == [f"{t}.png" for t in range(5)]
+
+
 def test_a_frames_folder_that_is_a_symlink_is_refused_not_written_through(tmp_path: Path) -> None:
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()

@@ -51,6 +51,7 @@ import struct
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final
 
@@ -240,7 +241,7 @@ class FrameEncoder:
             EncoderEndedError: The encoder process ended (the next frame starts another).
         """
         channels = frame.shape[2] if frame.ndim == 3 else 0
-        with self._lock:
+        with self._lock, self._whole():
             self._raise_if_ended()
             while len(self._in_flight) >= _MAX_IN_FLIGHT:
                 self._read_reply()
@@ -309,7 +310,8 @@ class FrameEncoder:
         """
         with self._lock:
             pending = self._recordings[recording]
-            with contextlib.suppress(EncoderEndedError):  # then the failure is pending's own
+            # An ended encoder: then the failure is pending's own.
+            with contextlib.suppress(EncoderEndedError), self._whole():
                 while pending.replied < pending.sent:
                     self._read_reply()
             digests, failure = pending.digests, pending.failure
@@ -355,7 +357,27 @@ class FrameEncoder:
         del replies[:size]
         return data
 
-    def _end(self) -> None:
+    @contextlib.contextmanager
+    def _whole(self) -> Iterator[None]:
+        """Talk to the encoder; stopped midway (a Ctrl-C, a test's timeout), this one is cut.
+
+        An exception raised in this thread in the middle of a request or a
+        reply (pytest-timeout's, say) leaves the socket's stream cut within
+        a message and the ring's places out of step: the encoder is killed,
+        and the next frame starts another.
+        """
+        try:
+            yield
+        except EncoderEndedError:
+            raise
+        except BaseException:
+            if self._ended is None:
+                self._process.kill()
+                with contextlib.suppress(EncoderEndedError):
+                    self._end("was killed when this process stopped midway talking to it")
+            raise
+
+    def _end(self, how: str = "") -> None:
         """The encoder ended: every recording waiting on it fails with the reason, once.
 
         Raises:
@@ -366,8 +388,8 @@ class FrameEncoder:
         code = self._process.wait()
         output = self._errors.text().strip()
         self._ended = (
-            f"the frame encoder process (pid {self.pid}) ended with exit code {code} before "
-            "writing every frame sent; those frames are missing"
+            f"the frame encoder process (pid {self.pid}) {how or f'ended with exit code {code}'} "
+            "before writing every frame sent; those frames are missing"
             + (f"; its last output:\n{output[-2000:]}" if output else "")
         )
         for pending in self._recordings.values():
