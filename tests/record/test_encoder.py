@@ -64,6 +64,11 @@ def record_painted(folder: Path, steps: int, **options: Any) -> list[np.ndarray[
     return expected
 
 
+def step_on(recorder: RecordTrajectory[Any, int], steps: int) -> None:
+    for _ in range(steps):
+        recorder.step(0)
+
+
 # The ring: where frames go.
 
 
@@ -201,6 +206,32 @@ def test_an_encoder_that_was_killed_fails_the_recording_then_another_starts(
     ]
 
 
+def ring_files() -> int:
+    """The descriptors this process holds of encoders' shared memory."""
+    found = 0
+    for name in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):  # the listing's own descriptor, closed by now
+            found += "gym-goldens-frames" in os.readlink(f"/proc/self/fd/{name}")
+    return found
+
+
+@needs_encoder_process
+def test_an_encoder_that_ended_lets_go_of_its_shared_memory(tmp_path: Path) -> None:
+    record_painted(tmp_path / "first", 2)
+    held = ring_files()  # the running encoder's
+    for number in range(4):
+        recorder = RecordTrajectory(PaintedEnv(length=3), tmp_path / str(number), render=True)
+        recorder.reset(seed=0)
+        encoder = frame_encoder()
+        assert encoder is not None
+        os.kill(encoder.pid, signal.SIGKILL)
+        with pytest.raises(RuntimeError, match="frame encoder process"):
+            step_on(recorder, 3)
+        recorder.close()
+    record_painted(tmp_path / "last", 2)
+    assert ring_files() == held
+
+
 @needs_encoder_process
 @pytest.mark.skipif(sys.platform != "linux", reason="fork")
 def test_a_forked_process_starts_an_encoder_of_its_own(tmp_path: Path) -> None:
@@ -262,11 +293,6 @@ def test_every_line_written_holds_its_frames_digests_whatever_the_storage(
 
 
 # Attacks: errors, hangs, links.
-
-
-def step_on(recorder: RecordTrajectory[Any, int], steps: int) -> None:
-    for _ in range(steps):
-        recorder.step(0)
 
 
 def test_lines_whose_frames_could_not_be_written_never_reach_the_file(tmp_path: Path) -> None:

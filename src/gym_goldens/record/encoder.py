@@ -397,6 +397,10 @@ class FrameEncoder:
                 pending.replied = pending.sent
                 pending.failure = pending.failure or EncoderEndedError(self._ended)
         self._in_flight.clear()
+        # Its ring and descriptors go now, not at this process's exit: each
+        # encoder that ends (and is followed by another) would keep its own.
+        self.abandon()
+        atexit.unregister(self.close)
         self._raise_if_ended()
 
     def _raise_if_ended(self) -> None:
