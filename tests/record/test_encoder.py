@@ -142,6 +142,20 @@ def test_where_there_is_no_encoder_process_a_thread_stores_the_same_frames(
     assert names == sorted(os.listdir(tmp_path / "process" / "frames"))
 
 
+def test_a_frame_the_thread_could_not_write_is_named_as_text(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delattr(os, "memfd_create", raising=False)  # the worker thread writes
+    recorder = RecordTrajectory(PaintedEnv(length=3), tmp_path, render=True)
+    recorder.reset(seed=0)
+    shutil.rmtree(tmp_path / "frames")
+    (tmp_path / "frames").write_bytes(b"")
+    with pytest.raises(NotADirectoryError) as raised:
+        step_on(recorder, 3)
+    recorder.close()
+    assert raised.value.filename == str(tmp_path / "frames" / "e00000_t000000_render.png")
+
+
 @needs_encoder_process
 def test_a_frame_too_large_for_the_ring_goes_through_the_socket(tmp_path: Path) -> None:
     # 2,200 x 1,400 x 3 is 9.2 MB: past half of the ring.

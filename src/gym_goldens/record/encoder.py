@@ -60,7 +60,14 @@ import numpy as np
 from gym_goldens.format.frames import encode_png, frame_digest
 from gym_goldens.record.fresh import StreamTail
 
-__all__ = ["EncoderEndedError", "FrameEncoder", "RingPlaces", "frame_encoder", "serve"]
+__all__ = [
+    "EncoderEndedError",
+    "FrameEncoder",
+    "RingPlaces",
+    "frame_encoder",
+    "serve",
+    "write_frame_file",
+]
 
 _REQUEST: Final = struct.Struct("<QqIIII")
 _REPLY: Final = struct.Struct("<QiI")
@@ -500,7 +507,7 @@ def _handle(recording: int, path: bytes, pixels: np.ndarray[Any, Any]) -> bytes:
     """Digest, encode and write one frame; the reply."""
     try:
         digest = frame_digest(pixels)
-        _write_png(path, encode_png(pixels))
+        write_frame_file(path, encode_png(pixels))
     except OSError as error:
         code = error.errno if error.errno else _NO_ERRNO
         text = f"{error.strerror or error}\0{os.fsdecode(path)}".encode()
@@ -512,12 +519,21 @@ def _handle(recording: int, path: bytes, pixels: np.ndarray[Any, Any]) -> bytes:
     return _REPLY.pack(recording, code, len(text)) + text
 
 
-def _write_png(path: bytes, data: bytes) -> None:
-    """Write a frame's file in the recording's folder; a link in its place is not followed."""
-    descriptor = os.open(path, _NEW_FILE | _NO_FOLLOW, 0o666)
+def write_frame_file(path: bytes, data: bytes) -> None:
+    """Write a frame's file in the recording's folder; a link in its place is not followed.
+
+    The encoder's, and the worker thread's where there is none.
+
+    Raises:
+        OSError: It could not be written; the error names the file (as text).
+    """
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(descriptor, view) :]
-    finally:
-        os.close(descriptor)
+        descriptor = os.open(path, _NEW_FILE | _NO_FOLLOW, 0o666)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(descriptor, view) :]
+        finally:
+            os.close(descriptor)
+    except OSError as error:  # a full disk's names no file, a bytes path's a bytes one
+        raise OSError(error.errno, error.strerror, os.fsdecode(path)) from None

@@ -46,7 +46,7 @@ from gym_goldens.format.frames import (
     is_image_like,
 )
 from gym_goldens.format.paths import symlink_error
-from gym_goldens.record.encoder import FrameEncoder, frame_encoder
+from gym_goldens.record.encoder import FrameEncoder, frame_encoder, write_frame_file
 
 __all__ = ["IMAGES", "FrameFiles", "check_images", "image_like_or_error"]
 
@@ -61,8 +61,6 @@ _DIGEST_KEY: Final = b'{"$frame":{"digest":"'
 # The writes a worker may lag behind before the env waits: bounds the memory
 # of frames queued (a few MB of Pong frames) on a machine slower to encode than to step.
 _MAX_QUEUED: Final = 64
-_NEW_FILE: Final = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0)
-_NO_FOLLOW: Final = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
 _OPTIONS: Final = orjson.OPT_SORT_KEYS | orjson.OPT_SERIALIZE_NUMPY
 
 
@@ -332,7 +330,7 @@ class _ThreadSink:
             try:
                 if self._error is None:
                     digest = frame_digest(frame)
-                    _write_png(path, encode_png(frame))
+                    write_frame_file(path, encode_png(frame))
                     self._digests.append(digest)
             except BaseException as error:  # raised in the env's thread, by wait()
                 with self._lock:
@@ -361,14 +359,3 @@ class _ThreadSink:
         finally:
             self._queue.put(None)
             self._thread.join()
-
-
-def _write_png(path: bytes, data: bytes) -> None:
-    """Write a frame's file in the recording's folder; a link in its place is not followed."""
-    descriptor = os.open(path, _NEW_FILE | _NO_FOLLOW, 0o666)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(descriptor, view) :]
-    finally:
-        os.close(descriptor)
