@@ -24,7 +24,7 @@ from gym_goldens import RecordTrajectory, read_recording
 from gym_goldens.errors import UnsafeGoldenPathError
 from gym_goldens.format.codec import TaggedValue
 from gym_goldens.format.frames import FrameRef, decode_png, frame_digest
-from gym_goldens.record.encoder import RingPlaces, _Shared, frame_encoder
+from gym_goldens.record.encoder import EncoderEndedError, RingPlaces, _Shared, frame_encoder
 from tests.support.frames import PaintedEnv, pong_frame
 
 needs_encoder_process = pytest.mark.skipif(
@@ -286,6 +286,30 @@ def test_a_fork_while_the_encoder_starts_leaves_the_child_free_to_start_its_own(
                 os._exit(2)
     _, status = os.waitpid(child, 0)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+@needs_encoder_process
+@pytest.mark.skipif(sys.platform != "linux", reason="fork")
+def test_a_recording_begun_before_a_fork_fails_clearly_in_the_child(tmp_path: Path) -> None:
+    recorder = RecordTrajectory(PaintedEnv(length=6), tmp_path / "parent", render=True)
+    recorder.reset(seed=0)
+    recorder.step(0)
+    child = os.fork()
+    if child == 0:  # pragma: no cover - the child's outcome is its exit code
+        try:
+            step_on(recorder, 5)
+            os._exit(1)
+        except EncoderEndedError as error:
+            with contextlib.suppress(EncoderEndedError):
+                recorder.close()  # its frames sent before the fork are the parent's
+            os._exit(0 if "forked from" in str(error) else 2)
+        except BaseException:
+            os._exit(3)
+    _, status = os.waitpid(child, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    step_on(recorder, 5)  # the parent's recording goes on
+    recorder.close()
+    assert len(stored_frames(tmp_path / "parent")) == 7
 
 
 @pytest.mark.parametrize(

@@ -123,6 +123,12 @@ def _forget_in_child() -> None:
     _Shared.lock = threading.Lock()
     if _Shared.encoder is not None:
         _Shared.encoder.abandon()
+        # A recording begun before the fork holds it still: its next frame says why it fails.
+        _Shared.encoder._ended = (
+            f"the frame encoder process (pid {_Shared.encoder.pid}) is that of the process "
+            f"this one was forked from (pid {os.getppid()}), where the recording began; a "
+            "forked process records its frames in recordings begun in it"
+        )
     _Shared.encoder = None
 
 
@@ -392,13 +398,15 @@ class FrameEncoder:
         """
         with contextlib.suppress(OSError):
             self._socket.close()
-        code = self._process.wait()
-        output = self._errors.text().strip()
-        self._ended = (
-            f"the frame encoder process (pid {self.pid}) {how or f'ended with exit code {code}'} "
-            "before writing every frame sent; those frames are missing"
-            + (f"; its last output:\n{output[-2000:]}" if output else "")
-        )
+        if self._ended is None:  # else the reason is known (the parent's, in a forked child)
+            code = self._process.wait()
+            output = self._errors.text().strip()
+            self._ended = (
+                f"the frame encoder process (pid {self.pid}) "
+                f"{how or f'ended with exit code {code}'} before writing every frame sent; "
+                "those frames are missing"
+                + (f"; its last output:\n{output[-2000:]}" if output else "")
+            )
         for pending in self._recordings.values():
             if pending.replied < pending.sent:
                 pending.replied = pending.sent
