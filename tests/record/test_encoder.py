@@ -179,6 +179,30 @@ def test_a_frame_too_large_for_the_ring_goes_through_the_socket(tmp_path: Path) 
 
 
 @needs_encoder_process
+def test_frames_just_below_and_above_half_the_ring_mixed_with_tiny_ones(tmp_path: Path) -> None:
+    # 2048 x 4095 is just below half of the 16 MiB ring (it wraps round it),
+    # 2048 x 4097 just above (it goes through the socket).
+    shapes = [(2048, 4095), (8, 8), (2048, 4097), (9, 9, 3), (2048, 4095), (2048, 4095), (8, 8)]
+    frames = []
+    for number, shape in enumerate(shapes):
+        frame = np.full(shape, number * 30, np.uint8)
+        frame[number, : number + 1] = 255
+        frames.append(frame)
+    encoder = frame_encoder()
+    assert encoder is not None
+    recording = encoder.recording()
+    paths = [tmp_path / f"{number}.png" for number in range(len(frames))]
+    for path, frame in zip(paths, frames, strict=True):
+        encoder.submit(recording, os.fsencode(path), frame)
+    digests = encoder.wait(recording)
+    encoder.forget(recording)
+    assert digests == [frame_digest(frame) for frame in frames]
+    for path, frame in zip(paths, frames, strict=True):
+        decoded = decode_png(path.read_bytes(), path=path.name, expected_shape=frame.shape)
+        np.testing.assert_array_equal(decoded, frame)
+
+
+@needs_encoder_process
 def test_recordings_in_threads_share_the_process_and_each_gets_its_own_frames(
     tmp_path: Path,
 ) -> None:
