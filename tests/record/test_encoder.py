@@ -420,6 +420,39 @@ def test_after_the_encoder_was_killed_the_same_recorder_records_its_next_episode
     ]
 
 
+@needs_encoder_process
+def test_a_recorder_owed_nothing_by_an_encoder_that_ended_goes_on_with_another(
+    tmp_path: Path,
+) -> None:
+    # Both write each step's line at once: after a step, no frame of theirs is owed.
+    first, second = (
+        RecordTrajectory(PaintedEnv(length=4), tmp_path / name, render=True, flush_every=1)
+        for name in ("first", "second")
+    )
+    shown = PaintedEnv(length=4)
+    for recorder in (first, second, shown):
+        recorder.reset(seed=0)
+    expected = [shown.render()]
+    first.step(0)
+    second.step(0)
+    shown.step(0)
+    expected.append(shown.render())
+    encoder = frame_encoder()
+    assert encoder is not None
+    os.kill(encoder.pid, signal.SIGKILL)
+    with pytest.raises(RuntimeError, match=r"frame encoder process \(pid \d+\) ended"):
+        first.step(0)  # its frame went to the encoder that was killed
+    for _ in range(3):
+        second.step(0)  # owed nothing: it must not keep the encoder that ended
+        shown.step(0)
+        expected.append(shown.render())
+    first.close()
+    second.close()
+    assert [ref.digest for ref, _ in stored_frames(tmp_path / "second")] == [
+        frame_digest(frame) for frame in expected
+    ]
+
+
 def run_python(script: str, *args: str) -> subprocess.CompletedProcess[str]:
     """Run ``script`` in a Python process of its own, this checkout's package first; never hang."""
     root = Path(__file__).resolve().parents[2]

@@ -221,6 +221,9 @@ class FrameFiles:
 
     def _submit(self, file: str, frame: np.ndarray[Any, Any]) -> None:
         """Hand over ``frame``, to be written at ``file`` of the recording's folder."""
+        if self._sink is not None and not self._pending and not self._sink.alive:
+            # Its encoder ended (another recording found out) owing this one nothing.
+            self.stop()
         if self._sink is None:
             folder = self.folder / FRAMES_DIR
             if folder.is_symlink():  # its files would be written wherever it leads
@@ -286,6 +289,10 @@ class _ProcessSink:
             return None
         return cls(encoder) if encoder is not None else None
 
+    @property
+    def alive(self) -> bool:
+        return self._encoder.alive
+
     def submit(self, path: bytes, frame: np.ndarray[Any, Any]) -> None:
         self._encoder.submit(self._recording, path, frame)
 
@@ -318,6 +325,10 @@ class _ThreadSink:
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._work, name="gym-goldens-frames", daemon=True)
         self._thread.start()
+
+    @property
+    def alive(self) -> bool:
+        return True
 
     def submit(self, path: bytes, frame: np.ndarray[Any, Any]) -> None:
         with self._lock:
