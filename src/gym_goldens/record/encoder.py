@@ -25,8 +25,10 @@ worker thread encodes. A frame too large for the ring goes through the socket.
 Errors: one writing a frame (a full disk, a folder in its place) comes back
 with it and is raised by :meth:`FrameEncoder.wait`, in the recorder's thread;
 an encoder process that ended (killed) fails every recording still waiting on
-it, and the next frame starts another. A process forked from this one starts
-its own.
+it, and the next frame starts another; so does an exception raised midway
+through a request or a reply (a Ctrl-C, a test's timeout), which kills it, the
+stream being cut. A process forked from this one starts its own; a recording
+begun before the fork fails in it, with the reason.
 
 The protocol. A request is :data:`_REQUEST`: the recording's number, the
 frame's place in the ring (:data:`_INLINE` when its pixels follow the
