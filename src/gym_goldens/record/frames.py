@@ -46,7 +46,7 @@ from gym_goldens.format.frames import (
     is_image_like,
 )
 from gym_goldens.format.paths import symlink_error
-from gym_goldens.record.encoder import FrameEncoder, frame_encoder, write_frame_file
+from gym_goldens.record.encoder import FrameEncoder, frame_encoder
 
 __all__ = ["IMAGES", "FrameFiles", "check_images", "image_like_or_error"]
 
@@ -336,6 +336,9 @@ class _ThreadSink:
         self._queue.put((path, frame.copy()))  # the env may reuse its array
 
     def _work(self) -> None:
+        # Imported here: a recording that keeps no frames need not load the encoder module.
+        from gym_goldens.record.encoder import write_frame_file
+
         while (item := self._queue.get()) is not None:
             path, frame = item
             try:
