@@ -45,7 +45,6 @@ from gym_goldens.format.frames import (
     frame_filename,
     is_image_like,
 )
-from gym_goldens.format.paths import symlink_error
 from gym_goldens.record.encoder import FrameEncoder, frame_encoder
 
 __all__ = ["IMAGES", "FrameFiles", "check_images", "image_like_or_error"]
@@ -227,6 +226,8 @@ class FrameFiles:
         if self._sink is None:
             folder = self.folder / FRAMES_DIR
             if folder.is_symlink():  # its files would be written wherever it leads
+                from gym_goldens.format.paths import symlink_error  # the readers' module: rare here
+
                 raise symlink_error(folder, within="a recording's folder")
             folder.mkdir(parents=True, exist_ok=True)
             self._sink = _ProcessSink.started() or _ThreadSink()
