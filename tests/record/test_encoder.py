@@ -424,11 +424,10 @@ def test_after_the_encoder_was_killed_the_same_recorder_records_its_next_episode
 def test_a_recorder_owed_nothing_by_an_encoder_that_ended_goes_on_with_another(
     tmp_path: Path,
 ) -> None:
-    # Both write each step's line at once: after a step, no frame of theirs is owed.
-    first, second = (
-        RecordTrajectory(PaintedEnv(length=4), tmp_path / name, render=True, flush_every=1)
-        for name in ("first", "second")
-    )
+    # The first is owed its frames when the encoder is killed; the second,
+    # which writes each step's line at once, is owed none after a step.
+    first = RecordTrajectory(PaintedEnv(length=2), tmp_path / "first", render=True)
+    second = RecordTrajectory(PaintedEnv(length=4), tmp_path / "second", render=True, flush_every=1)
     shown = PaintedEnv(length=4)
     for recorder in (first, second, shown):
         recorder.reset(seed=0)
@@ -441,7 +440,7 @@ def test_a_recorder_owed_nothing_by_an_encoder_that_ended_goes_on_with_another(
     assert encoder is not None
     os.kill(encoder.pid, signal.SIGKILL)
     with pytest.raises(RuntimeError, match=r"frame encoder process \(pid \d+\) ended"):
-        first.step(0)  # its frame went to the encoder that was killed
+        first.step(0)  # the end of its episode: it waits for its frames, and finds the end
     for _ in range(3):
         second.step(0)  # owed nothing: it must not keep the encoder that ended
         shown.step(0)
