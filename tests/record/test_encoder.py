@@ -6,20 +6,24 @@ import contextlib
 import gzip
 import os
 import signal
+import subprocess
 import sys
 import threading
 from pathlib import Path
 from typing import Any
 
+import gymnasium as gym
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import gym_goldens
 from gym_goldens import RecordTrajectory, read_recording
+from gym_goldens.errors import UnsafeGoldenPathError
 from gym_goldens.format.codec import TaggedValue
 from gym_goldens.format.frames import FrameRef, decode_png, frame_digest
-from gym_goldens.record.encoder import RingPlaces, frame_encoder
+from gym_goldens.record.encoder import EncoderEndedError, RingPlaces, _Shared, frame_encoder
 from tests.support.frames import PaintedEnv, pong_frame
 
 needs_encoder_process = pytest.mark.skipif(
@@ -57,6 +61,11 @@ def record_painted(folder: Path, steps: int, **options: Any) -> list[np.ndarray[
         expected.append(shown.render())
     recorder.close()
     return expected
+
+
+def step_on(recorder: RecordTrajectory[Any, int], steps: int) -> None:
+    for _ in range(steps):
+        recorder.step(0)
 
 
 # The ring: where frames go.
@@ -132,6 +141,20 @@ def test_where_there_is_no_encoder_process_a_thread_stores_the_same_frames(
     assert names == sorted(os.listdir(tmp_path / "process" / "frames"))
 
 
+def test_a_frame_the_thread_could_not_write_is_named_as_text(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delattr(os, "memfd_create", raising=False)  # the worker thread writes
+    in_the_way = tmp_path / "frames" / "e00000_t000001_render.png"
+    in_the_way.mkdir(parents=True)  # a folder where step 1's frame goes
+    recorder = RecordTrajectory(PaintedEnv(length=3), tmp_path, render=True)
+    recorder.reset(seed=0)
+    with pytest.raises(IsADirectoryError) as raised:
+        step_on(recorder, 3)
+    recorder.close()
+    assert raised.value.filename == str(in_the_way)
+
+
 @needs_encoder_process
 def test_a_frame_too_large_for_the_ring_goes_through_the_socket(tmp_path: Path) -> None:
     # 2,200 x 1,400 x 3 is 9.2 MB: past half of the ring.
@@ -148,6 +171,30 @@ def test_a_frame_too_large_for_the_ring_goes_through_the_socket(tmp_path: Path) 
     encoder.forget(recording)
     for path, frame, digest in zip(paths, [frames[0], large, *frames[1:]], digests, strict=True):
         assert digest == frame_digest(frame)
+        decoded = decode_png(path.read_bytes(), path=path.name, expected_shape=frame.shape)
+        np.testing.assert_array_equal(decoded, frame)
+
+
+@needs_encoder_process
+def test_frames_just_below_and_above_half_the_ring_mixed_with_tiny_ones(tmp_path: Path) -> None:
+    # 2048 x 4095 is just below half of the 16 MiB ring (it wraps round it),
+    # 2048 x 4097 just above (it goes through the socket).
+    shapes = [(2048, 4095), (8, 8), (2048, 4097), (9, 9, 3), (2048, 4095), (2048, 4095), (8, 8)]
+    frames = []
+    for number, shape in enumerate(shapes):
+        frame = np.full(shape, number * 30, np.uint8)
+        frame[number, : number + 1] = 255
+        frames.append(frame)
+    encoder = frame_encoder()
+    assert encoder is not None
+    recording = encoder.recording()
+    paths = [tmp_path / f"{number}.png" for number in range(len(frames))]
+    for path, frame in zip(paths, frames, strict=True):
+        encoder.submit(recording, os.fsencode(path), frame)
+    digests = encoder.wait(recording)
+    encoder.forget(recording)
+    assert digests == [frame_digest(frame) for frame in frames]
+    for path, frame in zip(paths, frames, strict=True):
         decoded = decode_png(path.read_bytes(), path=path.name, expected_shape=frame.shape)
         np.testing.assert_array_equal(decoded, frame)
 
@@ -196,6 +243,32 @@ def test_an_encoder_that_was_killed_fails_the_recording_then_another_starts(
     ]
 
 
+def ring_files() -> int:
+    """The descriptors this process holds of encoders' shared memory."""
+    found = 0
+    for name in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):  # the listing's own descriptor, closed by now
+            found += "gym-goldens-frames" in os.readlink(f"/proc/self/fd/{name}")
+    return found
+
+
+@needs_encoder_process
+def test_an_encoder_that_ended_lets_go_of_its_shared_memory(tmp_path: Path) -> None:
+    record_painted(tmp_path / "first", 2)
+    held = ring_files()  # the running encoder's
+    for number in range(4):
+        recorder = RecordTrajectory(PaintedEnv(length=3), tmp_path / str(number), render=True)
+        recorder.reset(seed=0)
+        encoder = frame_encoder()
+        assert encoder is not None
+        os.kill(encoder.pid, signal.SIGKILL)
+        with pytest.raises(RuntimeError, match="frame encoder process"):
+            step_on(recorder, 3)
+        recorder.close()
+    record_painted(tmp_path / "last", 2)
+    assert ring_files() == held
+
+
 @needs_encoder_process
 @pytest.mark.skipif(sys.platform != "linux", reason="fork")
 def test_a_forked_process_starts_an_encoder_of_its_own(tmp_path: Path) -> None:
@@ -218,6 +291,48 @@ def test_a_forked_process_starts_an_encoder_of_its_own(tmp_path: Path) -> None:
     assert frame_encoder() is parent_encoder
 
 
+@needs_encoder_process
+@pytest.mark.skipif(sys.platform != "linux", reason="fork")
+def test_a_fork_while_the_encoder_starts_leaves_the_child_free_to_start_its_own(
+    tmp_path: Path,
+) -> None:
+    with _Shared.lock:  # held, as by another thread starting this process's encoder
+        child = os.fork()
+        if child == 0:  # pragma: no cover - the child's outcome is its exit code
+            signal.alarm(30)  # a child waiting for ever on the lock ends, failing the test
+            try:
+                record_painted(tmp_path / "child", 3)
+                os._exit(0 if len(stored_frames(tmp_path / "child")) == 4 else 1)
+            except BaseException:
+                os._exit(2)
+    _, status = os.waitpid(child, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+
+
+@needs_encoder_process
+@pytest.mark.skipif(sys.platform != "linux", reason="fork")
+def test_a_recording_begun_before_a_fork_fails_clearly_in_the_child(tmp_path: Path) -> None:
+    recorder = RecordTrajectory(PaintedEnv(length=6), tmp_path / "parent", render=True)
+    recorder.reset(seed=0)
+    recorder.step(0)
+    child = os.fork()
+    if child == 0:  # pragma: no cover - the child's outcome is its exit code
+        try:
+            step_on(recorder, 5)
+            os._exit(1)
+        except EncoderEndedError as error:
+            with contextlib.suppress(EncoderEndedError):
+                recorder.close()  # its frames sent before the fork are the parent's
+            os._exit(0 if "forked from" in str(error) else 2)
+        except BaseException:
+            os._exit(3)
+    _, status = os.waitpid(child, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    step_on(recorder, 5)  # the parent's recording goes on
+    recorder.close()
+    assert len(stored_frames(tmp_path / "parent")) == 7
+
+
 @pytest.mark.parametrize(
     "options",
     [{"compress": True}, {"flush_every": 3}, {"full_every": 4}],
@@ -236,3 +351,213 @@ def test_every_line_written_holds_its_frames_digests_whatever_the_storage(
     assert stored
     for ref, pixels in stored:
         assert ref.digest == frame_digest(pixels)
+
+
+# Attacks: errors, hangs, links.
+
+
+def test_lines_whose_frames_could_not_be_written_never_reach_the_file(tmp_path: Path) -> None:
+    (tmp_path / "frames" / "e00000_t000002_render.png").mkdir(parents=True)  # in the way
+    recorder = RecordTrajectory(PaintedEnv(length=10), tmp_path, render=True)
+    recorder.reset(seed=0)
+    step_on(recorder, 3)
+    with pytest.raises(IsADirectoryError, match=r"frames/e00000_t000002_render\.png"):
+        recorder.close()
+    recorder.close()  # closed twice: the lines held back are not written now either
+    trajectory = tmp_path / "trajectory.jsonl"
+    assert b"pending" not in (trajectory.read_bytes() if trajectory.exists() else b"")
+
+
+def test_after_a_frame_error_the_episode_ends_and_the_next_one_is_recorded(
+    tmp_path: Path,
+) -> None:
+    recorder = RecordTrajectory(PaintedEnv(length=4), tmp_path, render=True, flush_every=2)
+    shown = PaintedEnv(length=4)
+    in_the_way = tmp_path / "frames" / "e00000_t000000_render.png"
+    in_the_way.mkdir(parents=True)  # a folder where the reset's frame goes
+    recorder.reset(seed=0)
+    with pytest.raises(IsADirectoryError, match=r"frames/e00000_t000000_render\.png"):
+        step_on(recorder, 4)
+    with pytest.raises(gym.error.ResetNeeded):
+        recorder.step(0)  # the lines of the episode were dropped with their frames
+    recorder.reset(seed=1)
+    shown.reset(seed=1)
+    expected = [shown.render()]
+    for _ in range(4):
+        recorder.step(0)
+        shown.step(0)
+        expected.append(shown.render())
+    recorder.close()
+    data = (tmp_path / "trajectory.jsonl").read_bytes()
+    assert b"pending" not in data
+    assert [ref.digest for ref, _ in stored_frames(tmp_path)] == [
+        frame_digest(frame) for frame in expected
+    ]
+
+
+@needs_encoder_process
+def test_after_the_encoder_was_killed_the_same_recorder_records_its_next_episode(
+    tmp_path: Path,
+) -> None:
+    recorder = RecordTrajectory(PaintedEnv(length=4), tmp_path, render=True)
+    shown = PaintedEnv(length=4)
+    recorder.reset(seed=0)
+    encoder = frame_encoder()
+    assert encoder is not None
+    os.kill(encoder.pid, signal.SIGKILL)
+    with pytest.raises(RuntimeError, match=r"frame encoder process \(pid \d+\) ended"):
+        step_on(recorder, 4)
+    recorder.reset(seed=1)
+    shown.reset(seed=1)
+    expected = [shown.render()]
+    for _ in range(4):
+        recorder.step(0)
+        shown.step(0)
+        expected.append(shown.render())
+    recorder.close()
+    assert [ref.digest for ref, _ in stored_frames(tmp_path)] == [
+        frame_digest(frame) for frame in expected
+    ]
+
+
+@needs_encoder_process
+def test_a_recorder_owed_nothing_by_an_encoder_that_ended_goes_on_with_another(
+    tmp_path: Path,
+) -> None:
+    # The first is owed its frames when the encoder is killed; the second,
+    # which writes each step's line at once, is owed none after a step.
+    first = RecordTrajectory(PaintedEnv(length=2), tmp_path / "first", render=True)
+    second = RecordTrajectory(PaintedEnv(length=4), tmp_path / "second", render=True, flush_every=1)
+    shown = PaintedEnv(length=4)
+    for recorder in (first, second, shown):
+        recorder.reset(seed=0)
+    expected = [shown.render()]
+    first.step(0)
+    second.step(0)
+    shown.step(0)
+    expected.append(shown.render())
+    encoder = frame_encoder()
+    assert encoder is not None
+    os.kill(encoder.pid, signal.SIGKILL)
+    with pytest.raises(RuntimeError, match=r"frame encoder process \(pid \d+\) ended"):
+        first.step(0)  # the end of its episode: it waits for its frames, and finds the end
+    for _ in range(3):
+        second.step(0)  # owed nothing: it must not keep the encoder that ended
+        shown.step(0)
+        expected.append(shown.render())
+    first.close()
+    second.close()
+    assert [ref.digest for ref, _ in stored_frames(tmp_path / "second")] == [
+        frame_digest(frame) for frame in expected
+    ]
+
+
+def run_python(script: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """Run ``script`` in a Python process of its own, this checkout's package first; never hang."""
+    root = Path(__file__).resolve().parents[2]
+    package = Path(gym_goldens.__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(package), str(root)])}
+    return subprocess.run(
+        [sys.executable, "-c", script, *args],
+        capture_output=True,
+        text=True,
+        cwd=root,
+        env=env,
+        timeout=60,  # a guard against a hang, not a measure: it takes about a second
+        check=False,
+    )
+
+
+def test_frames_that_all_fail_to_be_written_in_a_long_folder_do_not_hang(tmp_path: Path) -> None:
+    # Each error's reply names its file: 256 of them in a folder of a 1,000
+    # character path fill the socket's buffer both ways, while this process
+    # sends its held-back requests and the encoder sends its replies.
+    folder = tmp_path.joinpath(*["x" * 200] * 5)
+    script = (
+        "import shutil, sys\n"
+        "from pathlib import Path\n"
+        "from gym_goldens import RecordTrajectory\n"
+        "from tests.support.frames import PaintedEnv\n"
+        "folder = Path(sys.argv[1])\n"
+        "recorder = RecordTrajectory(PaintedEnv(length=600), folder, render=True)\n"
+        "recorder.reset(seed=0)\n"
+        "shutil.rmtree(folder / 'frames')\n"
+        "(folder / 'frames').write_bytes(b'')\n"
+        "try:\n"
+        "    for _ in range(600):\n"
+        "        recorder.step(0)\n"
+        "except OSError as error:\n"
+        "    print(error.strerror)\n"
+    )
+    result = run_python(script, str(folder))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "Not a directory"
+
+
+def test_a_process_that_exits_without_closing_its_recorder_does_not_hang(tmp_path: Path) -> None:
+    script = (
+        "import sys\n"
+        "from gym_goldens import RecordTrajectory\n"
+        "from tests.support.frames import PaintedEnv\n"
+        "recorder = RecordTrajectory(PaintedEnv(length=1000), sys.argv[1], render=True)\n"
+        "recorder.reset(seed=0)\n"
+        "for _ in range(300):\n"
+        "    recorder.step(0)\n"
+    )
+    result = run_python(script, str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""
+
+
+@needs_encoder_process
+def test_a_frame_interrupted_midway_cuts_the_encoder_and_the_next_frames_are_written(
+    tmp_path: Path,
+) -> None:
+    # An exception raised while a frame is sent (a Ctrl-C, pytest-timeout's)
+    # cuts the socket's stream within a request: the encoder must not read
+    # the next frames' requests as the rest of it (it waited for ever).
+    script = (
+        "import contextlib, os, signal, sys\n"
+        "from pathlib import Path\n"
+        "import numpy as np\n"
+        "from gym_goldens.format.frames import frame_digest\n"
+        "from gym_goldens.record.encoder import frame_encoder\n"
+        "class Interrupted(Exception): pass\n"
+        "def interrupt(*_): raise Interrupted\n"
+        "signal.signal(signal.SIGALRM, interrupt)\n"
+        "folder = Path(sys.argv[1])\n"
+        "encoder = frame_encoder()\n"
+        "os.kill(encoder.pid, signal.SIGSTOP)  # the large frame's send waits, interrupted\n"
+        "signal.setitimer(signal.ITIMER_REAL, 0.1)\n"
+        "large = np.zeros((2200, 1400, 3), np.uint8)\n"
+        "try:\n"
+        "    encoder.submit(encoder.recording(), os.fsencode(folder / 'large.png'), large)\n"
+        "except Interrupted:\n"
+        "    print('interrupted')\n"
+        "with contextlib.suppress(ProcessLookupError):\n"
+        "    os.kill(encoder.pid, signal.SIGCONT)\n"
+        "encoder = frame_encoder()\n"
+        "recording = encoder.recording()\n"
+        "frames = [np.full((48, 64, 3), t, np.uint8) for t in range(5)]\n"
+        "for t, frame in enumerate(frames):\n"
+        "    encoder.submit(recording, os.fsencode(folder / f'{t}.png'), frame)\n"
+        "print(encoder.wait(recording) == [frame_digest(frame) for frame in frames])\n"
+    )
+    result = run_python(script, str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["interrupted", "True"]
+    assert sorted(os.listdir(tmp_path)) == [f"{t}.png" for t in range(5)]
+
+
+def test_a_frames_folder_that_is_a_symlink_is_refused_not_written_through(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (tmp_path / "recording").mkdir()
+    (tmp_path / "recording" / "frames").symlink_to(elsewhere)
+    recorder = RecordTrajectory(PaintedEnv(length=3), tmp_path / "recording", render=True)
+    with pytest.raises(
+        UnsafeGoldenPathError, match=r"recording/frames: a symlink \(to .*elsewhere"
+    ):
+        recorder.reset(seed=0)
+    recorder.close()
+    assert list(elsewhere.iterdir()) == []

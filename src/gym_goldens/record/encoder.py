@@ -25,8 +25,10 @@ worker thread encodes. A frame too large for the ring goes through the socket.
 Errors: one writing a frame (a full disk, a folder in its place) comes back
 with it and is raised by :meth:`FrameEncoder.wait`, in the recorder's thread;
 an encoder process that ended (killed) fails every recording still waiting on
-it, and the next frame starts another. A process forked from this one starts
-its own.
+it, and the next frame starts another; so does an exception raised midway
+through a request or a reply (a Ctrl-C, a test's timeout), which kills it, the
+stream being cut. A process forked from this one starts its own; a recording
+begun before the fork fails in it, with the reason.
 
 The protocol. A request is :data:`_REQUEST`: the recording's number, the
 frame's place in the ring (:data:`_INLINE` when its pixels follow the
@@ -42,13 +44,16 @@ from __future__ import annotations
 import atexit
 import collections
 import contextlib
+import errno
 import mmap
 import os
+import select
 import socket
 import struct
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final
 
@@ -57,7 +62,14 @@ import numpy as np
 from gym_goldens.format.frames import encode_png, frame_digest
 from gym_goldens.record.fresh import StreamTail
 
-__all__ = ["EncoderEndedError", "FrameEncoder", "RingPlaces", "frame_encoder", "serve"]
+__all__ = [
+    "EncoderEndedError",
+    "FrameEncoder",
+    "RingPlaces",
+    "frame_encoder",
+    "serve",
+    "write_frame_file",
+]
 
 _REQUEST: Final = struct.Struct("<QqIIII")
 _REPLY: Final = struct.Struct("<QiI")
@@ -91,7 +103,7 @@ class _Shared:
     """This process's encoder, once started (see :func:`frame_encoder`)."""
 
     encoder: FrameEncoder | None = None
-    lock: Final = threading.Lock()
+    lock = threading.Lock()
 
 
 def frame_encoder() -> FrameEncoder | None:
@@ -110,8 +122,16 @@ def frame_encoder() -> FrameEncoder | None:
 
 def _forget_in_child() -> None:
     """In a forked child: the parent's encoder is the parent's (its socket closed here)."""
+    # A thread of the parent may have held the lock (starting the encoder): the child's is free.
+    _Shared.lock = threading.Lock()
     if _Shared.encoder is not None:
         _Shared.encoder.abandon()
+        # A recording begun before the fork holds it still: its next frame says why it fails.
+        _Shared.encoder._ended = (
+            f"the frame encoder process (pid {_Shared.encoder.pid}) is that of the process "
+            f"this one was forked from (pid {os.getppid()}), where the recording began; a "
+            "forked process records its frames in recordings begun in it"
+        )
     _Shared.encoder = None
 
 
@@ -239,7 +259,7 @@ class FrameEncoder:
             EncoderEndedError: The encoder process ended (the next frame starts another).
         """
         channels = frame.shape[2] if frame.ndim == 3 else 0
-        with self._lock:
+        with self._lock, self._whole():
             self._raise_if_ended()
             while len(self._in_flight) >= _MAX_IN_FLIGHT:
                 self._read_reply()
@@ -271,11 +291,33 @@ class FrameEncoder:
         try:
             if self._unsent:
                 unsent, self._unsent, self._unsent_bytes = self._unsent, bytearray(), 0
-                self._socket.sendall(unsent)
+                self._send_all(unsent)
             if data:
-                self._socket.sendall(data)
+                self._send_all(data)
         except OSError:  # the encoder ended
             self._end()
+
+    def _send_all(self, data: bytes | bytearray | memoryview) -> None:
+        """Send ``data``, taking in the encoder's replies whenever the socket is full.
+
+        The encoder replies to each request before it reads the next, and an
+        error's reply names its file: replies can fill their way of the
+        socket while requests fill this one. Waiting only to send, this
+        process would wait for ever on an encoder that waits to reply.
+        """
+        view = memoryview(data).cast("B")
+        while view:
+            try:
+                view = view[self._socket.send(view, socket.MSG_DONTWAIT) :]
+            except BlockingIOError:
+                readable, _, _ = select.select([self._socket], [self._socket], [])
+                if readable:
+                    chunk = self._socket.recv(_READ_SIZE)
+                    if not chunk:
+                        raise BrokenPipeError(
+                            errno.EPIPE, "the encoder closed its socket"
+                        ) from None
+                    self._replies += chunk
 
     def wait(self, recording: int) -> list[str]:
         """The digests of ``recording``'s frames sent since the last wait, once all are written.
@@ -286,7 +328,8 @@ class FrameEncoder:
         """
         with self._lock:
             pending = self._recordings[recording]
-            with contextlib.suppress(EncoderEndedError):  # then the failure is pending's own
+            # An ended encoder: then the failure is pending's own.
+            with contextlib.suppress(EncoderEndedError), self._whole():
                 while pending.replied < pending.sent:
                     self._read_reply()
             digests, failure = pending.digests, pending.failure
@@ -332,7 +375,27 @@ class FrameEncoder:
         del replies[:size]
         return data
 
-    def _end(self) -> None:
+    @contextlib.contextmanager
+    def _whole(self) -> Iterator[None]:
+        """Talk to the encoder; stopped midway (a Ctrl-C, a test's timeout), this one is cut.
+
+        An exception raised in this thread in the middle of a request or a
+        reply (pytest-timeout's, say) leaves the socket's stream cut within
+        a message and the ring's places out of step: the encoder is killed,
+        and the next frame starts another.
+        """
+        try:
+            yield
+        except EncoderEndedError:
+            raise
+        except BaseException:
+            if self._ended is None:
+                self._process.kill()
+                with contextlib.suppress(EncoderEndedError):
+                    self._end("was killed when this process stopped midway talking to it")
+            raise
+
+    def _end(self, how: str = "") -> None:
         """The encoder ended: every recording waiting on it fails with the reason, once.
 
         Raises:
@@ -340,18 +403,24 @@ class FrameEncoder:
         """
         with contextlib.suppress(OSError):
             self._socket.close()
-        code = self._process.wait()
-        output = self._errors.text().strip()
-        self._ended = (
-            f"the frame encoder process (pid {self.pid}) ended with exit code {code} before "
-            "writing every frame sent; those frames are missing"
-            + (f"; its last output:\n{output[-2000:]}" if output else "")
-        )
+        if self._ended is None:  # else the reason is known (the parent's, in a forked child)
+            code = self._process.wait()
+            output = self._errors.text().strip()
+            self._ended = (
+                f"the frame encoder process (pid {self.pid}) "
+                f"{how or f'ended with exit code {code}'} before writing every frame sent; "
+                "those frames are missing"
+                + (f"; its last output:\n{output[-2000:]}" if output else "")
+            )
         for pending in self._recordings.values():
             if pending.replied < pending.sent:
                 pending.replied = pending.sent
                 pending.failure = pending.failure or EncoderEndedError(self._ended)
         self._in_flight.clear()
+        # Its ring and descriptors go now, not at this process's exit: each
+        # encoder that ends (and is followed by another) would keep its own.
+        self.abandon()
+        atexit.unregister(self.close)
         self._raise_if_ended()
 
     def _raise_if_ended(self) -> None:
@@ -451,7 +520,7 @@ def _handle(recording: int, path: bytes, pixels: np.ndarray[Any, Any]) -> bytes:
     """Digest, encode and write one frame; the reply."""
     try:
         digest = frame_digest(pixels)
-        _write_png(path, encode_png(pixels))
+        write_frame_file(path, encode_png(pixels))
     except OSError as error:
         code = error.errno if error.errno else _NO_ERRNO
         text = f"{error.strerror or error}\0{os.fsdecode(path)}".encode()
@@ -463,12 +532,21 @@ def _handle(recording: int, path: bytes, pixels: np.ndarray[Any, Any]) -> bytes:
     return _REPLY.pack(recording, code, len(text)) + text
 
 
-def _write_png(path: bytes, data: bytes) -> None:
-    """Write a frame's file in the recording's folder; a link in its place is not followed."""
-    descriptor = os.open(path, _NEW_FILE | _NO_FOLLOW, 0o666)
+def write_frame_file(path: bytes, data: bytes) -> None:
+    """Write a frame's file in the recording's folder; a link in its place is not followed.
+
+    The encoder's, and the worker thread's where there is none.
+
+    Raises:
+        OSError: It could not be written; the error names the file (as text).
+    """
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(descriptor, view) :]
-    finally:
-        os.close(descriptor)
+        descriptor = os.open(path, _NEW_FILE | _NO_FOLLOW, 0o666)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(descriptor, view) :]
+        finally:
+            os.close(descriptor)
+    except OSError as error:  # a full disk's names no file, a bytes path's a bytes one
+        raise OSError(error.errno, error.strerror, os.fsdecode(path)) from None

@@ -62,8 +62,6 @@ _DIGEST_KEY: Final = b'{"$frame":{"digest":"'
 # The writes a worker may lag behind before the env waits: bounds the memory
 # of frames queued (a few MB of Pong frames) on a machine slower to encode than to step.
 _MAX_QUEUED: Final = 64
-_NEW_FILE: Final = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0)
-_NO_FOLLOW: Final = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
 _OPTIONS: Final = orjson.OPT_SORT_KEYS | orjson.OPT_SERIALIZE_NUMPY
 
 
@@ -224,8 +222,16 @@ class FrameFiles:
 
     def _submit(self, file: str, frame: np.ndarray[Any, Any]) -> None:
         """Hand over ``frame``, to be written at ``file`` of the recording's folder."""
+        if self._sink is not None and not self._pending and not self._sink.alive:
+            # Its encoder ended (another recording found out) owing this one nothing.
+            self.stop()
         if self._sink is None:
-            (self.folder / FRAMES_DIR).mkdir(parents=True, exist_ok=True)
+            folder = self.folder / FRAMES_DIR
+            if folder.is_symlink():  # its files would be written wherever it leads
+                from gym_goldens.format.paths import symlink_error  # the readers' module: rare here
+
+                raise symlink_error(folder, within="a recording's folder")
+            folder.mkdir(parents=True, exist_ok=True)
             self._sink = _ProcessSink.started() or _ThreadSink()
         # A path of bytes, joined by hand: a Path's join costs more than the rest of the hand-over.
         self._sink.submit(self._folder + os.fsencode(file), frame)
@@ -240,11 +246,16 @@ class FrameFiles:
         Raises:
             OSError: A frame could not be written (its file named).
             RuntimeError: A frame could not be encoded, or the encoder process ended.
+                Either way, the next frame goes to a sink of its own.
         """
         if self._sink is None or not self._pending:
             return
         pending, self._pending = self._pending, []
-        digests = self._sink.wait()
+        try:
+            digests = self._sink.wait()
+        except Exception:
+            self.stop()  # the next frame gets a sink afresh (an encoder, if this one ended)
+            raise
         # A line's frames were handed over in the order render, obs, info, and
         # its keys are sorted: each is looked for from the start of the line
         # of the one before (lines come in order).
@@ -284,6 +295,10 @@ class _ProcessSink:
             return None
         return cls(encoder) if encoder is not None else None
 
+    @property
+    def alive(self) -> bool:
+        return self._encoder.alive
+
     def submit(self, path: bytes, frame: np.ndarray[Any, Any]) -> None:
         self._encoder.submit(self._recording, path, frame)
 
@@ -317,18 +332,25 @@ class _ThreadSink:
         self._thread = threading.Thread(target=self._work, name="gym-goldens-frames", daemon=True)
         self._thread.start()
 
+    @property
+    def alive(self) -> bool:
+        return True
+
     def submit(self, path: bytes, frame: np.ndarray[Any, Any]) -> None:
         with self._lock:
             self._pending += 1
         self._queue.put((path, frame.copy()))  # the env may reuse its array
 
     def _work(self) -> None:
+        # Imported here: a recording that keeps no frames need not load the encoder module.
+        from gym_goldens.record.encoder import write_frame_file
+
         while (item := self._queue.get()) is not None:
             path, frame = item
             try:
                 if self._error is None:
                     digest = frame_digest(frame)
-                    _write_png(path, encode_png(frame))
+                    write_frame_file(path, encode_png(frame))
                     self._digests.append(digest)
             except BaseException as error:  # raised in the env's thread, by wait()
                 with self._lock:
@@ -357,14 +379,3 @@ class _ThreadSink:
         finally:
             self._queue.put(None)
             self._thread.join()
-
-
-def _write_png(path: bytes, data: bytes) -> None:
-    """Write a frame's file in the recording's folder; a link in its place is not followed."""
-    descriptor = os.open(path, _NEW_FILE | _NO_FOLLOW, 0o666)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(descriptor, view) :]
-    finally:
-        os.close(descriptor)

@@ -859,13 +859,21 @@ class EpisodeWriter:
         Raises:
             UnrecordableValueError: A line is longer than a reader accepts
                 (16 MiB); the lines before it are written, not it.
+            OSError: A frame could not be written (:meth:`FrameFiles.settle`);
+                the lines buffered are dropped and the episode ends.
         """
         __tracebackhide__ = True
         self._write_at = self._t + self._flush_limit
         if self._buffer:
             if self._frames is not None:
                 # No line reaches the file before its frames, nor without their digests.
-                self._frames.settle(self._buffer)
+                try:
+                    self._frames.settle(self._buffer)
+                except BaseException:
+                    # Frames missing: their lines are dropped, and with them the episode.
+                    self._buffer = bytearray()
+                    self.active = False
+                    raise
             data, self._buffer = self._buffer, bytearray()
             # Only a buffer past the limit can hold a line past it: checked then alone.
             long_line = _long_line(data) if len(data) > MAX_LINE_BYTES else None
