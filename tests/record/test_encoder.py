@@ -48,18 +48,37 @@ def stored_frames(folder: Path, field: str = "render") -> Stored:
     return found
 
 
+def assert_frames_are(folder: Path, expected: list[np.ndarray[Any, Any]]) -> None:
+    """The recording of ``folder`` refers to ``expected``, in order, by their digests."""
+    assert [ref.digest for ref, _ in stored_frames(folder)] == [
+        frame_digest(frame) for frame in expected
+    ]
+
+
 def record_painted(folder: Path, steps: int, **options: Any) -> list[np.ndarray[Any, Any]]:
     """Record ``steps`` steps of a PaintedEnv with its frames; the frames it rendered."""
     recorder = RecordTrajectory(PaintedEnv(length=steps + 1), folder, render=True, **options)
-    shown = PaintedEnv(length=steps + 1)
+    expected = record_episode(recorder, steps, length=steps + 1, action=1)
+    recorder.close()
+    return expected
+
+
+def record_episode(
+    recorder: RecordTrajectory[Any, int], steps: int, *, length: int, action: int = 0
+) -> list[np.ndarray[Any, Any]]:
+    """Record ``steps`` steps from a reset (seed 1) of a PaintedEnv of ``length``, recorded.
+
+    Returns:
+        The frames the same env rendered beside it: those the recording must hold.
+    """
+    shown = PaintedEnv(length=length)
     recorder.reset(seed=1)
     shown.reset(seed=1)
     expected = [shown.render()]
     for _ in range(steps):
-        recorder.step(1)
-        shown.step(1)
+        recorder.step(action)
+        shown.step(action)
         expected.append(shown.render())
-    recorder.close()
     return expected
 
 
@@ -238,9 +257,7 @@ def test_an_encoder_that_was_killed_fails_the_recording_then_another_starts(
     restarted = frame_encoder()
     assert restarted is not None
     assert restarted.pid != encoder.pid
-    assert [ref.digest for ref, _ in stored_frames(tmp_path / "after")] == [
-        frame_digest(frame) for frame in expected
-    ]
+    assert_frames_are(tmp_path / "after", expected)
 
 
 def ring_files() -> int:
@@ -372,7 +389,6 @@ def test_after_a_frame_error_the_episode_ends_and_the_next_one_is_recorded(
     tmp_path: Path,
 ) -> None:
     recorder = RecordTrajectory(PaintedEnv(length=4), tmp_path, render=True, flush_every=2)
-    shown = PaintedEnv(length=4)
     in_the_way = tmp_path / "frames" / "e00000_t000000_render.png"
     in_the_way.mkdir(parents=True)  # a folder where the reset's frame goes
     recorder.reset(seed=0)
@@ -380,19 +396,11 @@ def test_after_a_frame_error_the_episode_ends_and_the_next_one_is_recorded(
         step_on(recorder, 4)
     with pytest.raises(gym.error.ResetNeeded):
         recorder.step(0)  # the lines of the episode were dropped with their frames
-    recorder.reset(seed=1)
-    shown.reset(seed=1)
-    expected = [shown.render()]
-    for _ in range(4):
-        recorder.step(0)
-        shown.step(0)
-        expected.append(shown.render())
+    expected = record_episode(recorder, 4, length=4)
     recorder.close()
     data = (tmp_path / "trajectory.jsonl").read_bytes()
     assert b"pending" not in data
-    assert [ref.digest for ref, _ in stored_frames(tmp_path)] == [
-        frame_digest(frame) for frame in expected
-    ]
+    assert_frames_are(tmp_path, expected)
 
 
 @needs_encoder_process
@@ -400,24 +408,15 @@ def test_after_the_encoder_was_killed_the_same_recorder_records_its_next_episode
     tmp_path: Path,
 ) -> None:
     recorder = RecordTrajectory(PaintedEnv(length=4), tmp_path, render=True)
-    shown = PaintedEnv(length=4)
     recorder.reset(seed=0)
     encoder = frame_encoder()
     assert encoder is not None
     os.kill(encoder.pid, signal.SIGKILL)
     with pytest.raises(RuntimeError, match=r"frame encoder process \(pid \d+\) ended"):
         step_on(recorder, 4)
-    recorder.reset(seed=1)
-    shown.reset(seed=1)
-    expected = [shown.render()]
-    for _ in range(4):
-        recorder.step(0)
-        shown.step(0)
-        expected.append(shown.render())
+    expected = record_episode(recorder, 4, length=4)
     recorder.close()
-    assert [ref.digest for ref, _ in stored_frames(tmp_path)] == [
-        frame_digest(frame) for frame in expected
-    ]
+    assert_frames_are(tmp_path, expected)
 
 
 @needs_encoder_process
@@ -447,9 +446,7 @@ def test_a_recorder_owed_nothing_by_an_encoder_that_ended_goes_on_with_another(
         expected.append(shown.render())
     first.close()
     second.close()
-    assert [ref.digest for ref, _ in stored_frames(tmp_path / "second")] == [
-        frame_digest(frame) for frame in expected
-    ]
+    assert_frames_are(tmp_path / "second", expected)
 
 
 def run_python(script: str, *args: str) -> subprocess.CompletedProcess[str]:
