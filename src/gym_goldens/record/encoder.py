@@ -53,7 +53,6 @@ import struct
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final
 
@@ -258,25 +257,34 @@ class FrameEncoder:
         Raises:
             EncoderEndedError: The encoder process ended (the next frame starts another).
         """
+        with self._lock:
+            try:
+                self._submit(recording, path, frame)
+            except EncoderEndedError:
+                raise
+            except BaseException:
+                self._cut()
+                raise
+
+    def _submit(self, recording: int, path: bytes, frame: np.ndarray[Any, Any]) -> None:
+        self._raise_if_ended()
+        while len(self._in_flight) >= _MAX_IN_FLIGHT:
+            self._read_reply()
+        start = self._place(frame.nbytes)
+        height, width = frame.shape[:2]
         channels = frame.shape[2] if frame.ndim == 3 else 0
-        with self._lock, self._whole():
-            self._raise_if_ended()
-            while len(self._in_flight) >= _MAX_IN_FLIGHT:
-                self._read_reply()
-            start = self._place(frame.nbytes)
-            height, width = frame.shape[:2]
-            head = _REQUEST.pack(recording, start, height, width, channels, len(path))
-            self._recordings[recording].sent += 1
-            self._in_flight.append((recording, start != _INLINE))
-            if start == _INLINE:
-                self._send(head + path)
-                self._send(np.ascontiguousarray(frame).data.cast("B"))
-                return
-            self._ring_bytes[start : start + frame.nbytes].reshape(frame.shape)[...] = frame
-            self._unsent += head + path
-            self._unsent_bytes += frame.nbytes
-            if self._unsent_bytes >= _BATCH_BYTES:
-                self._send()
+        head = _REQUEST.pack(recording, start, height, width, channels, len(path))
+        self._recordings[recording].sent += 1
+        self._in_flight.append((recording, start != _INLINE))
+        if start == _INLINE:
+            self._send(head + path)
+            self._send(np.ascontiguousarray(frame).data.cast("B"))
+            return
+        self._ring_bytes[start : start + frame.nbytes].reshape(frame.shape)[...] = frame
+        self._unsent += head + path
+        self._unsent_bytes += frame.nbytes
+        if self._unsent_bytes >= _BATCH_BYTES:
+            self._send()
 
     def _place(self, length: int) -> int:
         """Where the next frame goes in the ring, once there is room; :data:`_INLINE` if too big."""
@@ -328,10 +336,14 @@ class FrameEncoder:
         """
         with self._lock:
             pending = self._recordings[recording]
-            # An ended encoder: then the failure is pending's own.
-            with contextlib.suppress(EncoderEndedError), self._whole():
+            try:
                 while pending.replied < pending.sent:
                     self._read_reply()
+            except EncoderEndedError:
+                pass  # then the failure is pending's own
+            except BaseException:
+                self._cut()
+                raise
             digests, failure = pending.digests, pending.failure
             self._recordings[recording] = _Pending()
         if failure is not None:
@@ -344,11 +356,18 @@ class FrameEncoder:
             self._recordings.pop(recording, None)
 
     def _read_reply(self) -> None:
-        """Read the encoder's next reply, sending what is held back first; count it."""
-        self._send()
-        head = self._read_exactly(_REPLY.size)
-        recording, code, length = _REPLY.unpack(head)
-        text = self._read_exactly(length).decode("utf-8", "replace")
+        """Take the encoder's next reply (sending what is held back before waiting); count it."""
+        replies = self._replies
+        while True:
+            if len(replies) >= _REPLY.size:
+                recording, code, length = _REPLY.unpack_from(replies)
+                if len(replies) >= _REPLY.size + length:
+                    break
+            # Nothing taken in yet: what is held back goes first, or both would wait.
+            self._send()
+            self._receive()
+        text = replies[_REPLY.size : _REPLY.size + length].decode("utf-8", "replace")
+        del replies[: _REPLY.size + length]
         _, in_ring = self._in_flight.popleft()
         if in_ring:
             self._places.free_oldest()
@@ -361,39 +380,28 @@ class FrameEncoder:
         elif pending.failure is None:
             pending.failure = _failure(code, text)
 
-    def _read_exactly(self, size: int) -> bytes:
-        replies = self._replies
-        while len(replies) < size:
-            try:
-                chunk = self._socket.recv(_READ_SIZE)
-            except OSError:
-                chunk = b""
-            if not chunk:
-                self._end()
-            replies += chunk
-        data = bytes(replies[:size])
-        del replies[:size]
-        return data
+    def _receive(self) -> None:
+        """Take in what the encoder sent; its end raises."""
+        try:
+            chunk = self._socket.recv(_READ_SIZE)
+        except OSError:
+            chunk = b""
+        if not chunk:
+            self._end()
+        self._replies += chunk
 
-    @contextlib.contextmanager
-    def _whole(self) -> Iterator[None]:
-        """Talk to the encoder; stopped midway (a Ctrl-C, a test's timeout), this one is cut.
+    def _cut(self) -> None:
+        """This process stopped midway talking to the encoder (a Ctrl-C, a test's timeout).
 
         An exception raised in this thread in the middle of a request or a
         reply (pytest-timeout's, say) leaves the socket's stream cut within
         a message and the ring's places out of step: the encoder is killed,
         and the next frame starts another.
         """
-        try:
-            yield
-        except EncoderEndedError:
-            raise
-        except BaseException:
-            if self._ended is None:
-                self._process.kill()
-                with contextlib.suppress(EncoderEndedError):
-                    self._end("was killed when this process stopped midway talking to it")
-            raise
+        if self._ended is None:
+            self._process.kill()
+            with contextlib.suppress(EncoderEndedError):
+                self._end("was killed when this process stopped midway talking to it")
 
     def _end(self, how: str = "") -> None:
         """The encoder ended: every recording waiting on it fails with the reason, once.
