@@ -63,6 +63,7 @@ _DIGEST_KEY: Final = b'{"$frame":{"digest":"'
 # of frames queued (a few MB of Pong frames) on a machine slower to encode than to step.
 _MAX_QUEUED: Final = 64
 _OPTIONS: Final = orjson.OPT_SORT_KEYS | orjson.OPT_SERIALIZE_NUMPY
+_PLAIN: Final = frozenset({int, float, bool, str, type(None), np.int64, np.float64, np.float32})
 
 
 def check_images(images: object) -> str:
@@ -166,6 +167,8 @@ class FrameFiles:
         if isinstance(value, dict):
             replaced: dict[Any, Any] | None = None
             for key, item in value.items():
+                if type(item) in _PLAIN:  # no frame in it: the info of most envs, at every step
+                    continue
                 new = self._refs(item, (*path, str(key)), episode, step, write)
                 if new is not item:
                     replaced = replaced if replaced is not None else dict(value)
