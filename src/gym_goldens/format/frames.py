@@ -390,23 +390,28 @@ def _palette_image(
 ) -> Image.Image:
     """The palette image of ``colours`` (``PLTE`` bytes) whose flat pixels are ``indices``.
 
-    One image a thread and a frame size, kept (it holds one frame's indices):
-    the indices are copied into the buffer it maps (Pillow shows a change of
-    the buffer in the image, as ``frombuffer`` documents) and its palette is
-    replaced when it changes, which costs a third of making an image each
-    frame. Valid until this thread's next call: :func:`encode_png` saves it at
-    once, and the image never leaves this module.
+    One image a thread, of the last frame size, kept (it holds
+    one frame's indices): the next frame of that size has its indices copied
+    into the buffer the image maps (Pillow shows a change of the buffer in the
+    image, as ``frombuffer`` documents) and its palette replaced when it
+    changes, which costs a third of making an image each frame. Used again
+    only while Pillow still maps the buffer (the image is read-only): Pillow
+    10 copies the pixels when it saves the image, and that copy would show
+    the first frame's pixels ever after. Valid until this thread's next call:
+    :func:`encode_png` saves it at once, and the image never leaves this module.
     """
     from PIL import Image
 
     height, width = shape[:2]
     kept: _KeptImage | None = getattr(_scratch, "image", None)
-    if kept is None or kept.size != (width, height):
+    # Read-only: still the buffer's view, not a copy of it.
+    if kept is None or not kept.image.readonly or kept.size != (width, height):
         buffer = np.empty(height * width, np.uint8)
         image = Image.frombuffer("P", (width, height), buffer, "raw", "P", 0, 1)
         kept = _scratch.image = _KeptImage((width, height), buffer, image)
     kept.buffer[:] = indices
     if colours != kept.colours:
+        # A Pillow that copies the pixels to set the palette copies this frame's.
         kept.image.putpalette(colours)
         kept.colours = colours
     return kept.image
