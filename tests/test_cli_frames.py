@@ -323,7 +323,8 @@ def test_show_lists_a_bounded_number_of_frame_fields_each_on_a_short_line(
     listed = out.split("  frames (PNG files; export them with gym-goldens frames):\n")[1]
     assert len(listed.splitlines()) == 101
     assert listed.splitlines()[-1] == "    and more fields, past the first 100"
-    assert max(len(line) for line in out.splitlines()) < 200
+    # The test's folder counted as one character: pytest's numbered folders grow longer.
+    assert max(len(line) for line in out.replace(str(tmp_path), "~").splitlines()) < 200
 
 
 def test_show_of_a_recording_without_frames_lists_none(
