@@ -465,13 +465,22 @@ def run_python(script: str, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_frames_that_all_fail_to_be_written_in_a_long_folder_do_not_hang(tmp_path: Path) -> None:
+@pytest.mark.parametrize("descriptors", [0, 1100], ids=["few-files-open", "1100-files-open"])
+def test_frames_that_all_fail_to_be_written_in_a_long_folder_do_not_hang(
+    tmp_path: Path, descriptors: int
+) -> None:
     # Each error's reply names its file: 256 of them in a folder of a 1,000
     # character path fill the socket's buffer both ways, while this process
-    # sends its held-back requests and the encoder sends its replies.
+    # sends its held-back requests and the encoder sends its replies. With
+    # 1,100 files open, the socket's descriptor is past select()'s 1,024.
     folder = tmp_path.joinpath(*["x" * 200] * 5)
     script = (
-        "import shutil, sys\n"
+        "import os, resource, shutil, sys\n"
+        "soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)\n"
+        f"wanted = {descriptors} + 64\n"
+        "if soft < wanted:\n"
+        "    resource.setrlimit(resource.RLIMIT_NOFILE, (min(wanted, hard), hard))\n"
+        f"held = [os.open(os.devnull, os.O_RDONLY) for _ in range({descriptors})]\n"
         "from pathlib import Path\n"
         "from gym_goldens import RecordTrajectory\n"
         "from tests.support.frames import PaintedEnv\n"

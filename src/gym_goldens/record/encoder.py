@@ -318,8 +318,10 @@ class FrameEncoder:
             try:
                 view = view[self._socket.send(view, socket.MSG_DONTWAIT) :]
             except BlockingIOError:
-                readable, _, _ = select.select([self._socket], [self._socket], [])
-                if readable:
+                # poll, not select: past 1,024 files open, descriptors are past select's.
+                poll = select.poll()
+                poll.register(self._socket, select.POLLIN | select.POLLOUT)
+                if any(events & select.POLLIN for _, events in poll.poll()):
                     chunk = self._socket.recv(_READ_SIZE)
                     if not chunk:
                         raise BrokenPipeError(
