@@ -350,6 +350,35 @@ def test_a_recording_begun_before_a_fork_fails_clearly_in_the_child(tmp_path: Pa
     assert len(stored_frames(tmp_path / "parent")) == 7
 
 
+@needs_encoder_process
+def test_a_recording_begun_before_a_fork_leaves_the_child_s_own_files_open(
+    tmp_path: Path,
+) -> None:
+    # The child closes its copy of the parent's ring once; a file it opens
+    # next may take the ring's number, and must not be closed a second time.
+    recorder = RecordTrajectory(PaintedEnv(length=6), tmp_path, render=True)
+    recorder.reset(seed=0)
+    recorder.step(0)
+    child = os.fork()
+    if child == 0:  # pragma: no cover - the child's outcome is its exit code
+        try:
+            held = [os.open(os.devnull, os.O_RDONLY) for _ in range(8)]
+            with contextlib.suppress(EncoderEndedError):
+                step_on(recorder, 5)
+            with contextlib.suppress(EncoderEndedError):
+                recorder.close()
+            for descriptor in held:
+                os.fstat(descriptor)
+            os._exit(0)
+        except OSError:
+            os._exit(1)
+        except BaseException:
+            os._exit(2)
+    _, status = os.waitpid(child, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    recorder.close()
+
+
 @pytest.mark.parametrize(
     "options",
     [{"compress": True}, {"flush_every": 3}, {"full_every": 4}],

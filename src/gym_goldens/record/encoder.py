@@ -66,6 +66,7 @@ __all__ = [
     "FrameEncoder",
     "RingPlaces",
     "frame_encoder",
+    "running_frame_encoder",
     "serve",
     "write_frame_file",
 ]
@@ -117,6 +118,12 @@ def frame_encoder() -> FrameEncoder | None:
         if _Shared.encoder is None or not _Shared.encoder.alive:
             _Shared.encoder = FrameEncoder()
         return _Shared.encoder
+
+
+def running_frame_encoder() -> FrameEncoder | None:
+    """This process's encoder if one runs; none is started."""
+    encoder = _Shared.encoder
+    return encoder if encoder is not None and encoder.alive else None
 
 
 def _forget_in_child() -> None:
@@ -458,8 +465,11 @@ class FrameEncoder:
         self._ring_bytes = np.empty(0, np.uint8)  # a view of the ring keeps it from closing
         with contextlib.suppress(OSError, ValueError, BufferError):
             self._ring.close()
-        with contextlib.suppress(OSError):
-            os.close(self._ring_file)
+        # Closed once: a second close could close another file given its number since.
+        ring_file, self._ring_file = self._ring_file, -1
+        if ring_file >= 0:
+            with contextlib.suppress(OSError):
+                os.close(ring_file)
 
 
 # This package's folder, first on the encoder's path while it imports this
