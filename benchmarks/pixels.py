@@ -53,7 +53,7 @@ from PIL import Image
 from gym_goldens import RecordTrajectory, Tolerance, compare
 from gym_goldens.comparison.pixels import PixelTolerance, compare_frames
 from gym_goldens.format.frames import FRAMES_DIR, FrameRef, decode_png, encode_png
-from gym_goldens.record.encoder import frame_encoder
+from gym_goldens.record.encoder import running_frame_encoder
 
 KiB = 1 << 10
 PONG = "ALE/Pong-v5"
@@ -193,7 +193,7 @@ def encoder_cpu_time() -> float:
     Read from ``/proc`` (Linux, where the encoder is a process; elsewhere frames
     are encoded by a thread, which the process's own CPU time counts).
     """
-    encoder = frame_encoder() if hasattr(os, "memfd_create") else None
+    encoder = running_frame_encoder()
     if encoder is None:
         return 0.0
     fields = Path(f"/proc/{encoder.pid}/stat").read_text().rpartition(")")[2].split()
