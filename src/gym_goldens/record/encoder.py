@@ -90,6 +90,10 @@ _MAX_IN_FLIGHT: Final = 256
 _BATCH_BYTES: Final = 256 << 10
 # How long this process, at its exit, lets the encoder finish the frames sent.
 _EXIT_WAIT: Final = 30.0
+# The encoder's replies are sent in batches of this many bytes (8 frames'),
+# and always before it waits for requests: a write and a wake-up of this
+# process a batch, not a frame (a fifth of the recorder's cost a Pong frame).
+_REPLY_BATCH: Final = 8 * (_REPLY.size + 32)
 _READ_SIZE: Final = 1 << 16
 _NEW_FILE: Final = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0)
 _NO_FOLLOW: Final = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
@@ -276,7 +280,7 @@ class FrameEncoder:
     def _submit(self, recording: int, path: bytes, frame: np.ndarray[Any, Any]) -> None:
         self._raise_if_ended()
         while len(self._in_flight) >= _MAX_IN_FLIGHT:
-            self._read_reply()
+            self._read_replies()
         start = self._place(frame.nbytes)
         height, width = frame.shape[:2]
         channels = frame.shape[2] if frame.ndim == 3 else 0
@@ -298,7 +302,7 @@ class FrameEncoder:
         if length > _RING_SIZE // 2:
             return _INLINE
         while (start := self._places.place(length)) is None:
-            self._read_reply()
+            self._read_replies()
         return start
 
     def _send(self, data: bytes | memoryview = b"") -> None:
@@ -315,7 +319,7 @@ class FrameEncoder:
     def _send_all(self, data: bytes | bytearray | memoryview) -> None:
         """Send ``data``, taking in the encoder's replies whenever the socket is full.
 
-        The encoder replies to each request before it reads the next, and an
+        The encoder sends its replies before it reads more requests, and an
         error's reply names its file: replies can fill their way of the
         socket while requests fill this one. Waiting only to send, this
         process would wait for ever on an encoder that waits to reply.
@@ -347,7 +351,7 @@ class FrameEncoder:
             pending = self._recordings[recording]
             try:
                 while pending.replied < pending.sent:
-                    self._read_reply()
+                    self._read_replies()
             except EncoderEndedError:
                 pass  # then the failure is pending's own
             except BaseException:
@@ -364,19 +368,27 @@ class FrameEncoder:
         with self._lock:
             self._recordings.pop(recording, None)
 
-    def _read_reply(self) -> None:
-        """Take the encoder's next reply (sending what is held back before waiting); count it."""
+    def _read_replies(self) -> None:
+        """Take in the encoder's replies, waiting for one if none has come; count them.
+
+        Every whole reply taken in is counted, not only the first: the
+        encoder replies in batches (see :data:`_REPLY_BATCH`).
+        """
         replies = self._replies
-        while True:
-            if len(replies) >= _REPLY.size:
-                recording, code, length = _REPLY.unpack_from(replies)
-                if len(replies) >= _REPLY.size + length:
-                    break
+        while not _reply_length(replies):
             # Nothing taken in yet: what is held back goes first, or both would wait.
             self._send()
             self._receive()
-        text = replies[_REPLY.size : _REPLY.size + length].decode("utf-8", "replace")
-        del replies[: _REPLY.size + length]
+        taken = 0
+        while length := _reply_length(replies, taken):
+            recording, code, _ = _REPLY.unpack_from(replies, taken)
+            text = replies[taken + _REPLY.size : taken + length].decode("utf-8", "replace")
+            taken += length
+            self._count(recording, code, text)
+        del replies[:taken]
+
+    def _count(self, recording: int, code: int, text: str) -> None:
+        """Count a reply: its frame's place in the ring freed, its digest or error kept."""
         _, in_ring = self._in_flight.popleft()
         if in_ring:
             self._places.free_oldest()
@@ -482,6 +494,14 @@ _SERVE: Final = (
 )
 
 
+def _reply_length(replies: bytearray, start: int = 0) -> int:
+    """The length of the whole reply at ``start`` of ``replies``; 0 until it has all come."""
+    if len(replies) - start < _REPLY.size:
+        return 0
+    length: int = _REPLY.size + _REPLY.unpack_from(replies, start)[2]
+    return length if len(replies) - start >= length else 0
+
+
 def _failure(code: int, text: str) -> BaseException:
     """The error a reply tells of: an ``OSError`` of its ``errno`` and file, else a RuntimeError."""
     if code == _NO_ERRNO:
@@ -498,10 +518,19 @@ def serve(socket_fd: str, ring_fd: str) -> None:
     connection = socket.socket(fileno=int(socket_fd))
     ring = mmap.mmap(int(ring_fd), _RING_SIZE)
     received = bytearray()
+    replies = bytearray()
     while True:
-        # Each frame replied to at once: the recorder may be waiting for its room in the ring.
+        # Replies held back until a batch is made or the requests received are
+        # done: a recorder waits for a reply (its room in the ring, its
+        # episode's digests) only once it has sent every request it holds.
         while (request := _take_request(received, connection, ring)) is not None:
-            connection.sendall(_handle(*request))
+            replies += _handle(*request)
+            if len(replies) >= _REPLY_BATCH:
+                connection.sendall(replies)
+                replies.clear()
+        if replies:
+            connection.sendall(replies)
+            replies.clear()
         chunk = connection.recv(_READ_SIZE)
         if not chunk:
             return
