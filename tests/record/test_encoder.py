@@ -478,7 +478,7 @@ def test_a_recorder_owed_nothing_by_an_encoder_that_ended_goes_on_with_another(
     assert_frames_are(tmp_path / "second", expected)
 
 
-def run_python(script: str, *args: str) -> subprocess.CompletedProcess[str]:
+def run_python(script: str, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     """Run ``script`` in a Python process of its own, this checkout's package first; never hang."""
     root = Path(__file__).resolve().parents[2]
     package = Path(gym_goldens.__file__).resolve().parents[1]
@@ -489,7 +489,7 @@ def run_python(script: str, *args: str) -> subprocess.CompletedProcess[str]:
         text=True,
         cwd=root,
         env=env,
-        timeout=60,  # a guard against a hang, not a measure: it takes about a second
+        timeout=timeout,  # a guard against a hang, not a measure: it takes about a second
         check=False,
     )
 
@@ -596,3 +596,38 @@ def test_a_frames_folder_that_is_a_symlink_is_refused_not_written_through(tmp_pa
         recorder.reset(seed=0)
     recorder.close()
     assert list(elsewhere.iterdir()) == []
+
+
+@needs_encoder_process
+def test_a_process_whose_encoder_is_stopped_exits_without_waiting_for_it(tmp_path: Path) -> None:
+    # Frames still with the encoder at exit belong to lines no recorder will
+    # write (lines wait for their frames): an encoder that does not finish
+    # them (stopped, swapped out) is not waited for as if they mattered.
+    script = (
+        "import os, signal, sys\n"
+        "from gym_goldens import RecordTrajectory\n"
+        "from gym_goldens.record.encoder import running_frame_encoder\n"
+        "from tests.support.frames import PaintedEnv\n"
+        "recorder = RecordTrajectory(PaintedEnv(length=1000), sys.argv[1], render=True)\n"
+        "recorder.reset(seed=0)\n"
+        "encoder = running_frame_encoder()\n"
+        "print(encoder.pid, flush=True)\n"
+        "os.kill(encoder.pid, signal.SIGSTOP)\n"
+        "for _ in range(50):\n"
+        "    recorder.step(0)\n"
+    )
+    try:
+        result = run_python(script, str(tmp_path), timeout=15)
+    except subprocess.TimeoutExpired as error:
+        output = error.stdout.decode() if isinstance(error.stdout, bytes) else error.stdout or ""
+        _kill(output)
+        pytest.fail("the process waited for its stopped encoder at exit")
+    _kill(result.stdout)
+    assert result.returncode == 0, result.stderr
+
+
+def _kill(printed: str) -> None:
+    """Kill the encoder whose id was printed first, if it is still there (stopped)."""
+    if printed.split():
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(int(printed.split(maxsplit=1)[0]), signal.SIGKILL)

@@ -88,8 +88,11 @@ _MAX_IN_FLIGHT: Final = 256
 # frames; fewer wake-ups of the encoder, while it never waits long for work),
 # and always before this process waits for a reply.
 _BATCH_BYTES: Final = 256 << 10
-# How long this process, at its exit, lets the encoder finish the frames sent.
-_EXIT_WAIT: Final = 30.0
+# How long this process, at its exit, lets the encoder finish the frames sent,
+# then kills it. Briefly: a recorder writes a line only once its frames are
+# written, so the frames still with the encoder at exit belong to lines no
+# recorder will write; finishing them spares half-written files, nothing more.
+_EXIT_WAIT: Final = 2.0
 # The encoder's replies are sent in batches of this many bytes (8 frames'),
 # and always before it waits for requests: a write and a wake-up of this
 # process a batch, not a frame (a fifth of the recorder's cost a Pong frame).
