@@ -631,3 +631,30 @@ def _kill(printed: str) -> None:
     if printed.split():
         with contextlib.suppress(ProcessLookupError):
             os.kill(int(printed.split(maxsplit=1)[0]), signal.SIGKILL)
+
+
+@pytest.mark.parametrize(
+    "setting", ["sys.frozen = True", "sys.executable = None"], ids=["frozen", "no-interpreter"]
+)
+def test_where_sys_executable_is_no_python_to_start_a_thread_stores_the_frames(
+    tmp_path: Path, setting: str
+) -> None:
+    # A frozen application's executable is the application itself, and an
+    # embedding one may have none: the encoder process is not started from them.
+    script = (
+        "import sys\n"
+        f"{setting}\n"
+        "from pathlib import Path\n"
+        "from gym_goldens import RecordTrajectory\n"
+        "from gym_goldens.record.encoder import running_frame_encoder\n"
+        "from tests.support.frames import PaintedEnv\n"
+        "recorder = RecordTrajectory(PaintedEnv(length=20), sys.argv[1], render=True)\n"
+        "recorder.reset(seed=0)\n"
+        "for _ in range(5):\n"
+        "    recorder.step(0)\n"
+        "recorder.close()\n"
+        "print(running_frame_encoder() is None, len(list(Path(sys.argv[1], 'frames').iterdir())))\n"
+    )
+    result = run_python(script, str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["True", "6"]

@@ -114,12 +114,15 @@ class _Shared:
 
 
 def frame_encoder() -> FrameEncoder | None:
-    """This process's encoder: the running one, else a new one; None off Linux.
+    """This process's encoder: the running one, else a new one; None where none can run.
+
+    None off Linux, and where ``sys.executable`` is no Python to start: a
+    frozen application's (the application itself), or none (an embedding one).
 
     Raises:
         OSError: The encoder process or its shared memory could not be made.
     """
-    if not hasattr(os, "memfd_create"):
+    if not hasattr(os, "memfd_create") or not sys.executable or getattr(sys, "frozen", False):
         return None
     with _Shared.lock:
         if _Shared.encoder is None or not _Shared.encoder.alive:
