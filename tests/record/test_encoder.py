@@ -478,6 +478,35 @@ def test_a_recorder_owed_nothing_by_an_encoder_that_ended_goes_on_with_another(
     assert_frames_are(tmp_path / "second", expected)
 
 
+@needs_encoder_process
+def test_a_frame_that_fails_in_a_folder_named_in_latin_1_fails_its_recording_alone(
+    tmp_path: Path,
+) -> None:
+    # A folder whose name is not UTF-8 (made on an older system): the error's
+    # reply names the file as the thread's error does, and making that reply
+    # must not end the encoder: the other recording's frames are written.
+    folder = tmp_path / os.fsdecode("caf\xe9".encode("latin-1"))
+    in_the_way = folder / "frames" / "e00000_t000002_render.png"
+    in_the_way.mkdir(parents=True)
+    failing = RecordTrajectory(PaintedEnv(length=4), folder, render=True)
+    other = RecordTrajectory(PaintedEnv(length=4), tmp_path / "other", render=True)
+    shown = PaintedEnv(length=4)
+    for env in (failing, other, shown):
+        env.reset(seed=0)
+    expected = [shown.render()]
+    for _ in range(4):
+        other.step(0)
+        shown.step(0)
+        expected.append(shown.render())
+    step_on(failing, 3)
+    with pytest.raises(IsADirectoryError) as raised:
+        failing.step(0)  # the end of its episode: its lines wait for its frames
+    assert raised.value.filename == str(in_the_way)
+    failing.close()
+    other.close()
+    assert_frames_are(tmp_path / "other", expected)
+
+
 def run_python(script: str, *args: str) -> subprocess.CompletedProcess[str]:
     """Run ``script`` in a Python process of its own, this checkout's package first; never hang."""
     root = Path(__file__).resolve().parents[2]

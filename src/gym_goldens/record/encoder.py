@@ -95,6 +95,9 @@ _EXIT_WAIT: Final = 30.0
 # process a batch, not a frame (a fifth of the recorder's cost a Pong frame).
 _REPLY_BATCH: Final = 8 * (_REPLY.size + 32)
 _READ_SIZE: Final = 1 << 16
+# A reply's text: a path not in UTF-8 (a folder named in Latin-1) is carried
+# byte for byte, as os.fsdecode gives it, not an error of the encoder's.
+_TEXT: Final = ("utf-8", "surrogateescape")
 _NEW_FILE: Final = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0)
 _NO_FOLLOW: Final = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
 
@@ -382,7 +385,7 @@ class FrameEncoder:
         taken = 0
         while length := _reply_length(replies, taken):
             recording, code, _ = _REPLY.unpack_from(replies, taken)
-            text = replies[taken + _REPLY.size : taken + length].decode("utf-8", "replace")
+            text = replies[taken + _REPLY.size : taken + length].decode(*_TEXT)
             taken += length
             self._count(recording, code, text)
         del replies[:taken]
@@ -572,10 +575,10 @@ def _handle(recording: int, path: bytes, pixels: np.ndarray[Any, Any]) -> bytes:
         write_frame_file(path, encode_png(pixels))
     except OSError as error:
         code = error.errno if error.errno else _NO_ERRNO
-        text = f"{error.strerror or error}\0{os.fsdecode(path)}".encode()
+        text = f"{error.strerror or error}\0{os.fsdecode(path)}".encode(*_TEXT)
     except Exception as error:  # an error of the encoder's own, told to the recording
         code = _NO_ERRNO
-        text = f"the frame {os.fsdecode(path)} could not be encoded: {error!r}".encode()
+        text = f"the frame {os.fsdecode(path)} could not be encoded: {error!r}".encode(*_TEXT)
     else:
         code, text = _WRITTEN, digest.encode()
     return _REPLY.pack(recording, code, len(text)) + text
