@@ -574,6 +574,25 @@ def test_a_process_that_exits_without_closing_its_recorder_does_not_hang(tmp_pat
 
 
 @needs_encoder_process
+def test_a_process_whose_encoder_was_killed_exits_without_a_traceback(tmp_path: Path) -> None:
+    # A frame held back (its request not sent yet) when the encoder was killed
+    # unseen (out of memory): at the exit, sending it finds the end.
+    script = (
+        "import os, signal, sys\n"
+        "import numpy as np\n"
+        "from gym_goldens.record.encoder import frame_encoder\n"
+        "encoder = frame_encoder()\n"
+        "frame = np.zeros((16, 16), np.uint8)\n"
+        "encoder.submit(encoder.recording(), os.fsencode(sys.argv[1] + '/0.png'), frame)\n"
+        "os.kill(encoder.pid, signal.SIGKILL)\n"
+        "os.waitid(os.P_PID, encoder.pid, os.WEXITED | os.WNOWAIT)\n"
+    )
+    result = run_python(script, str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""
+
+
+@needs_encoder_process
 def test_a_frame_interrupted_midway_cuts_the_encoder_and_the_next_frames_are_written(
     tmp_path: Path,
 ) -> None:

@@ -463,7 +463,8 @@ class FrameEncoder:
         """Let the encoder write the frames sent and end (at this process's exit)."""
         if self._owner != os.getpid():
             return
-        with contextlib.suppress(OSError), self._lock:
+        # An encoder that ended unseen (killed) is found out sending: no frame awaits it now.
+        with contextlib.suppress(OSError, EncoderEndedError), self._lock:
             self._send()
             self._socket.shutdown(socket.SHUT_WR)
         with contextlib.suppress(subprocess.TimeoutExpired):
