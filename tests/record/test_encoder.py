@@ -574,6 +574,31 @@ def test_a_process_that_exits_without_closing_its_recorder_does_not_hang(tmp_pat
 
 
 @needs_encoder_process
+def test_at_the_exit_frames_sent_after_errors_naming_long_paths_are_written(
+    tmp_path: Path,
+) -> None:
+    # Frames left in flight at the exit (a recording not closed): the replies
+    # of 250 errors, each naming a path of 3,900 characters, fill the socket
+    # long before the encoder gets to the frames sent after them.
+    missing = tmp_path.joinpath(*["x" * 250] * 15)
+    script = (
+        "import os, sys\n"
+        "import numpy as np\n"
+        "from gym_goldens.record.encoder import frame_encoder\n"
+        "encoder = frame_encoder()\n"
+        "recording = encoder.recording()\n"
+        "frame = np.zeros((16, 16), np.uint8)\n"
+        "for number in range(250):\n"
+        "    encoder.submit(recording, os.fsencode(sys.argv[1] + f'/{number}.png'), frame)\n"
+        "for number in range(5):\n"
+        "    encoder.submit(recording, os.fsencode(sys.argv[2] + f'/{number}.png'), frame)\n"
+    )
+    result = run_python(script, str(missing), str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert sorted(os.listdir(tmp_path)) == [f"{number}.png" for number in range(5)]
+
+
+@needs_encoder_process
 def test_a_process_whose_encoder_was_killed_exits_without_a_traceback(tmp_path: Path) -> None:
     # A frame held back (its request not sent yet) when the encoder was killed
     # unseen (out of memory): at the exit, sending it finds the end.

@@ -53,6 +53,7 @@ import struct
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any, Final
 
@@ -463,12 +464,20 @@ class FrameEncoder:
         """Let the encoder write the frames sent and end (at this process's exit)."""
         if self._owner != os.getpid():
             return
+        deadline = time.monotonic() + _EXIT_WAIT
         # An encoder that ended unseen (killed) is found out sending: no frame awaits it now.
         with contextlib.suppress(OSError, EncoderEndedError), self._lock:
             self._send()
             self._socket.shutdown(socket.SHUT_WR)
+            # Its replies taken in (and dropped) until it ends: left unread, they
+            # could fill the socket (errors naming long paths), and the encoder
+            # would wait to send them instead of writing the frames after them.
+            poll = select.poll()
+            poll.register(self._socket, select.POLLIN)
+            while poll.poll(_remaining_ms(deadline)) and self._socket.recv(_READ_SIZE):
+                pass
         with contextlib.suppress(subprocess.TimeoutExpired):
-            self._process.wait(_EXIT_WAIT)
+            self._process.wait(_remaining_ms(deadline) / 1000)
         if self._process.poll() is None:
             self._process.kill()
             self._process.wait()
@@ -496,6 +505,11 @@ _SERVE: Final = (
     "import sys; sys.path.insert(0, sys.argv[1]); "
     "from gym_goldens.record.encoder import serve; del sys.path[0]; serve(*sys.argv[2:])"
 )
+
+
+def _remaining_ms(deadline: float) -> int:
+    """The milliseconds left until ``deadline`` (of :func:`time.monotonic`), 0 past it."""
+    return max(round((deadline - time.monotonic()) * 1000), 0)
 
 
 def _reply_length(replies: bytearray, start: int = 0) -> int:
