@@ -238,6 +238,35 @@ def test_recordings_in_threads_share_the_process_and_each_gets_its_own_frames(
 
 
 @needs_encoder_process
+@pytest.mark.parametrize("read_size", [1, 7, 50])
+def test_replies_taken_in_a_few_bytes_at_a_time_are_each_counted_whole_in_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, read_size: int
+) -> None:
+    # The encoder replies in batches, and every whole reply taken in is
+    # counted: one cut anywhere (in its head, its digest, an error's path)
+    # waits for its rest. Two recordings' digests, an error's longer each time.
+    monkeypatch.setattr("gym_goldens.record.encoder._READ_SIZE", read_size)
+    encoder = frame_encoder()
+    assert encoder is not None
+    first, second, failing = (encoder.recording() for _ in range(3))
+    expected: dict[int, list[str]] = {first: [], second: []}
+    missing = [tmp_path / ("missing" * (t + 1)) / f"{t}.png" for t in range(0, 60, 10)]
+    for t in range(60):
+        recording = (first, second)[t % 2]
+        encoder.submit(recording, os.fsencode(tmp_path / f"{t}.png"), pong_frame(t))
+        expected[recording].append(frame_digest(pong_frame(t)))
+        if t % 10 == 0:
+            encoder.submit(failing, os.fsencode(missing[t // 10]), pong_frame(t))
+    with pytest.raises(FileNotFoundError) as raised:
+        encoder.wait(failing)  # the other recordings' replies are taken in meanwhile
+    assert raised.value.filename == str(missing[0])
+    assert encoder.wait(first) == expected[first]
+    assert encoder.wait(second) == expected[second]
+    for recording in (first, second, failing):
+        encoder.forget(recording)
+
+
+@needs_encoder_process
 def test_an_encoder_that_was_killed_fails_the_recording_then_another_starts(
     tmp_path: Path,
 ) -> None:
