@@ -53,6 +53,7 @@ import struct
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any, Final
 
@@ -98,6 +99,9 @@ _EXIT_WAIT: Final = 2.0
 # process a batch, not a frame (a fifth of the recorder's cost a Pong frame).
 _REPLY_BATCH: Final = 8 * (_REPLY.size + 32)
 _READ_SIZE: Final = 1 << 16
+# A reply's text: a path not in UTF-8 (a folder named in Latin-1) is carried
+# byte for byte, as os.fsdecode gives it, not an error of the encoder's.
+_TEXT: Final = ("utf-8", "surrogateescape")
 _NEW_FILE: Final = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0)
 _NO_FOLLOW: Final = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
 
@@ -388,7 +392,7 @@ class FrameEncoder:
         taken = 0
         while length := _reply_length(replies, taken):
             recording, code, _ = _REPLY.unpack_from(replies, taken)
-            text = replies[taken + _REPLY.size : taken + length].decode("utf-8", "replace")
+            text = replies[taken + _REPLY.size : taken + length].decode(*_TEXT)
             taken += length
             self._count(recording, code, text)
         del replies[:taken]
@@ -466,11 +470,20 @@ class FrameEncoder:
         """Let the encoder write the frames sent and end (at this process's exit)."""
         if self._owner != os.getpid():
             return
-        with contextlib.suppress(OSError), self._lock:
+        deadline = time.monotonic() + _EXIT_WAIT
+        # An encoder that ended unseen (killed) is found out sending: no frame awaits it now.
+        with contextlib.suppress(OSError, EncoderEndedError), self._lock:
             self._send()
             self._socket.shutdown(socket.SHUT_WR)
+            # Its replies taken in (and dropped) until it ends: left unread, they
+            # could fill the socket (errors naming long paths), and the encoder
+            # would wait to send them instead of writing the frames after them.
+            poll = select.poll()
+            poll.register(self._socket, select.POLLIN)
+            while poll.poll(_remaining_ms(deadline)) and self._socket.recv(_READ_SIZE):
+                pass
         with contextlib.suppress(subprocess.TimeoutExpired):
-            self._process.wait(_EXIT_WAIT)
+            self._process.wait(_remaining_ms(deadline) / 1000)
         if self._process.poll() is None:
             self._process.kill()
             self._process.wait()
@@ -498,6 +511,11 @@ _SERVE: Final = (
     "import sys; sys.path.insert(0, sys.argv[1]); "
     "from gym_goldens.record.encoder import serve; del sys.path[0]; serve(*sys.argv[2:])"
 )
+
+
+def _remaining_ms(deadline: float) -> int:
+    """The milliseconds left until ``deadline`` (of :func:`time.monotonic`), 0 past it."""
+    return max(round((deadline - time.monotonic()) * 1000), 0)
 
 
 def _reply_length(replies: bytearray, start: int = 0) -> int:
@@ -578,10 +596,10 @@ def _handle(recording: int, path: bytes, pixels: np.ndarray[Any, Any]) -> bytes:
         write_frame_file(path, encode_png(pixels))
     except OSError as error:
         code = error.errno if error.errno else _NO_ERRNO
-        text = f"{error.strerror or error}\0{os.fsdecode(path)}".encode()
+        text = f"{error.strerror or error}\0{os.fsdecode(path)}".encode(*_TEXT)
     except Exception as error:  # an error of the encoder's own, told to the recording
         code = _NO_ERRNO
-        text = f"the frame {os.fsdecode(path)} could not be encoded: {error!r}".encode()
+        text = f"the frame {os.fsdecode(path)} could not be encoded: {error!r}".encode(*_TEXT)
     else:
         code, text = _WRITTEN, digest.encode()
     return _REPLY.pack(recording, code, len(text)) + text
