@@ -760,3 +760,36 @@ def test_where_sys_executable_is_no_python_to_start_a_thread_stores_the_frames(
     result = run_python(script, str(tmp_path))
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["True", "6"]
+
+
+@needs_encoder_process
+def test_a_large_frame_is_replied_to_at_once_not_held_for_a_batch(tmp_path: Path) -> None:
+    # Replies come in batches of 8 frames, but a few frames of several MiB fill
+    # the ring: each such frame's reply goes at once, so its room is free for
+    # the next frame while the encoder works on the others. The frame after it
+    # is written into a FIFO, whose opening waits for a reader: the encoder is
+    # held there until this test reads it, after the first frame's reply.
+    encoder = frame_encoder()
+    assert encoder is not None
+    first, second = encoder.recording(), encoder.recording()
+    large = np.full((1024, 1024, 3), 7, np.uint8)  # 3 MiB: 5 of them fill the ring
+    fifo = tmp_path / "held.png"
+    os.mkfifo(fifo)
+    encoder.submit(first, os.fsencode(tmp_path / "first.png"), large)
+    encoder.submit(second, os.fsencode(fifo), large)
+    waited: list[list[str]] = []
+    waiter = threading.Thread(target=lambda: waited.append(encoder.wait(first)), daemon=True)
+    waiter.start()
+    waiter.join(timeout=20)  # a guard against a hang, not a measure
+    released = not waiter.is_alive()
+    reader = os.open(fifo, os.O_RDONLY)  # lets the encoder write the second frame
+    with os.fdopen(reader, "rb") as stream:
+        data = stream.read()
+    waiter.join(timeout=20)
+    encoder.wait(second)
+    encoder.forget(first)
+    encoder.forget(second)
+    assert released, "the first frame's reply was held until the frame after it was written"
+    assert waited == [[frame_digest(large)]]
+    written = decode_png(data, path="held.png", expected_shape=large.shape)
+    np.testing.assert_array_equal(written, large)

@@ -98,6 +98,9 @@ _EXIT_WAIT: Final = 2.0
 # and always before it waits for requests: a write and a wake-up of this
 # process a batch, not a frame (a fifth of the recorder's cost a Pong frame).
 _REPLY_BATCH: Final = 8 * (_REPLY.size + 32)
+# ... or once the frames replied to hold an eighth of the ring: a frame of
+# several MiB is replied to at once, its room in the ring free for the next.
+_REPLY_BATCH_BYTES: Final = _RING_SIZE // 8
 _READ_SIZE: Final = 1 << 16
 # A reply's text: a path not in UTF-8 (a folder named in Latin-1) is carried
 # byte for byte, as os.fsdecode gives it, not an error of the encoder's.
@@ -547,11 +550,15 @@ def serve(socket_fd: str, ring_fd: str) -> None:
         # Replies held back until a batch is made or the requests received are
         # done: a recorder waits for a reply (its room in the ring, its
         # episode's digests) only once it has sent every request it holds.
+        # Frames of several MiB end a batch sooner, or a few would hold the ring.
+        held = 0
         while (request := _take_request(received, connection, ring)) is not None:
             replies += _handle(*request)
-            if len(replies) >= _REPLY_BATCH:
+            held += request[2].nbytes
+            if len(replies) >= _REPLY_BATCH or held >= _REPLY_BATCH_BYTES:
                 connection.sendall(replies)
                 replies.clear()
+                held = 0
         if replies:
             connection.sendall(replies)
             replies.clear()
