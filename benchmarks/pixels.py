@@ -6,6 +6,9 @@ Run from the repository root::
     python benchmarks/pixels.py          # about a minute on 2 cores
     python benchmarks/pixels.py --quick  # fewer frames, for a smoke test
 
+``python benchmarks/run.py`` runs this script too, in a process of its own,
+and shows its rows in its table (``--only pixels`` for them alone).
+
 The frames of Pong come from ``ALE/Pong-v5`` when ale-py is installed, and
 are drawn with numpy otherwise (a 210x160x3 field with a moving ball and
 paddles, the colours of Pong): the table says which. Storing a frame is
@@ -36,6 +39,7 @@ import dataclasses
 import gc
 import importlib
 import io
+import json
 import os
 import platform
 import statistics
@@ -562,35 +566,9 @@ class DrawnPong(gym.Env[Any, int]):
         return drawn_pong_frame(self.t), 0.0, False, False, {}
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--quick", action="store_true", help="fewer frames, for a smoke test")
-    parser.add_argument(
-        "--tmpfs",
-        type=Path,
-        default=Path("/dev/shm"),
-        help="a memory-backed folder, to measure recording without the disk (default /dev/shm)",
-    )
-    parser.add_argument(
-        "--only",
-        choices=["recording", "compare-recordings"],
-        help="run one group of rows: the recorder's, storing frames in the thread, comparing",
-    )
-    args = parser.parse_args(argv)
-    if args.only is not None:
-        rounds = 1 if args.quick else 5
-        rows = (
-            recording_rows(3 if args.quick else 10, args.tmpfs)
-            if args.only == "recording"
-            else compare_rows(rounds)
-        )
-        print(f"machine: {machine()}")
-        print()
-        print_table(rows)
-        return 0
-    os.environ.setdefault("SDL_VIDEODRIVER", "dummy")  # CartPole's pygame, headless
-    turns, rounds = (3, 1) if args.quick else (20, 5)
-    started = time.perf_counter()
+def all_rows(quick: bool, tmpfs: Path) -> tuple[list[Row], str]:
+    """Every row, in the order of the table; and where Pong's frames came from."""
+    turns, rounds = (3, 1) if quick else (20, 5)
     rows: list[Row] = []
     pong = make_pong()
     if isinstance(pong, str):
@@ -612,10 +590,46 @@ def main(argv: list[str] | None = None) -> int:
     rows += bench_compare(frames, label, rounds)
     del frames  # 200 MB of Pong frames, not held while the recorder is measured
     gc.collect()
-    rows += recording_rows(turns // 2, args.tmpfs)
+    rows += recording_rows(turns // 2, tmpfs)
     rows += compare_rows(rounds)
+    return rows, source
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--quick", action="store_true", help="fewer frames, for a smoke test")
+    parser.add_argument(
+        "--tmpfs",
+        type=Path,
+        default=Path("/dev/shm"),
+        help="a memory-backed folder, to measure recording without the disk (default /dev/shm)",
+    )
+    parser.add_argument(
+        "--only",
+        choices=["recording", "compare-recordings"],
+        help="run one group of rows: the recorder's, storing frames in the thread, comparing",
+    )
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="print the rows as JSON, for benchmarks/run.py, instead of the table",
+    )
+    args = parser.parse_args(argv)
+    os.environ.setdefault("SDL_VIDEODRIVER", "dummy")  # CartPole's pygame, headless
+    started = time.perf_counter()
+    source = ""
+    if args.only is None:
+        rows, source = all_rows(args.quick, args.tmpfs)
+    elif args.only == "recording":
+        rows = recording_rows(3 if args.quick else 10, args.tmpfs)
+    else:
+        rows = compare_rows(1 if args.quick else 5)
+    if args.json:
+        print(json.dumps([dataclasses.asdict(row) for row in rows]))
+        return 0
     print(f"machine: {machine()}")
-    print(f"frames: {source}")
+    if source:
+        print(f"frames: {source}")
     print()
     print_table(rows)
     print()

@@ -1175,6 +1175,28 @@ def bench_audit(quick: bool, work: Path) -> list[Row]:
     ]
 
 
+# --- 6. frames -------------------------------------------------------------------
+
+
+def bench_pixels(quick: bool, tmpfs: Path) -> list[Row]:
+    """The rows of frames (``pixels.py``): its script run in a process of its own.
+
+    Its own process, as it is when run alone: the frames it holds and the
+    encoder process it starts are measured apart from the rows before.
+    """
+    command = [sys.executable, str(Path(__file__).with_name("pixels.py")), "--json"]
+    command += ["--tmpfs", str(tmpfs), *(["--quick"] if quick else [])]
+    try:
+        output = subprocess.run(command, capture_output=True, check=True, text=True).stdout
+    except subprocess.CalledProcessError as error:
+        last = (error.stderr or "").strip().splitlines()[-1:] or ["no output"]
+        return [Row("frames (benchmarks/pixels.py)", f"failed: {last[0]}", "-", "-", False)]
+    return [
+        Row(row["measurement"], row["figures"], row["ratio"], row["target"], row["met"])
+        for row in json.loads(output)
+    ]
+
+
 # --- the table -------------------------------------------------------------------
 
 
@@ -1236,6 +1258,7 @@ def main(argv: list[str] | None = None) -> int:
             "startup",
             "suite",
             "audit",
+            "pixels",
         ],
         action="append",
         help="run only these measurements (repeatable)",
@@ -1262,7 +1285,17 @@ def main(argv: list[str] | None = None) -> int:
     quick = args.quick
     only = set(
         args.only
-        or ["recording", "vector", "multiagent", "compare", "memory", "startup", "suite", "audit"]
+        or [
+            "recording",
+            "vector",
+            "multiagent",
+            "compare",
+            "memory",
+            "startup",
+            "suite",
+            "audit",
+            "pixels",
+        ]
     )
     started = time.perf_counter()
     rows: list[Row] = []
@@ -1300,6 +1333,8 @@ def main(argv: list[str] | None = None) -> int:
             rows += bench_suite(3 if quick else 10, work)
         if "audit" in only:
             rows += bench_audit(quick, work)
+        if "pixels" in only:
+            rows += bench_pixels(quick, args.tmpfs)
     print(f"machine: {machine()}")
     print(f"command: python benchmarks/run.py {' '.join(sys.argv[1:] if argv is None else argv)}")
     print()

@@ -238,6 +238,35 @@ def test_recordings_in_threads_share_the_process_and_each_gets_its_own_frames(
 
 
 @needs_encoder_process
+@pytest.mark.parametrize("read_size", [1, 7, 50])
+def test_replies_taken_in_a_few_bytes_at_a_time_are_each_counted_whole_in_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, read_size: int
+) -> None:
+    # The encoder replies in batches, and every whole reply taken in is
+    # counted: one cut anywhere (in its head, its digest, an error's path)
+    # waits for its rest. Two recordings' digests, an error's longer each time.
+    monkeypatch.setattr("gym_goldens.record.encoder._READ_SIZE", read_size)
+    encoder = frame_encoder()
+    assert encoder is not None
+    first, second, failing = (encoder.recording() for _ in range(3))
+    expected: dict[int, list[str]] = {first: [], second: []}
+    missing = [tmp_path / ("missing" * (t + 1)) / f"{t}.png" for t in range(0, 60, 10)]
+    for t in range(60):
+        recording = (first, second)[t % 2]
+        encoder.submit(recording, os.fsencode(tmp_path / f"{t}.png"), pong_frame(t))
+        expected[recording].append(frame_digest(pong_frame(t)))
+        if t % 10 == 0:
+            encoder.submit(failing, os.fsencode(missing[t // 10]), pong_frame(t))
+    with pytest.raises(FileNotFoundError) as raised:
+        encoder.wait(failing)  # the other recordings' replies are taken in meanwhile
+    assert raised.value.filename == str(missing[0])
+    assert encoder.wait(first) == expected[first]
+    assert encoder.wait(second) == expected[second]
+    for recording in (first, second, failing):
+        encoder.forget(recording)
+
+
+@needs_encoder_process
 def test_an_encoder_that_was_killed_fails_the_recording_then_another_starts(
     tmp_path: Path,
 ) -> None:
@@ -478,7 +507,36 @@ def test_a_recorder_owed_nothing_by_an_encoder_that_ended_goes_on_with_another(
     assert_frames_are(tmp_path / "second", expected)
 
 
-def run_python(script: str, *args: str) -> subprocess.CompletedProcess[str]:
+@needs_encoder_process
+def test_a_frame_that_fails_in_a_folder_named_in_latin_1_fails_its_recording_alone(
+    tmp_path: Path,
+) -> None:
+    # A folder whose name is not UTF-8 (made on an older system): the error's
+    # reply names the file as the thread's error does, and making that reply
+    # must not end the encoder: the other recording's frames are written.
+    folder = tmp_path / os.fsdecode("caf\xe9".encode("latin-1"))
+    in_the_way = folder / "frames" / "e00000_t000002_render.png"
+    in_the_way.mkdir(parents=True)
+    failing = RecordTrajectory(PaintedEnv(length=4), folder, render=True)
+    other = RecordTrajectory(PaintedEnv(length=4), tmp_path / "other", render=True)
+    shown = PaintedEnv(length=4)
+    for env in (failing, other, shown):
+        env.reset(seed=0)
+    expected = [shown.render()]
+    for _ in range(4):
+        other.step(0)
+        shown.step(0)
+        expected.append(shown.render())
+    step_on(failing, 3)
+    with pytest.raises(IsADirectoryError) as raised:
+        failing.step(0)  # the end of its episode: its lines wait for its frames
+    assert raised.value.filename == str(in_the_way)
+    failing.close()
+    other.close()
+    assert_frames_are(tmp_path / "other", expected)
+
+
+def run_python(script: str, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     """Run ``script`` in a Python process of its own, this checkout's package first; never hang."""
     root = Path(__file__).resolve().parents[2]
     package = Path(gym_goldens.__file__).resolve().parents[1]
@@ -489,7 +547,7 @@ def run_python(script: str, *args: str) -> subprocess.CompletedProcess[str]:
         text=True,
         cwd=root,
         env=env,
-        timeout=60,  # a guard against a hang, not a measure: it takes about a second
+        timeout=timeout,  # a guard against a hang, not a measure: it takes about a second
         check=False,
     )
 
@@ -538,6 +596,50 @@ def test_a_process_that_exits_without_closing_its_recorder_does_not_hang(tmp_pat
         "recorder.reset(seed=0)\n"
         "for _ in range(300):\n"
         "    recorder.step(0)\n"
+    )
+    result = run_python(script, str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""
+
+
+@needs_encoder_process
+def test_at_the_exit_frames_sent_after_errors_naming_long_paths_are_written(
+    tmp_path: Path,
+) -> None:
+    # Frames left in flight at the exit (a recording not closed): the replies
+    # of 250 errors, each naming a path of 3,900 characters, fill the socket
+    # long before the encoder gets to the frames sent after them.
+    missing = tmp_path.joinpath(*["x" * 250] * 15)
+    script = (
+        "import os, sys\n"
+        "import numpy as np\n"
+        "from gym_goldens.record.encoder import frame_encoder\n"
+        "encoder = frame_encoder()\n"
+        "recording = encoder.recording()\n"
+        "frame = np.zeros((16, 16), np.uint8)\n"
+        "for number in range(250):\n"
+        "    encoder.submit(recording, os.fsencode(sys.argv[1] + f'/{number}.png'), frame)\n"
+        "for number in range(5):\n"
+        "    encoder.submit(recording, os.fsencode(sys.argv[2] + f'/{number}.png'), frame)\n"
+    )
+    result = run_python(script, str(missing), str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert sorted(os.listdir(tmp_path)) == [f"{number}.png" for number in range(5)]
+
+
+@needs_encoder_process
+def test_a_process_whose_encoder_was_killed_exits_without_a_traceback(tmp_path: Path) -> None:
+    # A frame held back (its request not sent yet) when the encoder was killed
+    # unseen (out of memory): at the exit, sending it finds the end.
+    script = (
+        "import os, signal, sys\n"
+        "import numpy as np\n"
+        "from gym_goldens.record.encoder import frame_encoder\n"
+        "encoder = frame_encoder()\n"
+        "frame = np.zeros((16, 16), np.uint8)\n"
+        "encoder.submit(encoder.recording(), os.fsencode(sys.argv[1] + '/0.png'), frame)\n"
+        "os.kill(encoder.pid, signal.SIGKILL)\n"
+        "os.waitid(os.P_PID, encoder.pid, os.WEXITED | os.WNOWAIT)\n"
     )
     result = run_python(script, str(tmp_path))
     assert result.returncode == 0, result.stderr
@@ -596,3 +698,98 @@ def test_a_frames_folder_that_is_a_symlink_is_refused_not_written_through(tmp_pa
         recorder.reset(seed=0)
     recorder.close()
     assert list(elsewhere.iterdir()) == []
+
+
+@needs_encoder_process
+def test_a_process_whose_encoder_is_stopped_exits_without_waiting_for_it(tmp_path: Path) -> None:
+    # Frames still with the encoder at exit belong to lines no recorder will
+    # write (lines wait for their frames): an encoder that does not finish
+    # them (stopped, swapped out) is not waited for as if they mattered.
+    script = (
+        "import os, signal, sys\n"
+        "from gym_goldens import RecordTrajectory\n"
+        "from gym_goldens.record.encoder import running_frame_encoder\n"
+        "from tests.support.frames import PaintedEnv\n"
+        "recorder = RecordTrajectory(PaintedEnv(length=1000), sys.argv[1], render=True)\n"
+        "recorder.reset(seed=0)\n"
+        "encoder = running_frame_encoder()\n"
+        "print(encoder.pid, flush=True)\n"
+        "os.kill(encoder.pid, signal.SIGSTOP)\n"
+        "for _ in range(50):\n"
+        "    recorder.step(0)\n"
+    )
+    try:
+        result = run_python(script, str(tmp_path), timeout=15)
+    except subprocess.TimeoutExpired as error:
+        output = error.stdout.decode() if isinstance(error.stdout, bytes) else error.stdout or ""
+        _kill(output)
+        pytest.fail("the process waited for its stopped encoder at exit")
+    _kill(result.stdout)
+    assert result.returncode == 0, result.stderr
+
+
+def _kill(printed: str) -> None:
+    """Kill the encoder whose id was printed first, if it is still there (stopped)."""
+    if printed.split():
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(int(printed.split(maxsplit=1)[0]), signal.SIGKILL)
+
+
+@pytest.mark.parametrize(
+    "setting", ["sys.frozen = True", "sys.executable = None"], ids=["frozen", "no-interpreter"]
+)
+def test_where_sys_executable_is_no_python_to_start_a_thread_stores_the_frames(
+    tmp_path: Path, setting: str
+) -> None:
+    # A frozen application's executable is the application itself, and an
+    # embedding one may have none: the encoder process is not started from them.
+    script = (
+        "import sys\n"
+        f"{setting}\n"
+        "from pathlib import Path\n"
+        "from gym_goldens import RecordTrajectory\n"
+        "from gym_goldens.record.encoder import running_frame_encoder\n"
+        "from tests.support.frames import PaintedEnv\n"
+        "recorder = RecordTrajectory(PaintedEnv(length=20), sys.argv[1], render=True)\n"
+        "recorder.reset(seed=0)\n"
+        "for _ in range(5):\n"
+        "    recorder.step(0)\n"
+        "recorder.close()\n"
+        "print(running_frame_encoder() is None, len(list(Path(sys.argv[1], 'frames').iterdir())))\n"
+    )
+    result = run_python(script, str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["True", "6"]
+
+
+@needs_encoder_process
+def test_a_large_frame_is_replied_to_at_once_not_held_for_a_batch(tmp_path: Path) -> None:
+    # Replies come in batches of 8 frames, but a few frames of several MiB fill
+    # the ring: each such frame's reply goes at once, so its room is free for
+    # the next frame while the encoder works on the others. The frame after it
+    # is written into a FIFO, whose opening waits for a reader: the encoder is
+    # held there until this test reads it, after the first frame's reply.
+    encoder = frame_encoder()
+    assert encoder is not None
+    first, second = encoder.recording(), encoder.recording()
+    large = np.full((1024, 1024, 3), 7, np.uint8)  # 3 MiB: 5 of them fill the ring
+    fifo = tmp_path / "held.png"
+    os.mkfifo(fifo)
+    encoder.submit(first, os.fsencode(tmp_path / "first.png"), large)
+    encoder.submit(second, os.fsencode(fifo), large)
+    waited: list[list[str]] = []
+    waiter = threading.Thread(target=lambda: waited.append(encoder.wait(first)), daemon=True)
+    waiter.start()
+    waiter.join(timeout=20)  # a guard against a hang, not a measure
+    released = not waiter.is_alive()
+    reader = os.open(fifo, os.O_RDONLY)  # lets the encoder write the second frame
+    with os.fdopen(reader, "rb") as stream:
+        data = stream.read()
+    waiter.join(timeout=20)
+    encoder.wait(second)
+    encoder.forget(first)
+    encoder.forget(second)
+    assert released, "the first frame's reply was held until the frame after it was written"
+    assert waited == [[frame_digest(large)]]
+    written = decode_png(data, path="held.png", expected_shape=large.shape)
+    np.testing.assert_array_equal(written, large)

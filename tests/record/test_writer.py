@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from gym_goldens import compare
-from gym_goldens.errors import UnrecordableValueError
+from gym_goldens.errors import UnrecordableValueError, UnsafeGoldenPathError
 from gym_goldens.format import dtypes
 from gym_goldens.format.codec import DEFAULT_MAX_ARRAY_SIZE, ArraySummary, Encoder
 from gym_goldens.format.header import FORMAT_NAME, FORMAT_VERSION, describe_env
@@ -572,3 +572,50 @@ def test_datetime64_keeps_nanoseconds_and_nat_is_written_as_nat(tmp_path: Path) 
         assert b"1677-09-21" not in line
     record = {"event": "step", "t": 1, "info": values}
     assert Encoder().encode(record) == Encoder().encode_careful(record)
+
+
+def test_a_trajectory_file_that_is_a_symlink_is_refused_not_written_through(
+    tmp_path: Path,
+) -> None:
+    outside = tmp_path / "outside.txt"
+    outside.write_text("kept\n")
+    folder = tmp_path / "recording"
+    folder.mkdir()
+    (folder / "trajectory.jsonl").symlink_to(outside)
+    env = RecordTrajectory(gym.make("CartPole-v1"), folder)
+    env.reset(seed=0)
+    with pytest.raises(UnsafeGoldenPathError, match=r"trajectory\.jsonl.*symlink"):
+        _step_to_the_episode_end(env)
+    env.close()
+    assert outside.read_text() == "kept\n"
+
+
+def _step_to_the_episode_end(env: gym.Env[Any, Any]) -> None:
+    while not any(env.step(0)[2:4]):
+        pass
+
+
+def test_a_trajectory_file_that_cannot_be_written_is_named(tmp_path: Path) -> None:
+    # A file-size limit makes the write fail as a full disk does, with an
+    # error of its own that names no file.
+    script = textwrap.dedent(
+        """
+        import resource, sys
+        import gymnasium as gym
+        from gym_goldens import RecordTrajectory
+        resource.setrlimit(resource.RLIMIT_FSIZE, (2000, 2000))
+        env = RecordTrajectory(gym.make("CartPole-v1"), sys.argv[1])
+        env.reset(seed=0)
+        try:
+            for _ in range(5):
+                while not any(env.step(0)[2:4]):
+                    pass
+                env.reset()
+        except OSError as error:
+            print(error)
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, check=True
+    )
+    assert str(tmp_path / "trajectory.jsonl") in done.stdout

@@ -53,6 +53,7 @@ import struct
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any, Final
 
@@ -88,9 +89,22 @@ _MAX_IN_FLIGHT: Final = 256
 # frames; fewer wake-ups of the encoder, while it never waits long for work),
 # and always before this process waits for a reply.
 _BATCH_BYTES: Final = 256 << 10
-# How long this process, at its exit, lets the encoder finish the frames sent.
-_EXIT_WAIT: Final = 30.0
+# How long this process, at its exit, lets the encoder finish the frames sent,
+# then kills it. Briefly: a recorder writes a line only once its frames are
+# written, so the frames still with the encoder at exit belong to lines no
+# recorder will write; finishing them spares half-written files, nothing more.
+_EXIT_WAIT: Final = 2.0
+# The encoder's replies are sent in batches of this many bytes (8 frames'),
+# and always before it waits for requests: a write and a wake-up of this
+# process a batch, not a frame (a fifth of the recorder's cost a Pong frame).
+_REPLY_BATCH: Final = 8 * (_REPLY.size + 32)
+# ... or once the frames replied to hold an eighth of the ring: a frame of
+# several MiB is replied to at once, its room in the ring free for the next.
+_REPLY_BATCH_BYTES: Final = _RING_SIZE // 8
 _READ_SIZE: Final = 1 << 16
+# A reply's text: a path not in UTF-8 (a folder named in Latin-1) is carried
+# byte for byte, as os.fsdecode gives it, not an error of the encoder's.
+_TEXT: Final = ("utf-8", "surrogateescape")
 _NEW_FILE: Final = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0)
 _NO_FOLLOW: Final = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
 
@@ -107,12 +121,15 @@ class _Shared:
 
 
 def frame_encoder() -> FrameEncoder | None:
-    """This process's encoder: the running one, else a new one; None off Linux.
+    """This process's encoder: the running one, else a new one; None where none can run.
+
+    None off Linux, and where ``sys.executable`` is no Python to start: a
+    frozen application's (the application itself), or none (an embedding one).
 
     Raises:
         OSError: The encoder process or its shared memory could not be made.
     """
-    if not hasattr(os, "memfd_create"):
+    if not hasattr(os, "memfd_create") or not sys.executable or getattr(sys, "frozen", False):
         return None
     with _Shared.lock:
         if _Shared.encoder is None or not _Shared.encoder.alive:
@@ -276,7 +293,7 @@ class FrameEncoder:
     def _submit(self, recording: int, path: bytes, frame: np.ndarray[Any, Any]) -> None:
         self._raise_if_ended()
         while len(self._in_flight) >= _MAX_IN_FLIGHT:
-            self._read_reply()
+            self._read_replies()
         start = self._place(frame.nbytes)
         height, width = frame.shape[:2]
         channels = frame.shape[2] if frame.ndim == 3 else 0
@@ -298,7 +315,7 @@ class FrameEncoder:
         if length > _RING_SIZE // 2:
             return _INLINE
         while (start := self._places.place(length)) is None:
-            self._read_reply()
+            self._read_replies()
         return start
 
     def _send(self, data: bytes | memoryview = b"") -> None:
@@ -315,7 +332,7 @@ class FrameEncoder:
     def _send_all(self, data: bytes | bytearray | memoryview) -> None:
         """Send ``data``, taking in the encoder's replies whenever the socket is full.
 
-        The encoder replies to each request before it reads the next, and an
+        The encoder sends its replies before it reads more requests, and an
         error's reply names its file: replies can fill their way of the
         socket while requests fill this one. Waiting only to send, this
         process would wait for ever on an encoder that waits to reply.
@@ -347,7 +364,7 @@ class FrameEncoder:
             pending = self._recordings[recording]
             try:
                 while pending.replied < pending.sent:
-                    self._read_reply()
+                    self._read_replies()
             except EncoderEndedError:
                 pass  # then the failure is pending's own
             except BaseException:
@@ -364,19 +381,27 @@ class FrameEncoder:
         with self._lock:
             self._recordings.pop(recording, None)
 
-    def _read_reply(self) -> None:
-        """Take the encoder's next reply (sending what is held back before waiting); count it."""
+    def _read_replies(self) -> None:
+        """Take in the encoder's replies, waiting for one if none has come; count them.
+
+        Every whole reply taken in is counted, not only the first: the
+        encoder replies in batches (see :data:`_REPLY_BATCH`).
+        """
         replies = self._replies
-        while True:
-            if len(replies) >= _REPLY.size:
-                recording, code, length = _REPLY.unpack_from(replies)
-                if len(replies) >= _REPLY.size + length:
-                    break
+        while not _reply_length(replies):
             # Nothing taken in yet: what is held back goes first, or both would wait.
             self._send()
             self._receive()
-        text = replies[_REPLY.size : _REPLY.size + length].decode("utf-8", "replace")
-        del replies[: _REPLY.size + length]
+        taken = 0
+        while length := _reply_length(replies, taken):
+            recording, code, _ = _REPLY.unpack_from(replies, taken)
+            text = replies[taken + _REPLY.size : taken + length].decode(*_TEXT)
+            taken += length
+            self._count(recording, code, text)
+        del replies[:taken]
+
+    def _count(self, recording: int, code: int, text: str) -> None:
+        """Count a reply: its frame's place in the ring freed, its digest or error kept."""
         _, in_ring = self._in_flight.popleft()
         if in_ring:
             self._places.free_oldest()
@@ -448,11 +473,20 @@ class FrameEncoder:
         """Let the encoder write the frames sent and end (at this process's exit)."""
         if self._owner != os.getpid():
             return
-        with contextlib.suppress(OSError), self._lock:
+        deadline = time.monotonic() + _EXIT_WAIT
+        # An encoder that ended unseen (killed) is found out sending: no frame awaits it now.
+        with contextlib.suppress(OSError, EncoderEndedError), self._lock:
             self._send()
             self._socket.shutdown(socket.SHUT_WR)
+            # Its replies taken in (and dropped) until it ends: left unread, they
+            # could fill the socket (errors naming long paths), and the encoder
+            # would wait to send them instead of writing the frames after them.
+            poll = select.poll()
+            poll.register(self._socket, select.POLLIN)
+            while poll.poll(_remaining_ms(deadline)) and self._socket.recv(_READ_SIZE):
+                pass
         with contextlib.suppress(subprocess.TimeoutExpired):
-            self._process.wait(_EXIT_WAIT)
+            self._process.wait(_remaining_ms(deadline) / 1000)
         if self._process.poll() is None:
             self._process.kill()
             self._process.wait()
@@ -482,6 +516,19 @@ _SERVE: Final = (
 )
 
 
+def _remaining_ms(deadline: float) -> int:
+    """The milliseconds left until ``deadline`` (of :func:`time.monotonic`), 0 past it."""
+    return max(round((deadline - time.monotonic()) * 1000), 0)
+
+
+def _reply_length(replies: bytearray, start: int = 0) -> int:
+    """The length of the whole reply at ``start`` of ``replies``; 0 until it has all come."""
+    if len(replies) - start < _REPLY.size:
+        return 0
+    length: int = _REPLY.size + _REPLY.unpack_from(replies, start)[2]
+    return length if len(replies) - start >= length else 0
+
+
 def _failure(code: int, text: str) -> BaseException:
     """The error a reply tells of: an ``OSError`` of its ``errno`` and file, else a RuntimeError."""
     if code == _NO_ERRNO:
@@ -498,10 +545,23 @@ def serve(socket_fd: str, ring_fd: str) -> None:
     connection = socket.socket(fileno=int(socket_fd))
     ring = mmap.mmap(int(ring_fd), _RING_SIZE)
     received = bytearray()
+    replies = bytearray()
     while True:
-        # Each frame replied to at once: the recorder may be waiting for its room in the ring.
+        # Replies held back until a batch is made or the requests received are
+        # done: a recorder waits for a reply (its room in the ring, its
+        # episode's digests) only once it has sent every request it holds.
+        # Frames of several MiB end a batch sooner, or a few would hold the ring.
+        held = 0
         while (request := _take_request(received, connection, ring)) is not None:
-            connection.sendall(_handle(*request))
+            replies += _handle(*request)
+            held += request[2].nbytes
+            if len(replies) >= _REPLY_BATCH or held >= _REPLY_BATCH_BYTES:
+                connection.sendall(replies)
+                replies.clear()
+                held = 0
+        if replies:
+            connection.sendall(replies)
+            replies.clear()
         chunk = connection.recv(_READ_SIZE)
         if not chunk:
             return
@@ -543,10 +603,10 @@ def _handle(recording: int, path: bytes, pixels: np.ndarray[Any, Any]) -> bytes:
         write_frame_file(path, encode_png(pixels))
     except OSError as error:
         code = error.errno if error.errno else _NO_ERRNO
-        text = f"{error.strerror or error}\0{os.fsdecode(path)}".encode()
+        text = f"{error.strerror or error}\0{os.fsdecode(path)}".encode(*_TEXT)
     except Exception as error:  # an error of the encoder's own, told to the recording
         code = _NO_ERRNO
-        text = f"the frame {os.fsdecode(path)} could not be encoded: {error!r}".encode()
+        text = f"the frame {os.fsdecode(path)} could not be encoded: {error!r}".encode(*_TEXT)
     else:
         code, text = _WRITTEN, digest.encode()
     return _REPLY.pack(recording, code, len(text)) + text

@@ -34,6 +34,7 @@ MuJoCo's info of ``np.float64`` values does not.
 from __future__ import annotations
 
 import dataclasses
+import errno
 import gzip
 import hashlib
 import math
@@ -98,8 +99,10 @@ _IN_FULL: Final[Any] = object()
 # The buffer is written when it holds this much, however long the episode, so
 # that a long episode costs memory near what is buffered, not what it writes.
 _WRITE_SIZE: Final = 4 * 1024 * 1024
-_NEW_FILE: Final = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0)
-_APPEND: Final = os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_CLOEXEC", 0)
+# Never through a link: a trajectory file is written in its recording's folder only.
+_NO_FOLLOW: Final = getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
+_NEW_FILE: Final = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _NO_FOLLOW
+_APPEND: Final = os.O_WRONLY | os.O_CREAT | os.O_APPEND | _NO_FOLLOW
 
 
 def digest_record(t: int, line: bytes) -> bytes:
@@ -327,18 +330,41 @@ class TrajectoryFile:
         self._started = False
 
     def write(self, data: bytes | bytearray) -> None:
-        """Append ``data``: whole lines, each ending in a newline."""
+        """Append ``data``: whole lines, each ending in a newline.
+
+        Raises:
+            UnsafeGoldenPathError: The file is a symlink (not followed).
+            OSError: It could not be written (a full disk); the error names it.
+        """
         if self._compress:
             data = gzip.compress(data, compresslevel=_GZIP_LEVEL, mtime=0)
-        if self._fd is None:
-            self._fd = os.open(self.path, _APPEND if self._started else _NEW_FILE, 0o666)
-            self._started = True
-        written = os.write(self._fd, data)
-        if written < len(data):
-            # A short write (a signal, a nearly full disk): the rest goes after it.
-            view = memoryview(data)[written:]
-            while view:
-                view = view[os.write(self._fd, view) :]
+        try:
+            if self._fd is None:
+                self._fd = self._open()
+            written = os.write(self._fd, data)
+            if written < len(data):
+                # A short write (a signal, a nearly full disk): the rest goes after it.
+                view = memoryview(data)[written:]
+                while view:
+                    view = view[os.write(self._fd, view) :]
+        except OSError as error:  # a full disk's names no file
+            raise OSError(error.errno, error.strerror, self.path) from None
+
+    def _open(self) -> int:
+        try:
+            descriptor = os.open(self.path, _APPEND if self._started else _NEW_FILE, 0o666)
+        except OSError as error:
+            if error.errno == errno.ELOOP and os.path.islink(self.path):
+                from gym_goldens.format.paths import symlink_error  # rare: not loaded up front
+
+                raise symlink_error(
+                    Path(self.path),
+                    within="a recording's folder",
+                    fix="remove the link, or record into another folder",
+                ) from None
+            raise
+        self._started = True
+        return descriptor
 
     def close(self) -> None:
         """Close the handle; a later write appends."""
