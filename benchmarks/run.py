@@ -1,9 +1,9 @@
-"""Benchmarks of pytest-gym-goldens: recording, comparison, memory, start-up.
+"""Benchmarks of pytest-gym-goldens: recording, comparison, memory, start-up, frames.
 
 Run from the repository root::
 
     pip install -e ".[bench]"           # MuJoCo, Atari and Minari; rows skip without them
-    python benchmarks/run.py            # the full run, about ten minutes on 2 cores
+    python benchmarks/run.py            # the full run, about five minutes on 2 cores
     python benchmarks/run.py --quick    # smaller sizes, for a smoke test
 
 Every verdict is a ratio of two figures measured in the same run, interleaved,
@@ -1244,22 +1244,26 @@ def _selected(cases: list[Case], env_ids: list[str] | None) -> list[Case]:
     return [case for case in cases if env_ids is None or case.env_id in env_ids]
 
 
+MEASUREMENTS = (
+    "recording",
+    "vector",
+    "multiagent",
+    "compare",
+    "memory",
+    "startup",
+    "suite",
+    "audit",
+    "pixels",
+)
+"""The groups of rows, in the order of the table: ``--only`` names some, the full run all."""
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--quick", action="store_true", help="smaller sizes, for a smoke test")
     parser.add_argument(
         "--only",
-        choices=[
-            "recording",
-            "vector",
-            "multiagent",
-            "compare",
-            "memory",
-            "startup",
-            "suite",
-            "audit",
-            "pixels",
-        ],
+        choices=MEASUREMENTS,
         action="append",
         help="run only these measurements (repeatable)",
     )
@@ -1283,20 +1287,7 @@ def main(argv: list[str] | None = None) -> int:
             f"--env {', '.join(unknown)}: not measured here; one of {', '.join(sorted(known))}"
         )
     quick = args.quick
-    only = set(
-        args.only
-        or [
-            "recording",
-            "vector",
-            "multiagent",
-            "compare",
-            "memory",
-            "startup",
-            "suite",
-            "audit",
-            "pixels",
-        ]
-    )
+    only = set(args.only or MEASUREMENTS)
     started = time.perf_counter()
     rows: list[Row] = []
     with tempfile.TemporaryDirectory(prefix="gym-goldens-bench-") as tmp:
