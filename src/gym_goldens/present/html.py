@@ -42,7 +42,7 @@ dl { display: grid; grid-template-columns: max-content 1fr; gap: 2px 12px; font-
 dt { color: #57606a; }
 dd { margin: 0; font-family: ui-monospace, Menlo, monospace; word-break: break-all; }
 pre { background: #f6f8fa; border: 1px solid #d0d7de; border-radius: 6px; padding: 12px;
-      overflow-x: auto; font-size: 12.5px; line-height: 1.45; }
+      white-space: pre-wrap; overflow-wrap: anywhere; font-size: 12.5px; line-height: 1.45; }
 img { max-width: 100%; height: auto; border: 1px solid #d0d7de; border-radius: 6px; }
 .note { color: #57606a; font-size: 13px; }
 .ok { font-size: 16px; color: #1a7f37; }
