@@ -19,8 +19,9 @@ encoding saved (a CartPole render is 720 kB); a copy into memory the encoder
 reads costs a tenth of that.
 
 Linux only (an anonymous memory file, ``os.memfd_create``, passed to the
-process): elsewhere :func:`frame_encoder` gives None and the recorder's own
-worker thread encodes. A frame too large for the ring goes through the socket.
+process), and only where ``sys.executable`` can start a Python: elsewhere
+:func:`frame_encoder` gives None and the recorder's own worker thread
+encodes. A frame too large for the ring goes through the socket.
 
 Errors: one writing a frame (a full disk, a folder in its place) comes back
 with it and is raised by :meth:`FrameEncoder.wait`, in the recorder's thread;
@@ -33,10 +34,14 @@ begun before the fork fails in it, with the reason.
 The protocol. A request is :data:`_REQUEST`: the recording's number, the
 frame's place in the ring (:data:`_INLINE` when its pixels follow the
 request), its height, width and channels (0 for a gray ``H x W`` frame) and
-the length of the file's path, which follows (UTF-8). A reply is
-:data:`_REPLY`: the recording's number, 0 when the file is written (the
-frame's digest follows, 32 hex digits), else an ``errno`` or -1 for an error
-of no ``errno`` (its text follows), and the length of what follows.
+the length of the file's path, which follows (its bytes, as ``os.fsencode``
+gives them). A reply is :data:`_REPLY`: the recording's number, 0 when the
+file is written (the frame's digest follows, 32 hex digits), else an
+``errno`` or -1 for an error of no ``errno`` (its text follows), and the
+length of what follows. Both go in batches: requests once their frames hold
+:data:`_BATCH_BYTES`, replies by :data:`_REPLY_BATCH` and
+:data:`_REPLY_BATCH_BYTES`; and each side sends what it holds before it
+waits for the other, so neither waits for what the other still holds.
 """
 
 from __future__ import annotations
