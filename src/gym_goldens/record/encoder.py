@@ -100,8 +100,9 @@ _BATCH_BYTES: Final = 256 << 10
 # recorder will write; finishing them spares half-written files, nothing more.
 _EXIT_WAIT: Final = 2.0
 # The encoder's replies are sent in batches of this many bytes (8 frames'),
-# and always before it waits for requests: a write and a wake-up of this
-# process a batch, not a frame (a fifth of the recorder's cost a Pong frame).
+# and always before it waits for requests: a write, and a read of this
+# process's, a batch, not a frame (they were two-fifths of the env thread's
+# cost of a Pong frame: docs/performance.md, "Frames").
 _REPLY_BATCH: Final = 8 * (_REPLY.size + 32)
 # ... or once the frames replied to hold an eighth of the ring: a frame of
 # several MiB is replied to at once, its room in the ring free for the next.
