@@ -99,10 +99,14 @@ _IN_FULL: Final[Any] = object()
 # The buffer is written when it holds this much, however long the episode, so
 # that a long episode costs memory near what is buffered, not what it writes.
 _WRITE_SIZE: Final = 4 * 1024 * 1024
-# Never through a link: a trajectory file is written in its recording's folder only.
-_NO_FOLLOW: Final = getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
-_NEW_FILE: Final = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _NO_FOLLOW
-_APPEND: Final = os.O_WRONLY | os.O_CREAT | os.O_APPEND | _NO_FOLLOW
+# Never through a link: a trajectory file is written in its recording's folder
+# only. Binary: on Windows os.open's default text mode writes a newline as
+# CRLF, and would change the bytes of a gzip member.
+_OPEN_FLAGS: Final = (
+    getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+)
+_NEW_FILE: Final = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _OPEN_FLAGS
+_APPEND: Final = os.O_WRONLY | os.O_CREAT | os.O_APPEND | _OPEN_FLAGS
 
 
 def digest_record(t: int, line: bytes) -> bytes:
