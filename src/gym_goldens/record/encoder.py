@@ -99,11 +99,11 @@ _BATCH_BYTES: Final = 256 << 10
 # written, so the frames still with the encoder at exit belong to lines no
 # recorder will write; finishing them spares half-written files, nothing more.
 _EXIT_WAIT: Final = 2.0
-# The encoder's replies are sent in batches of this many bytes (8 frames'),
-# and always before it waits for requests: a write, and a read of this
-# process's, a batch, not a frame (they were two-fifths of the env thread's
-# cost of a Pong frame: docs/performance.md, "Frames").
-_REPLY_BATCH: Final = 8 * (_REPLY.size + 32)
+# The encoder's replies are sent in batches of this many frames', and always
+# before it waits for requests: a write, and a read of this process's, a
+# batch, not a frame (they were two-fifths of the env thread's cost of a Pong
+# frame: docs/performance.md, "Frames").
+_REPLY_BATCH: Final = 8
 # ... or once the frames replied to hold an eighth of the ring: a frame of
 # several MiB is replied to at once, its room in the ring free for the next.
 _REPLY_BATCH_BYTES: Final = _RING_SIZE // 8
@@ -557,14 +557,15 @@ def serve(socket_fd: str, ring_fd: str) -> None:
         # done: a recorder waits for a reply (its room in the ring, its
         # episode's digests) only once it has sent every request it holds.
         # Frames of several MiB end a batch sooner, or a few would hold the ring.
-        held = 0
+        held = held_bytes = 0
         while (request := _take_request(received, connection, ring)) is not None:
             replies += _handle(*request)
-            held += request[2].nbytes
-            if len(replies) >= _REPLY_BATCH or held >= _REPLY_BATCH_BYTES:
+            held += 1
+            held_bytes += request[2].nbytes
+            if held >= _REPLY_BATCH or held_bytes >= _REPLY_BATCH_BYTES:
                 connection.sendall(replies)
                 replies.clear()
-                held = 0
+                held = held_bytes = 0
         if replies:
             connection.sendall(replies)
             replies.clear()
